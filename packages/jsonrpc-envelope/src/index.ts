@@ -1,0 +1,88 @@
+export { createErrorResponse, createNotification, createRequest, createResponse } from './create.js';
+export { ErrorCode, type ErrorCodeName, type ErrorCodeValue, ErrorMessage, isErrorCode } from './error-codes.js';
+export {
+  AssuranceLevelUnsupportedError,
+  CapabilityNotSupportedError,
+  ConsignmentModeUnsupportedError,
+  DelegationInvalidError,
+  EncryptionRequiredError,
+  EvidenceRequiredError,
+  errorForCode,
+  errorFromJsonRpc,
+  FlowError,
+  IdentityAssertionInvalidError,
+  InternalError,
+  InvalidParamsError,
+  InvalidRequestError,
+  MethodNotFoundError,
+  MlsError,
+  NotAuthorizedError,
+  ParseError,
+  ParticipantNotFoundError,
+  PolicyUnsupportedError,
+  QueueFullError,
+  RateLimitedError,
+  SessionExpiredError,
+  SessionNotFoundError,
+  SignatureInvalidError,
+  TimestampInvalidError,
+  toWmpError,
+  VersionNotSupportedError,
+  WmpError,
+  type WmpErrorClass,
+} from './errors.js';
+export { DEFAULT_PARSE_LIMITS, MIN_MESSAGE_BYTES, type ParseLimits } from './limits.js';
+export {
+  isErrorResponse,
+  isNotification,
+  isRequest,
+  isResponse,
+  type JsonRpcErrorObject,
+  type JsonRpcErrorResponse,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcParams,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type JsonRpcSuccessResponse,
+  recoverId,
+  toMessage,
+} from './message.js';
+export { isKnownMethod, Method, type MethodName, methodSpecs, type ParamsOf, type ResultOf } from './methods.js';
+export {
+  type BatchEntry,
+  type InvalidBatchEntry,
+  isInvalidEntry,
+  type ParsedInput,
+  parseMessage,
+  parseSingleMessage,
+} from './parse.js';
+export {
+  type Auth,
+  AuthSchema,
+  type Capabilities,
+  CapabilitiesSchema,
+  type Security,
+  type SecurityMode,
+  SecurityModeSchema,
+  SecuritySchema,
+} from './schemas/capabilities.js';
+export { FlowStateSchema } from './schemas/flow.js';
+export { AckStatusSchema, MessageStatusSchema } from './schemas/messaging.js';
+export {
+  DETACHED_JWS_PATTERN,
+  type IdentityAssertion,
+  IdentityAssertionSchema,
+  type RelayEntry,
+  RelayEntrySchema,
+  type SenderDelegate,
+  SenderDelegateSchema,
+  ServiceClassSchema,
+  type WmpMetadata,
+  WmpMetadataSchema,
+} from './schemas/metadata.js';
+export type { MethodKind, MethodSpec } from './schemas/method-spec.js';
+export { MAX_KEY_PACKAGES_PER_PUBLISH } from './schemas/relay.js';
+export { parseStrictJson, utf8Length } from './strict-json.js';
+export { validateParams, validateResult } from './validate.js';

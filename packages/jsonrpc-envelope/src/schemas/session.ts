@@ -1,0 +1,75 @@
+import * as v from 'valibot';
+import { AuthSchema, CapabilitiesSchema, SecuritySchema } from './capabilities.js';
+import { identifier, identifierList, nonNegativeInteger, positiveInteger, stringList } from './common.js';
+import { notification, params, request, result } from './method-spec.js';
+
+const token = v.pipe(v.string(), v.minLength(1), v.maxLength(512));
+
+const sessionOpened = result({
+  capabilities: v.optional(CapabilitiesSchema),
+  security: v.optional(SecuritySchema),
+  challenge: v.optional(v.string()),
+  resumption_token: v.optional(v.string()),
+  auth_required: v.optional(v.boolean()),
+  auth: v.optional(AuthSchema),
+});
+
+export const sessionMethods = {
+  'wmp.session.create': request(
+    params({
+      participants: v.optional(identifierList),
+      capabilities_offered: v.optional(CapabilitiesSchema),
+      security: v.optional(SecuritySchema),
+      ttl: v.optional(positiveInteger),
+      auth: v.optional(AuthSchema),
+      nonce: v.optional(v.string()),
+      invitation_nonce: v.optional(v.string()),
+      accepted_schemes: v.optional(stringList),
+    }),
+    sessionOpened,
+  ),
+  'wmp.session.authenticate': request(
+    params({ auth: AuthSchema }),
+    result({
+      authenticated: v.boolean(),
+      participant_id: v.optional(identifier),
+      identity: v.optional(identifier),
+    }),
+  ),
+  'wmp.session.resume': request(
+    params({
+      session_id: v.pipe(v.string(), v.minLength(1), v.maxLength(256)),
+      resumption_token: token,
+      last_received_id: v.optional(v.string()),
+      last_message_id: v.optional(v.string()),
+    }),
+    result({
+      resumed: v.boolean(),
+      resumption_token: v.optional(v.string()),
+      missed_messages: v.optional(nonNegativeInteger),
+      capabilities: v.optional(CapabilitiesSchema),
+      security: v.optional(SecuritySchema),
+    }),
+  ),
+  // Defined by this project (DESIGN §3): enter a relay-hosted group session as a listed participant.
+  'wmp.session.join': request(
+    params({
+      session_id: v.pipe(v.string(), v.minLength(1), v.maxLength(256)),
+      invitation_nonce: v.optional(v.string()),
+    }),
+    sessionOpened,
+  ),
+  'wmp.session.close': notification(params({ reason: v.picklist(['complete', 'timeout', 'error', 'user_cancelled']) })),
+  'wmp.capability.update': request(
+    params({
+      add: v.optional(CapabilitiesSchema),
+      remove: v.optional(stringList),
+      security: v.optional(SecuritySchema),
+    }),
+    result({ capabilities: CapabilitiesSchema, security: v.optional(SecuritySchema) }),
+  ),
+  'wmp.capability.list': request(
+    params({}),
+    result({ capabilities: CapabilitiesSchema, security: v.optional(SecuritySchema) }),
+  ),
+} as const;

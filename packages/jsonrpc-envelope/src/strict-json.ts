@@ -1,0 +1,120 @@
+import { InvalidRequestError, ParseError } from './errors.js';
+import type { ParseLimits } from './limits.js';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+
+/** UTF-8 length of `text`, counting no further than `stopAbove` (enough to refuse it). */
+export function utf8Length(text: string, stopAbove = Number.POSITIVE_INFINITY): number {
+  let n = 0;
+  for (let i = 0; i < text.length && n <= stopAbove; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n += 4;
+        i++;
+      } else n += 3;
+    } else n += 3;
+  }
+  return n;
+}
+
+interface Scan {
+  readonly maxDepth: number;
+  /** Colons outside string literals: one per object member in valid JSON. */
+  readonly members: number;
+}
+
+/** One pass over the text outside string literals: nesting depth and member count. */
+function scan(text: string, depthLimit: number): Scan {
+  let depth = 0;
+  let maxDepth = 0;
+  let members = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      // Skip the string literal; an escaped character never ends it.
+      for (i++; i < n; i++) {
+        const s = text.charCodeAt(i);
+        if (s === BACKSLASH) i++;
+        else if (s === QUOTE) break;
+      }
+    } else if (c === COLON) members++;
+    else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      depth++;
+      if (depth > maxDepth) {
+        maxDepth = depth;
+        if (maxDepth > depthLimit) break;
+      }
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
+  }
+  return { maxDepth, members };
+}
+
+/**
+ * Counts object members in a parsed value and finds integers that JSON numbers cannot carry
+ * exactly. Iterative, so it cannot overflow the stack whatever the input.
+ */
+function inspect(root: unknown): { members: number; unsafeInteger: boolean } {
+  let members = 0;
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'number') {
+      if (Number.isInteger(v) && !Number.isSafeInteger(v)) return { members, unsafeInteger: true };
+    } else if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
+    } else if (v !== null && typeof v === 'object') {
+      for (const key in v) {
+        members++;
+        stack.push((v as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return { members, unsafeInteger: false };
+}
+
+/**
+ * JSON.parse with the WMP input rules: size and depth limits before parsing, then no duplicate
+ * key at any depth and no integer outside ±(2^53-1). Invalid JSON is -32700; a limit or rule
+ * violation is -32600 with `data.reason`.
+ */
+export function parseStrictJson(text: string, limits: Pick<ParseLimits, 'maxBytes' | 'maxDepth'>): unknown {
+  if (text.length > limits.maxBytes || utf8Length(text, limits.maxBytes) > limits.maxBytes) {
+    throw new InvalidRequestError({ reason: 'message too large' });
+  }
+  if (!text.isWellFormed()) throw new ParseError({ reason: 'invalid UTF-16 text' });
+  const { maxDepth, members } = scan(text, limits.maxDepth);
+  if (maxDepth > limits.maxDepth) throw new InvalidRequestError({ reason: 'nesting too deep' });
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ParseError();
+  }
+  const found = inspect(value);
+  if (found.unsafeInteger) throw new InvalidRequestError({ reason: 'integer out of range' });
+  if (found.members !== members) throw new InvalidRequestError({ reason: 'duplicate key' });
+  return value;
+}
+
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Decodes UTF-8 bytes strictly: malformed input is -32700, an oversized one -32600. */
+export function decodeUtf8(bytes: Uint8Array, maxBytes: number): string {
+  if (bytes.byteLength > maxBytes) throw new InvalidRequestError({ reason: 'message too large' });
+  try {
+    return fatalUtf8.decode(bytes);
+  } catch {
+    throw new ParseError({ reason: 'invalid UTF-8' });
+  }
+}
