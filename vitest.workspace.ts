@@ -1,20 +1,52 @@
 // The single list of test projects. Vitest 4 no longer reads this file by itself
 // (workspace files were replaced by `test.projects`); vitest.config.ts imports it.
 //
-// One project per workspace member. A member whose package.json maps `#crypto`
-// (a Node fast path and a portable noble path) gets a second project that resolves
-// without the `node` condition, so both crypto paths run the same tests.
+// One project per workspace member. A member whose package.json maps `#crypto` (a node:crypto
+// fast path under the `node` condition, a portable noble path otherwise) gets a second
+// "(portable)" project in which `#crypto` resolves to the portable entry of that map, so both
+// crypto paths run the same tests.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { defaultServerConditions, type Plugin } from 'vite';
 import type { TestProjectInlineConfiguration } from 'vitest/config';
 
 const groups = ['packages', 'apps'] as const;
-const portableConditions = ['@wmp/source', 'module', 'browser', 'import', 'default'];
 
-function hasCryptoPaths(pkgJson: URL): boolean {
-  const pkg = JSON.parse(readFileSync(pkgJson, 'utf8')) as { imports?: Record<string, unknown> };
-  return pkg.imports?.['#crypto'] !== undefined;
+interface CryptoImportMap {
+  '@wmp/source': { node: string; default: string };
 }
+
+function cryptoMap(pkgDir: string): CryptoImportMap | undefined {
+  const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as {
+    imports?: Record<string, CryptoImportMap>;
+  };
+  return pkg.imports?.['#crypto'];
+}
+
+function packageDirOf(file: string): string {
+  let dir = dirname(file);
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  return dir;
+}
+
+/** Resolves `#crypto` to the non-`node` branch of the importing package's own import map. */
+function portableCrypto(): Plugin {
+  return {
+    name: 'wmp-portable-crypto',
+    enforce: 'pre',
+    resolveId(id, importer) {
+      if (id !== '#crypto' || !importer) return null;
+      const pkgDir = packageDirOf(importer);
+      const map = cryptoMap(pkgDir);
+      return map ? join(pkgDir, map['@wmp/source'].default) : null;
+    },
+  };
+}
+
+// Tests run in Vite's SSR environment: workspace packages resolve to their TypeScript source
+// through the "@wmp/source" export condition, so tests never need a build.
+const ssr = { resolve: { conditions: ['@wmp/source', ...defaultServerConditions] } };
 
 export const projects: TestProjectInlineConfiguration[] = groups.flatMap((group) =>
   readdirSync(new URL(`./${group}/`, import.meta.url), { withFileTypes: true })
@@ -23,14 +55,16 @@ export const projects: TestProjectInlineConfiguration[] = groups.flatMap((group)
       const name = `${group}/${d.name}`;
       const root = fileURLToPath(new URL(`./${group}/${d.name}/`, import.meta.url));
       const include = ['test/**/*.test.ts', 'src/**/*.test.ts'];
-      const base: TestProjectInlineConfiguration = { extends: true, test: { name, root, include } };
-      if (!hasCryptoPaths(new URL(`./${group}/${d.name}/package.json`, import.meta.url))) return [base];
-      const portable: TestProjectInlineConfiguration = {
-        extends: true,
-        ssr: { resolve: { conditions: portableConditions, externalConditions: portableConditions } },
-        test: { name: `${name} (portable)`, root, include, env: { WMP_CRYPTO_PATH: 'portable' } },
-      };
-      return [{ ...base, test: { ...base.test, env: { WMP_CRYPTO_PATH: 'node' } } }, portable];
+      if (!cryptoMap(root)) return [{ extends: true, ssr, test: { name, root, include } }];
+      return [
+        { extends: true, ssr, test: { name, root, include, env: { WMP_CRYPTO_PATH: 'node' } } },
+        {
+          extends: true,
+          ssr,
+          plugins: [portableCrypto()],
+          test: { name: `${name} (portable)`, root, include, env: { WMP_CRYPTO_PATH: 'portable' } },
+        },
+      ];
     }),
 );
 

@@ -84,5 +84,5 @@ export {
 } from './schemas/metadata.js';
 export type { MethodKind, MethodSpec } from './schemas/method-spec.js';
 export { MAX_KEY_PACKAGES_PER_PUBLISH } from './schemas/relay.js';
-export { parseStrictJson, utf8Length } from './strict-json.js';
+export { isInexactInteger, parseStrictJson, utf8Length } from './strict-json.js';
 export { validateParams, validateResult } from './validate.js';

@@ -1,6 +1,15 @@
 import { InvalidRequestError, ParseError } from './errors.js';
 import type { ParseLimits } from './limits.js';
 
+/**
+ * An integer that JSON writes as a plain digit string but that a double cannot hold exactly:
+ * beyond ±(2^53-1) and below 1e21 (from 1e21 on, numbers are written with an exponent and read
+ * as the floating-point values they are).
+ */
+export function isInexactInteger(v: number): boolean {
+  return Number.isInteger(v) && !Number.isSafeInteger(v) && Math.abs(v) < 1e21;
+}
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
@@ -70,7 +79,7 @@ function inspect(root: unknown): { members: number; unsafeInteger: boolean } {
   while (stack.length > 0) {
     const v = stack.pop();
     if (typeof v === 'number') {
-      if (Number.isInteger(v) && !Number.isSafeInteger(v)) return { members, unsafeInteger: true };
+      if (isInexactInteger(v)) return { members, unsafeInteger: true };
     } else if (Array.isArray(v)) {
       for (const item of v) stack.push(item);
     } else if (v !== null && typeof v === 'object') {

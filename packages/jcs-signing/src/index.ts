@@ -1,0 +1,74 @@
+export {
+  b64urlDecode,
+  b64urlEncode,
+  concatBytes,
+  fromHex,
+  fromUtf8,
+  randomBytes,
+  timingSafeEqual,
+  timingSafeEqualString,
+  toHex,
+  utf8,
+} from './bytes.js';
+export {
+  type ChallengeClaims,
+  createChallenge,
+  DEFAULT_SKEW_SECONDS,
+  signChallenge,
+  type VerifyChallengeOptions,
+  verifyChallenge,
+} from './challenge.js';
+export { metadataOf, signedContentOf, withMetadata } from './content.js';
+export {
+  didJwk,
+  didJwkFromPublicKey,
+  didKey,
+  didKeyFromPublicKey,
+  didOf,
+  kidForDid,
+  publicKeyFromDidJwk,
+  publicKeyFromDidKey,
+} from './did.js';
+export { CanonicalizationError, InvalidKeyError, JcsSigningError } from './errors.js';
+export { jcs, jcsBytes } from './jcs.js';
+export {
+  type DetachedJwsHeader,
+  decodeDetachedJws,
+  type SignatureFailure,
+  signDetached,
+  type VerifiedJws,
+  type VerifyDetachedOptions,
+  verifyDetached,
+} from './jws.js';
+export {
+  cryptoPath,
+  generateKeypair,
+  type Keypair,
+  type KeypairOptions,
+  keypairFromSeed,
+  type Signer,
+  sha256,
+  verifyEd25519,
+} from './keypair.js';
+export { signMessage, type VerifiedMessage, type VerifyMessageOptions, verifyMessage } from './message-signature.js';
+export {
+  decodeEd25519Multikey,
+  decodeMultikey,
+  decodeX25519Multikey,
+  encodeEd25519Multikey,
+  encodeMultikey,
+  encodeX25519Multikey,
+  isSmallOrderX25519,
+  isWeakEd25519,
+  type MultikeyType,
+  multikey,
+} from './multikey.js';
+export {
+  appendRelayEntry,
+  contentHash,
+  MAX_RELAY_HOPS,
+  type RelayHop,
+  type VerifyRelayChainOptions,
+  verifyRelayChain,
+} from './relay-chain.js';
+export { chainResolvers, didKeyResolver, type KeyResolver } from './resolver.js';

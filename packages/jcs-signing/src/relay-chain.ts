@@ -1,0 +1,102 @@
+import { type JsonRpcMessage, type RelayEntry, SignatureInvalidError } from '@wmp/jsonrpc-envelope';
+import { b64urlEncode } from './bytes.js';
+import { metadataOf, signedContentOf, withMetadata } from './content.js';
+import { jcsBytes } from './jcs.js';
+import { signDetached, verifyDetached } from './jws.js';
+import { type Signer, sha256 } from './keypair.js';
+import { didKeyResolver, type KeyResolver } from './resolver.js';
+
+export const MAX_RELAY_HOPS = 64;
+
+export interface RelayHop {
+  /** The relay's endpoint URI. */
+  readonly relay: string;
+  /** The relay's identifier; its signing key's kid must belong to it. */
+  readonly relayId: string;
+  readonly signer: Signer;
+  /** RFC 3339; defaults to now. */
+  readonly timestamp?: string;
+  readonly serviceClass?: RelayEntry['service_class'];
+}
+
+/** b64url(SHA-256(JCS(content))): binds every hop to the unchanged content. */
+export function contentHash(message: JsonRpcMessage): string {
+  return b64urlEncode(sha256(jcsBytes(signedContentOf(message))));
+}
+
+/** What a hop signs (core §5.7): the content hash, its own fields and the signatures before it. */
+function hopPayload(hash: string, entry: RelayEntry, earlier: readonly RelayEntry[]): Uint8Array {
+  const payload: Record<string, unknown> = {
+    content_hash: hash,
+    relay: entry.relay,
+    relay_id: entry.relay_id,
+    timestamp: entry.timestamp,
+  };
+  if (earlier.length > 0) payload.previous_chain = earlier.map((e) => e.signature ?? null);
+  return jcsBytes(payload);
+}
+
+function chainOf(message: JsonRpcMessage): RelayEntry[] {
+  const chain = metadataOf(message)?.relay_chain;
+  if (chain === undefined) return [];
+  if (!Array.isArray(chain)) throw new SignatureInvalidError({ reason: 'malformed' });
+  return chain as RelayEntry[];
+}
+
+/** Returns a copy of `message` with this relay's signed entry appended to `wmp.relay_chain`. */
+export async function appendRelayEntry<M extends JsonRpcMessage>(message: M, hop: RelayHop): Promise<M> {
+  const earlier = chainOf(message);
+  if (earlier.length >= MAX_RELAY_HOPS) throw new SignatureInvalidError({ reason: 'too_many_hops' });
+  const unsigned: RelayEntry = {
+    relay: hop.relay,
+    relay_id: hop.relayId,
+    timestamp: hop.timestamp ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    ...(hop.serviceClass ? { service_class: hop.serviceClass } : {}),
+  };
+  const signature = await signDetached(hopPayload(contentHash(message), unsigned, earlier), hop.signer);
+  return withMetadata(message, (wmp) => ({ ...wmp, relay_chain: [...earlier, { ...unsigned, signature }] }));
+}
+
+export interface VerifyRelayChainOptions {
+  readonly resolver?: KeyResolver;
+  /**
+   * The relay this message came from. A chain proves the hops it holds; only this check catches
+   * a last hop that was cut off.
+   */
+  readonly lastRelayId?: string;
+}
+
+/**
+ * Verifies every hop of `wmp.relay_chain`: each signed by its `relay_id`, over the unchanged
+ * content and every earlier signature, so a dropped, reordered or altered hop fails. Throws
+ * `SignatureInvalidError` with `data.reason` and `data.hop` (the index that failed).
+ */
+export async function verifyRelayChain(
+  message: JsonRpcMessage,
+  options: VerifyRelayChainOptions = {},
+): Promise<number> {
+  const chain = chainOf(message);
+  if (chain.length > MAX_RELAY_HOPS) throw new SignatureInvalidError({ reason: 'too_many_hops' });
+  const hash = contentHash(message);
+  for (let hop = 0; hop < chain.length; hop++) {
+    const entry = chain[hop]!;
+    if (typeof entry !== 'object' || entry === null || typeof entry.signature !== 'string') {
+      throw new SignatureInvalidError({ reason: 'missing', hop });
+    }
+    try {
+      await verifyDetached(entry.signature, hopPayload(hash, entry, chain.slice(0, hop)), {
+        key: options.resolver ?? didKeyResolver,
+        signer: entry.relay_id,
+      });
+    } catch (e) {
+      if (e instanceof SignatureInvalidError) {
+        throw new SignatureInvalidError({ ...(e.data as Record<string, unknown>), hop });
+      }
+      throw e;
+    }
+  }
+  if (options.lastRelayId !== undefined && chain.at(-1)?.relay_id !== options.lastRelayId) {
+    throw new SignatureInvalidError({ reason: 'last_hop_mismatch', hop: chain.length - 1 });
+  }
+  return chain.length;
+}

@@ -1,0 +1,84 @@
+import type { JsonRpcNotification, RelayEntry } from '@wmp/jsonrpc-envelope';
+import { describe, expect, it } from 'vitest';
+import { appendRelayEntry, generateKeypair, type Keypair, verifyRelayChain } from '../src/index.js';
+
+const relays = [generateKeypair(), generateKeypair(), generateKeypair()];
+const message: JsonRpcNotification = {
+  jsonrpc: '2.0',
+  method: 'wmp.message.deliver',
+  params: { wmp: { version: '0.1', sender: 'did:key:alice' }, to: ['did:key:bob'], body: 'hi' },
+};
+
+async function throughRelays(keys: Keypair[]): Promise<JsonRpcNotification> {
+  let m = message;
+  for (const [i, k] of keys.entries()) {
+    m = await appendRelayEntry(m, {
+      relay: `wss://relay${i}.example/wmp`,
+      relayId: k.did,
+      signer: k,
+      timestamp: `2026-11-29T12:00:0${i}Z`,
+    });
+  }
+  return m;
+}
+
+const chainOf = (m: JsonRpcNotification) => (m.params as { wmp: { relay_chain: RelayEntry[] } }).wmp.relay_chain;
+const withChain = (m: JsonRpcNotification, chain: RelayEntry[]): JsonRpcNotification => {
+  const params = m.params as { wmp: object };
+  return { ...m, params: { ...params, wmp: { ...params.wmp, relay_chain: chain } } };
+};
+
+async function failure(m: JsonRpcNotification, options = {}): Promise<unknown> {
+  try {
+    await verifyRelayChain(m, options);
+    return 'ok';
+  } catch (e) {
+    return (e as { data: unknown }).data;
+  }
+}
+
+describe('relay chain (core §5.7)', () => {
+  it('verifies a three-hop chain, each entry naming the signatures before it', async () => {
+    const m = await throughRelays(relays);
+    expect(await verifyRelayChain(m, { lastRelayId: relays[2]!.did })).toBe(3);
+    expect(chainOf(m).map((e) => e.relay_id)).toEqual(relays.map((r) => r.did));
+  });
+
+  it('detects a dropped hop', async () => {
+    const chain = chainOf(await throughRelays(relays));
+    expect(await failure(withChain(message, [chain[0]!, chain[2]!]))).toEqual({ reason: 'signature', hop: 1 });
+    expect(await failure(withChain(message, [chain[1]!, chain[2]!]))).toEqual({ reason: 'signature', hop: 0 });
+  });
+
+  it('detects a cut-off last hop when the receiver knows who handed it the message', async () => {
+    const chain = chainOf(await throughRelays(relays));
+    const truncated = withChain(message, chain.slice(0, 2));
+    expect(await failure(truncated)).toBe('ok');
+    expect(await failure(truncated, { lastRelayId: relays[2]!.did })).toEqual({ reason: 'last_hop_mismatch', hop: 1 });
+  });
+
+  it('detects reordered hops', async () => {
+    const chain = chainOf(await throughRelays(relays));
+    expect(await failure(withChain(message, [chain[0]!, chain[2]!, chain[1]!]))).toEqual({
+      reason: 'signature',
+      hop: 1,
+    });
+  });
+
+  it('detects an altered hop and altered content', async () => {
+    const m = await throughRelays(relays);
+    const chain = chainOf(m);
+    const altered = [chain[0]!, { ...chain[1]!, timestamp: '2026-11-29T13:00:00Z' }, chain[2]!];
+    expect(await failure(withChain(m, altered))).toEqual({ reason: 'signature', hop: 1 });
+    const stolen = [chain[0]!, { ...chain[1]!, relay_id: relays[0]!.did }, chain[2]!];
+    expect(await failure(withChain(m, stolen))).toEqual({ reason: 'signer_mismatch', hop: 1 });
+    const content = { ...m, params: { ...(m.params as object), body: 'hi!' } };
+    expect(await failure(content)).toEqual({ reason: 'signature', hop: 0 });
+  });
+
+  it('refuses an unsigned hop', async () => {
+    const chain = chainOf(await throughRelays(relays));
+    const { signature: _s, ...unsigned } = chain[1]!;
+    expect(await failure(withChain(message, [chain[0]!, unsigned, chain[2]!]))).toEqual({ reason: 'missing', hop: 1 });
+  });
+});
