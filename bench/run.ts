@@ -1,0 +1,25 @@
+// npm run bench [name ...]: runs the benchmarks in bench/*.bench.ts (all, or those named), writes
+// bench/results/<name>.json and prints one line per figure. Never part of `npm test`.
+import { readdirSync } from 'node:fs';
+import { type Benchmark, formatFigure, writeReport } from './lib.js';
+
+const wanted = process.argv.slice(2);
+const files = readdirSync(new URL('./', import.meta.url))
+  .filter((f) => f.endsWith('.bench.ts'))
+  .sort();
+
+let missed = 0;
+for (const file of files) {
+  const bench = (await import(`./${file}`)).default as Benchmark;
+  if (wanted.length > 0 && !wanted.includes(bench.name)) continue;
+  const report = await bench.run();
+  writeReport(report);
+  if (report.baseline) {
+    console.log(`${report.name}: baseline ${report.baseline.name} = ${Math.round(report.baseline.value).toLocaleString('en-US')} ${report.baseline.unit}`);
+  }
+  for (const f of report.figures) {
+    console.log(formatFigure(report.name, f));
+    if (f.met === false) missed++;
+  }
+}
+if (missed > 0) console.log(`bench: ${missed} target(s) missed`);
