@@ -1,8 +1,8 @@
 // Sign + verify of a 1 KB WMP message through @wmp/jcs-signing, against bare canonicalize +
 // node:crypto Ed25519 doing the same work. Target: >= 70% of the bare figure.
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
-import type { JsonRpcRequest } from '@wmp/jsonrpc-envelope';
 import { generateKeypair, signMessage, verifyMessage } from '@wmp/jcs-signing';
+import type { JsonRpcRequest } from '@wmp/jsonrpc-envelope';
 import canonicalize from 'canonicalize';
 import { type Benchmark, compareRates } from './lib.js';
 

@@ -71,7 +71,12 @@ export function percentile(values: number[], p: number): number {
 
 export function machine() {
   const cpu = cpus();
-  return { node: process.version, cpu: cpu[0]?.model ?? 'unknown', cores: cpu.length, memoryGiB: Math.round(totalmem() / 2 ** 30) };
+  return {
+    node: process.version,
+    cpu: cpu[0]?.model ?? 'unknown',
+    cores: cpu.length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+  };
 }
 
 export function writeReport(report: BenchReport): void {

@@ -15,7 +15,9 @@ for (const file of files) {
   const report = await bench.run();
   writeReport(report);
   if (report.baseline) {
-    console.log(`${report.name}: baseline ${report.baseline.name} = ${Math.round(report.baseline.value).toLocaleString('en-US')} ${report.baseline.unit}`);
+    console.log(
+      `${report.name}: baseline ${report.baseline.name} = ${Math.round(report.baseline.value).toLocaleString('en-US')} ${report.baseline.unit}`,
+    );
   }
   for (const f of report.figures) {
     console.log(formatFigure(report.name, f));

@@ -14,9 +14,12 @@ export class JcsSigningError extends Error {
 
 /** A key or identifier that does not decode to a usable key. */
 export class InvalidKeyError extends JcsSigningError {
-  constructor(message = 'invalid key') {
+  /** True when the key decodes but is weak (small order): callers report that distinctly. */
+  readonly weak: boolean;
+  constructor(message = 'invalid key', weak = false) {
     super('ERR_INVALID_KEY', message);
     this.name = 'InvalidKeyError';
+    this.weak = weak;
   }
 }
 

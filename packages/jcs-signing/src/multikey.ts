@@ -74,7 +74,7 @@ export function decodeEd25519Multikey(text: string): Uint8Array {
   if (cached) return cached.slice();
   const { type, publicKey } = decodeRaw(text);
   if (type !== 'ed25519') throw new InvalidKeyError('not an Ed25519 multikey');
-  if (isWeakEd25519(publicKey)) throw new InvalidKeyError('weak Ed25519 key');
+  if (isWeakEd25519(publicKey)) throw new InvalidKeyError('weak Ed25519 key', true);
   if (decodedEd25519.size >= MAX_CACHED) decodedEd25519.delete(decodedEd25519.keys().next().value as string);
   decodedEd25519.set(text, publicKey);
   return publicKey.slice();
@@ -84,7 +84,7 @@ export function decodeEd25519Multikey(text: string): Uint8Array {
 export function decodeX25519Multikey(text: string): Uint8Array {
   const { type, publicKey } = decodeRaw(text);
   if (type !== 'x25519') throw new InvalidKeyError('not an X25519 multikey');
-  if (isSmallOrderX25519(publicKey)) throw new InvalidKeyError('small-order X25519 key');
+  if (isSmallOrderX25519(publicKey)) throw new InvalidKeyError('small-order X25519 key', true);
   return publicKey;
 }
 

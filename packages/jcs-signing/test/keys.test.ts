@@ -105,6 +105,16 @@ describe('key validation', () => {
     for (let i = 0; i < 32; i++) malleable[32 + i] = Number((sPlusL >> BigInt(8 * i)) & 0xffn);
     expect(verifyEd25519(kp.publicKey, msg, malleable)).toBe(false);
   });
+
+  it('refuses the signature that a small-order key makes valid for every message', () => {
+    // A = identity, R = identity, S = 0 satisfies the cofactorless equation [S]B = R + [k]A for any
+    // message; strict RFC 8032 verification (both paths) must refuse it.
+    const identity = fromHex(`01${'00'.repeat(31)}`);
+    const signature = new Uint8Array(64);
+    signature.set(identity);
+    expect(verifyEd25519(identity, utf8('anything'), signature)).toBe(false);
+    expect(verifyEd25519(identity, utf8('anything else'), signature)).toBe(false);
+  });
 });
 
 function ed(publicKey: Uint8Array): string {

@@ -1,2 +1,61 @@
-// Intentionally empty: this unit is built by issue 3. It exports nothing yet.
-export {};
+export {
+  type CardVerdict,
+  type CreateCardInput,
+  createCard,
+  isBoxOrigin,
+  isNewerCard,
+  type OhanCard,
+  verifyCard,
+} from './card.js';
+export { type CreateEventInput, createEvent, signEvent } from './create.js';
+export { formatUtcTime, parseUtcTime } from './encoding.js';
+export { OhanError, OhanOpenError, OhanSealError, type OpenFailure, type SealFailure } from './errors.js';
+export {
+  checkEventShape,
+  idPreimage,
+  type OhanEvent,
+  type Stamp,
+  type StoredEvent,
+  signedText,
+  type UnsignedEvent,
+  unsignedPart,
+} from './event.js';
+export { type EncKeypair, encKeypairFromSecret, generateEncKeypair } from './keys.js';
+export { MemoryNonceCache, type NonceCache } from './nonces.js';
+export { type OpenedEvent, openEvent } from './open.js';
+export {
+  CARD_PROTOCOL,
+  DEFAULT_MAX_EVENT_BYTES,
+  DEFAULT_SKEW_SECONDS,
+  DEFAULT_STRANGER_BITS,
+  DEFAULT_TTL_SECONDS,
+  EVENT_KIND,
+  EVENT_PROTOCOL,
+  MAX_TTL_SECONDS,
+  NONCE_TTL_SECONDS,
+  SEAL_SUITE,
+} from './profile.js';
+export {
+  REQUEST_AUTH_SCHEME,
+  type RequestBody,
+  type RequestClaims,
+  type RequestFailure,
+  type RequestVerdict,
+  type SignRequestInput,
+  signRequest,
+  type VerifyRequestInput,
+  verifyRequest,
+} from './request.js';
+export {
+  openPayload,
+  paddedLength,
+  padEnvelope,
+  type SealRandomness,
+  type SealRecipient,
+  sealAad,
+  sealEnvelope,
+  sealKey,
+  unpadEnvelope,
+} from './seal.js';
+export { leadingZeroBits, type MintOptions, type MintProgress, mintStamp, stampStrength } from './stamp.js';
+export { type EventFailure, type EventVerdict, type VerifyEventOptions, verifyEvent } from './verify.js';

@@ -1,0 +1,101 @@
+import {
+  decodeEd25519Multikey,
+  decodeX25519Multikey,
+  encodeEd25519Multikey,
+  jcs,
+  type Signer,
+  utf8,
+  verifyEd25519,
+} from '@wmp/jcs-signing';
+import { decodeMultibase, encodeMultibase, formatUtcTime, parseUtcTime } from './encoding.js';
+import { CARD_PROTOCOL, MAX_CARD_RELAYS } from './profile.js';
+
+/** `ohan.card.1`: who someone is (signing key), how to seal to them (enc) and where their boxes are. */
+export interface OhanCard {
+  readonly protocol: typeof CARD_PROTOCOL;
+  /** Ed25519 Multikey. */
+  readonly key: string;
+  /** X25519 Multikey. */
+  readonly enc: string;
+  /** Box origins: https, or http on loopback only. */
+  readonly relays: readonly string[];
+  readonly ts: string;
+  readonly signature: string;
+}
+
+export interface CreateCardInput {
+  readonly signer: Signer;
+  /** X25519 Multikey of the encryption key (`z6LS...`). */
+  readonly enc: string;
+  readonly relays: readonly string[];
+  readonly ts?: Date | string;
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** A box origin: `https://host[:port]` (no path, query or credentials), or `http://` on loopback. */
+export function isBoxOrigin(text: unknown): text is string {
+  if (typeof text !== 'string' || text.length > 512) return false;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  if (url.origin !== text) return false;
+  if (url.protocol === 'https:') return true;
+  return url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+}
+
+function cardShapeOk(v: Record<string, unknown>): boolean {
+  const keys = Object.keys(v).sort().join(',');
+  if (keys !== 'enc,key,protocol,relays,signature,ts') return false;
+  if (v.protocol !== CARD_PROTOCOL || parseUtcTime(v.ts) === undefined) return false;
+  if (!Array.isArray(v.relays) || v.relays.length === 0 || v.relays.length > MAX_CARD_RELAYS) return false;
+  if (!v.relays.every(isBoxOrigin) || new Set(v.relays).size !== v.relays.length) return false;
+  try {
+    decodeEd25519Multikey(v.key as string);
+    decodeX25519Multikey(v.enc as string);
+  } catch {
+    return false;
+  }
+  return true;
+}
+
+/** Creates and signs a card: signature = z + base58btc(Ed25519 over JCS of the card without it). */
+export async function createCard(input: CreateCardInput): Promise<OhanCard> {
+  const unsigned = {
+    protocol: CARD_PROTOCOL,
+    key: encodeEd25519Multikey(input.signer.publicKey),
+    enc: input.enc,
+    relays: [...input.relays],
+    ts: typeof input.ts === 'string' ? input.ts : formatUtcTime((input.ts ?? new Date()).getTime()),
+  } as const;
+  const signature = encodeMultibase(await input.signer.sign(utf8(jcs(unsigned))));
+  const card = { ...unsigned, signature };
+  if (!cardShapeOk(card)) throw new TypeError('invalid card fields');
+  return card;
+}
+
+export type CardVerdict =
+  | { readonly ok: true; readonly card: OhanCard }
+  | { readonly ok: false; readonly reason: 'shape' | 'signature' };
+
+/** Checks a card's exact shape, keys, relay origins and signature by its own `key`. Never throws. */
+export function verifyCard(value: unknown): CardVerdict {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'shape' };
+  const v = value as Record<string, unknown>;
+  if (!cardShapeOk(v)) return { ok: false, reason: 'shape' };
+  const { signature: sig, ...unsigned } = v;
+  const signature = decodeMultibase(sig, 64);
+  if (!signature) return { ok: false, reason: 'signature' };
+  if (!verifyEd25519(decodeEd25519Multikey(v.key as string), utf8(jcs(unsigned)), signature)) {
+    return { ok: false, reason: 'signature' };
+  }
+  return { ok: true, card: v as unknown as OhanCard };
+}
+
+/** True when `candidate` should replace `current`: same key, strictly newer `ts`. */
+export function isNewerCard(candidate: OhanCard, current: OhanCard): boolean {
+  return candidate.key === current.key && parseUtcTime(candidate.ts)! > parseUtcTime(current.ts)!;
+}

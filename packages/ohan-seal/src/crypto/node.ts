@@ -1,0 +1,82 @@
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  diffieHellman,
+  hash,
+  type KeyObject,
+} from 'node:crypto';
+import type { SealBackend } from './backend.js';
+
+const b64u = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
+
+// JWK import goes straight to OpenSSL's raw-key API (DER goes through OpenSSL 3's decoders, ten
+// times slower). Node requires `x` to be a string but derives the public key from `d`.
+function importPrivateKey(secret: Uint8Array): KeyObject {
+  return createPrivateKey({ key: { kty: 'OKP', crv: 'X25519', d: b64u(secret), x: '' }, format: 'jwk' });
+}
+
+/** A recipient opens many events with one secret: keep a few imported (bounded; ephemeral keys are never reused). */
+const MAX_CACHED_SECRETS = 16;
+const privateKeys = new Map<string, KeyObject>();
+
+function privateKey(secret: Uint8Array, cache: boolean): KeyObject {
+  if (!cache) return importPrivateKey(secret);
+  const id = b64u(secret);
+  let key = privateKeys.get(id);
+  if (!key) {
+    key = importPrivateKey(secret);
+    if (privateKeys.size >= MAX_CACHED_SECRETS) privateKeys.delete(privateKeys.keys().next().value as string);
+    privateKeys.set(id, key);
+  }
+  return key;
+}
+const publicKey = (raw: Uint8Array) =>
+  createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: b64u(raw) }, format: 'jwk' });
+
+/** node:crypto (OpenSSL): X25519 ~30x and AES-GCM ~15x noble's speed. */
+export const backend: SealBackend = {
+  name: 'node',
+  x25519PublicKey(secret, reused = false) {
+    const { x } = createPublicKey(privateKey(secret, reused)).export({ format: 'jwk' });
+    return new Uint8Array(Buffer.from(x!, 'base64url'));
+  },
+  x25519(secret, peer, reused = false) {
+    try {
+      return new Uint8Array(diffieHellman({ privateKey: privateKey(secret, reused), publicKey: publicKey(peer) }));
+    } catch {
+      // OpenSSL refuses small-order peers; report it the way the caller checks for it.
+      return new Uint8Array(32);
+    }
+  },
+  aesGcmSeal(key, nonce, aad, plaintext) {
+    const cipher = createCipheriv('aes-256-gcm', key, nonce);
+    cipher.setAAD(aad);
+    const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    return { ciphertext: new Uint8Array(ciphertext), tag: new Uint8Array(cipher.getAuthTag()) };
+  },
+  aesGcmOpen(key, nonce, aad, ciphertext, tag) {
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key, nonce);
+      decipher.setAAD(aad);
+      decipher.setAuthTag(tag);
+      return new Uint8Array(Buffer.concat([decipher.update(ciphertext), decipher.final()]));
+    } catch {
+      return undefined;
+    }
+  },
+  sha256(data) {
+    return new Uint8Array(createHash('sha256').update(data).digest());
+  },
+  ascii(text) {
+    return Buffer.from(text, 'latin1');
+  },
+  sha256Hex(text) {
+    return hash('sha256', text, 'hex');
+  },
+  isBase64(text) {
+    return text.length % 4 === 0 && Buffer.from(text, 'base64').toString('base64') === text;
+  },
+};
