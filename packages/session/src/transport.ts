@@ -1,0 +1,41 @@
+import type { JsonRpcId, JsonRpcMessage } from '@wmp/jsonrpc-envelope';
+
+/** What a binding knows about an incoming frame besides its bytes. */
+export interface TransportMessageExtra {
+  /** The session the binding names for this frame (HTTP `Wmp-Session-Id`), if any. */
+  readonly sessionId?: string;
+  /** Credentials the binding carried (HTTP `Authorization` header value), if any. */
+  readonly authorization?: string;
+}
+
+export interface TransportSendOptions {
+  /**
+   * The request this message answers or belongs to. Request/response bindings (HTTP POST) use it
+   * to put a response in the reply to the POST that carried the request.
+   */
+  readonly relatedRequestId?: JsonRpcId;
+  /** The session the message belongs to, for bindings that fan out per session (SSE streams). */
+  readonly sessionId?: string;
+}
+
+/**
+ * One connection of one binding (WebSocket, HTTP session, stdio, native messaging, Unix socket).
+ * A transport moves frames; it does not parse JSON-RPC: the Peer does, so every binding applies
+ * the same limits and answers bad input the same way. Modelled on the MCP SDK's Transport.
+ */
+export interface Transport {
+  /** Starts receiving. Resolves once the connection is usable. */
+  start(): Promise<void>;
+  /** Sends one message or a batch as one frame. Rejects if the connection is closed. */
+  send(message: JsonRpcMessage | readonly JsonRpcMessage[], options?: TransportSendOptions): Promise<void>;
+  /** Closes the connection; `onclose` fires once. */
+  close(): Promise<void>;
+  /** One received frame, as text (or bytes, which the Peer decodes as strict UTF-8). */
+  onmessage?: (frame: string | Uint8Array, extra?: TransportMessageExtra) => void;
+  /** Fires exactly once, however the connection ended. */
+  onclose?: () => void;
+  /** A binding-level error (bad framing, socket error). The connection may still be open. */
+  onerror?: (error: Error) => void;
+  /** Largest frame this binding accepts, in bytes; the Peer refuses larger ones before parsing. */
+  readonly maxMessageBytes?: number;
+}
