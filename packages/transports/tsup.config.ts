@@ -1,7 +1,8 @@
 import { defineConfig } from 'tsup';
 
+// Two entries: the browser-safe bindings (`.`) and the Node-only ones (`./node`).
 export default defineConfig({
-  entry: ['src/index.ts'],
+  entry: { index: 'src/index.ts', node: 'src/node.ts' },
   format: ['esm'],
   target: 'node20',
   dts: true,
