@@ -1,1 +1,41 @@
+export type { AuthAttempt, Authenticator } from './auth/authenticator.js';
+export { type BearerOptions, bearerAuthenticator } from './auth/bearer.js';
+export { signedChallengeAuthenticator } from './auth/signed-challenge.js';
+export { type OpenSessionOptions, type SessionEvents, WmpSession } from './client-session.js';
+export type { Connection, WmpContext } from './context.js';
+export { ConnectionClosedError, PeerError, RequestTimeoutError } from './errors.js';
+export {
+  builtInFlowTypes,
+  type FlowControl,
+  FlowManager,
+  type FlowManagerOptions,
+  type FlowNotifier,
+  type FlowRecord,
+  type FlowState,
+  type FlowType,
+} from './flows.js';
+export { newMessageId, newRequestId, newSecret, newSessionId } from './ids.js';
+export { InMemoryTransport } from './in-memory-transport.js';
+export {
+  DEFAULT_SECURITY_POLICY,
+  negotiateCapabilities,
+  negotiateSecurity,
+  negotiateVersion,
+  type SecurityPolicy,
+  updateCapabilities,
+  WMP_VERSION,
+} from './negotiate.js';
+export {
+  type BaseContext,
+  type Interceptor,
+  type NotificationHandler,
+  Peer,
+  type PeerOptions,
+  type RequestHandler,
+  type RequestOptions,
+} from './peer.js';
+export { WmpServer } from './server.js';
+export type { MlsSessionProvider, ResolveOutcome, Resolver, ServerHooks, WmpServerOptions } from './services.js';
+export { type ChallengeRecord, isExpired, type SessionRecord, type SessionState } from './session-model.js';
+export { MemorySessionStore, type SessionStore } from './session-store.js';
 export type { Transport, TransportMessageExtra, TransportSendOptions } from './transport.js';

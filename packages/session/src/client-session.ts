@@ -1,0 +1,282 @@
+import { type Signer, signChallenge } from '@wmp/jcs-signing';
+import {
+  type Auth,
+  type Capabilities,
+  errorFromJsonRpc,
+  FlowError,
+  type JsonRpcId,
+  NotAuthorizedError,
+  type Security,
+} from '@wmp/jsonrpc-envelope';
+import { newRequestId } from './ids.js';
+import { WMP_VERSION } from './negotiate.js';
+import type { BaseContext, Peer, RequestOptions } from './peer.js';
+
+export interface OpenSessionOptions {
+  /** Our identity (`wmp.sender`). Defaults to the signer's `did` when it has one. */
+  readonly sender?: string;
+  /** Signs the challenge when the responder asks for authentication. */
+  readonly signer?: Signer;
+  /** Inline credentials (e.g. `{ type: 'bearer', token }`). */
+  readonly auth?: Auth;
+  readonly participants?: readonly string[];
+  readonly capabilities?: Capabilities;
+  readonly security?: Security;
+  readonly ttl?: number;
+  readonly version?: string;
+  readonly requestOptions?: RequestOptions;
+}
+
+type Listener<T> = (params: T) => void;
+
+/** What a session tells its user. */
+export interface SessionEvents {
+  /** A `wmp.message.deliver` to us. */
+  message: Record<string, unknown>;
+  /** A `wmp.message.status` about something we sent. */
+  status: Record<string, unknown>;
+  /** Any other notification on this session (flow updates included). */
+  notification: { method: string; params: Record<string, unknown> };
+}
+
+interface FlowWaiter {
+  resolve(result: Record<string, unknown>): void;
+  reject(error: unknown): void;
+  onProgress?: (step: string, payload: Record<string, unknown> | undefined) => void;
+}
+
+/** Sessions by id on one peer: one set of notification handlers routes to all of them. */
+const sessionsByPeer = new WeakMap<Peer<BaseContext>, Map<string, WmpSession>>();
+
+function rfc3339(ms = Date.now()): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * The initiator's side of a WMP session (core §4): create, authenticate with a signed challenge,
+ * call methods with the right `wmp` metadata, follow flows, resume on a new connection, close.
+ */
+export class WmpSession {
+  #peer: Peer<BaseContext>;
+  readonly id: string;
+  readonly version: string;
+  readonly sender: string | undefined;
+  capabilities: Capabilities;
+  security: Security | undefined;
+  #resumptionToken: string | undefined;
+  /** The newest message id received on this session: what a resume asks to continue after. */
+  lastReceivedId: string | undefined;
+  readonly #listeners: { [K in keyof SessionEvents]: Set<Listener<SessionEvents[K]>> } = {
+    message: new Set(),
+    status: new Set(),
+    notification: new Set(),
+  };
+  readonly #flows = new Map<string, FlowWaiter>();
+
+  private constructor(
+    peer: Peer<BaseContext>,
+    id: string,
+    version: string,
+    sender: string | undefined,
+    result: Record<string, unknown>,
+  ) {
+    this.#peer = peer;
+    this.id = id;
+    this.version = version;
+    this.sender = sender;
+    this.capabilities = (result.capabilities ?? {}) as Capabilities;
+    this.security = result.security as Security | undefined;
+    this.#resumptionToken = result.resumption_token as string | undefined;
+    this.#register(peer);
+  }
+
+  /** Creates a session on a started peer, authenticating with `signer` when the responder asks. */
+  static async open(peer: Peer<BaseContext>, options: OpenSessionOptions = {}): Promise<WmpSession> {
+    const sender = options.sender ?? (options.signer as { did?: string } | undefined)?.did;
+    const version = options.version ?? WMP_VERSION;
+    const params: Record<string, unknown> = {
+      wmp: { version, ...(sender ? { sender } : {}) },
+      ...(options.participants ? { participants: [...options.participants] } : {}),
+      ...(options.capabilities ? { capabilities_offered: options.capabilities } : {}),
+      ...(options.security ? { security: options.security } : {}),
+      ...(options.ttl ? { ttl: options.ttl } : {}),
+      ...(options.auth ? { auth: options.auth } : {}),
+    };
+    const result = (await peer.request('wmp.session.create', params, options.requestOptions)) as Record<
+      string,
+      unknown
+    >;
+    const wmp = result.wmp as { session_id?: string; version?: string } | undefined;
+    if (!wmp?.session_id) throw new NotAuthorizedError({ reason: 'no session id in the create result' });
+    const session = new WmpSession(peer, wmp.session_id, wmp.version ?? version, sender, result);
+    if (result.auth_required === true || (options.signer && typeof result.challenge === 'string' && !options.auth)) {
+      if (!options.signer || !sender || typeof result.challenge !== 'string') {
+        throw new NotAuthorizedError({ reason: 'the responder requires authentication and no signer was given' });
+      }
+      await session.authenticate(options.signer, result.challenge);
+    }
+    return session;
+  }
+
+  get peer(): Peer<BaseContext> {
+    return this.#peer;
+  }
+
+  get resumptionToken(): string | undefined {
+    return this.#resumptionToken;
+  }
+
+  on<K extends keyof SessionEvents>(event: K, listener: Listener<SessionEvents[K]>): () => void {
+    this.#listeners[event].add(listener);
+    return () => this.#listeners[event].delete(listener);
+  }
+
+  /** `wmp.session.authenticate` with a `signed_challenge`. */
+  async authenticate(signer: Signer, challenge: string): Promise<string> {
+    if (!this.sender) throw new NotAuthorizedError({ reason: 'sender required' });
+    const timestamp = rfc3339();
+    const signature = await signChallenge({ challenge, session_id: this.id, sender: this.sender, timestamp }, signer);
+    const result = (await this.request('wmp.session.authenticate', {
+      auth: { type: 'signed_challenge', challenge, signature, timestamp },
+    })) as { identity?: string; participant_id?: string };
+    return result.participant_id ?? result.identity ?? this.sender;
+  }
+
+  /** The session metadata every message carries. */
+  metadata(extra: Record<string, unknown> = {}): Record<string, unknown> {
+    return { version: this.version, session_id: this.id, ...(this.sender ? { sender: this.sender } : {}), ...extra };
+  }
+
+  async request(method: string, params: Record<string, unknown> = {}, options?: RequestOptions): Promise<unknown> {
+    const { wmp, ...rest } = params as { wmp?: Record<string, unknown> };
+    return this.#peer.request(method, { wmp: this.metadata(wmp), ...rest }, options);
+  }
+
+  async notify(method: string, params: Record<string, unknown> = {}): Promise<void> {
+    const { wmp, ...rest } = params as { wmp?: Record<string, unknown> };
+    await this.#peer.notify(method, { wmp: this.metadata(wmp), ...rest }, this.id);
+  }
+
+  /** Sends `wmp.message.deliver` as a request (acknowledged) to `to`. */
+  async send(to: readonly string[], body: unknown, contentType = 'application/json'): Promise<unknown> {
+    return this.request('wmp.message.deliver', { to: [...to], content_type: contentType, body });
+  }
+
+  /** Starts a flow; `done` settles with its `wmp.flow.complete` result or its `wmp.flow.error`. */
+  async startFlow(
+    flowType: string,
+    params: Record<string, unknown> = {},
+    options: { flowId?: string; timeout?: number; onProgress?: FlowWaiter['onProgress'] } = {},
+  ): Promise<{ flowId: string; done: Promise<Record<string, unknown>> }> {
+    const flowId = options.flowId ?? `flow-${newRequestId().slice(4)}`;
+    let waiter!: FlowWaiter;
+    const done = new Promise<Record<string, unknown>>((resolve, reject) => {
+      waiter = { resolve, reject, ...(options.onProgress ? { onProgress: options.onProgress } : {}) };
+    });
+    done.catch(() => undefined); // a caller that never awaits `done` must not crash the process
+    this.#flows.set(flowId, waiter);
+    try {
+      await this.request('wmp.flow.start', {
+        flow_type: flowType,
+        flow_id: flowId,
+        params,
+        ...(options.timeout ? { timeout: options.timeout } : {}),
+      });
+    } catch (e) {
+      this.#flows.delete(flowId);
+      throw e;
+    }
+    return { flowId, done };
+  }
+
+  /**
+   * Resumes on a new connection (core §4.5) with the rotated token and the last received id;
+   * the responder replays what we missed. Returns how many messages it reports missed.
+   */
+  async resume(peer: Peer<BaseContext>, options?: RequestOptions): Promise<number> {
+    if (!this.#resumptionToken) throw new NotAuthorizedError({ reason: 'no resumption token' });
+    this.#register(peer);
+    const result = (await peer.request(
+      'wmp.session.resume',
+      {
+        wmp: { version: this.version, ...(this.sender ? { sender: this.sender } : {}) },
+        session_id: this.id,
+        resumption_token: this.#resumptionToken,
+        ...(this.lastReceivedId ? { last_received_id: this.lastReceivedId } : {}),
+      },
+      options,
+    )) as { resumption_token?: string; missed_messages?: number; capabilities?: Capabilities; security?: Security };
+    this.#peer = peer;
+    this.#resumptionToken = result.resumption_token;
+    if (result.capabilities) this.capabilities = result.capabilities;
+    if (result.security) this.security = result.security;
+    return result.missed_messages ?? 0;
+  }
+
+  async close(reason: 'complete' | 'timeout' | 'error' | 'user_cancelled' = 'complete'): Promise<void> {
+    await this.notify('wmp.session.close', { reason });
+    sessionsByPeer.get(this.#peer)?.delete(this.id);
+    for (const waiter of this.#flows.values()) waiter.reject(new FlowError({ reason: 'session_closed' }));
+    this.#flows.clear();
+  }
+
+  #register(peer: Peer<BaseContext>): void {
+    let sessions = sessionsByPeer.get(peer);
+    if (!sessions) {
+      sessions = new Map();
+      sessionsByPeer.set(peer, sessions);
+      const route = (method: string) => (params: unknown, ctx: BaseContext) => {
+        const p = (params ?? {}) as Record<string, unknown>;
+        const id = (p.wmp as { session_id?: string } | undefined)?.session_id ?? ctx.extra?.sessionId;
+        const target = id ? sessions!.get(id) : sessions!.size === 1 ? [...sessions!.values()][0] : undefined;
+        if (target) target.#receive(method, p, ctx.requestId);
+      };
+      for (const method of [
+        'wmp.message.deliver',
+        'wmp.message.status',
+        'wmp.flow.progress',
+        'wmp.flow.complete',
+        'wmp.flow.error',
+        'wmp.session.close',
+      ]) {
+        peer.setNotificationHandler(method, route(method));
+        peer.setRequestHandler(method, route(method));
+      }
+    }
+    sessions.set(this.id, this);
+  }
+
+  #receive(method: string, params: Record<string, unknown>, requestId: JsonRpcId | undefined): void {
+    if (method === 'wmp.message.deliver') {
+      const messageId =
+        (params.wmp as { message_id?: string } | undefined)?.message_id ??
+        (requestId === undefined ? undefined : String(requestId));
+      if (messageId !== undefined) this.lastReceivedId = messageId;
+      for (const l of this.#listeners.message) l(params);
+      return;
+    }
+    if (method === 'wmp.message.status') {
+      for (const l of this.#listeners.status) l(params);
+      return;
+    }
+    const flowId = typeof params.flow_id === 'string' ? params.flow_id : undefined;
+    const waiter = flowId ? this.#flows.get(flowId) : undefined;
+    if (waiter && method === 'wmp.flow.progress')
+      waiter.onProgress?.(String(params.step), params.payload as Record<string, unknown> | undefined);
+    if (waiter && method === 'wmp.flow.complete') {
+      this.#flows.delete(flowId!);
+      waiter.resolve((params.result ?? {}) as Record<string, unknown>);
+    }
+    if (waiter && method === 'wmp.flow.error') {
+      this.#flows.delete(flowId!);
+      waiter.reject(
+        errorFromJsonRpc({
+          code: Number(params.code ?? -31006),
+          message: String(params.message ?? ''),
+          data: params.data,
+        }),
+      );
+    }
+    for (const l of this.#listeners.notification) l({ method, params });
+  }
+}

@@ -1,0 +1,21 @@
+import type { BaseContext, Peer } from './peer.js';
+import type { SessionRecord } from './session-model.js';
+
+/** One connection a server holds, and the sessions bound to it. */
+export interface Connection {
+  readonly id: number;
+  readonly peer: Peer<WmpContext>;
+  /** Session id -> the identity authenticated for it on this connection (undefined while pending). */
+  readonly sessions: Map<string, { identity: string | undefined }>;
+  /** Recent request ids per session, to refuse duplicates. */
+  readonly recentIds: Map<string, Set<string | number>>;
+}
+
+/** What a WMP handler gets: the base context plus the session, the sender and the connection. */
+export interface WmpContext extends BaseContext {
+  /** The session the message belongs to (undefined for create and resume). */
+  readonly session: SessionRecord | undefined;
+  /** The authenticated identity of this connection for that session, if any. */
+  readonly sender: string | undefined;
+  readonly connection: Connection;
+}

@@ -1,0 +1,104 @@
+import {
+  CapabilityNotSupportedError,
+  EncryptionRequiredError,
+  InvalidRequestError,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  NotAuthorizedError,
+  TimestampInvalidError,
+  type WmpMetadata,
+} from '@wmp/jsonrpc-envelope';
+import type { SessionRecord } from './session-model.js';
+
+/** Methods a pending (unauthenticated) session may still call. */
+export const PENDING_ALLOWED: ReadonlySet<string> = new Set(['wmp.session.authenticate', 'wmp.session.close']);
+
+/** Capability each method needs (core §4.2.2); methods not listed need none beyond a session. */
+const METHOD_CAPABILITY: Readonly<Record<string, string>> = {
+  'wmp.flow.start': 'flows',
+  'wmp.flow.progress': 'flows',
+  'wmp.flow.action': 'flows',
+  'wmp.flow.complete': 'flows',
+  'wmp.flow.error': 'flows',
+  'wmp.flow.cancel': 'flows',
+  'wmp.resolve': 'resolve',
+};
+
+/** The capabilities a message exercises: its method's, a profile flow's, `relay` for third parties. */
+export function capabilitiesUsed(
+  message: JsonRpcRequest | JsonRpcNotification,
+  session: SessionRecord,
+  flowCapability: (type: string) => string | null | undefined,
+): string[] {
+  const used: string[] = [];
+  const byMethod = METHOD_CAPABILITY[message.method];
+  if (byMethod) used.push(byMethod);
+  const params = (message.params ?? {}) as Record<string, unknown>;
+  if (message.method === 'wmp.flow.start' && typeof params.flow_type === 'string') {
+    // A registered type names its capability (null: none beyond `flows`); an unknown type is
+    // treated as a capability of its own name, so it is refused with -31005 naming it.
+    const cap = flowCapability(params.flow_type);
+    if (cap !== null) used.push(cap ?? params.flow_type);
+  }
+  if (message.method === 'wmp.message.deliver' && Array.isArray(params.to)) {
+    // Delivering to someone outside the session is relaying to a third party (core §4.2.2).
+    if (params.to.some((to) => !session.participants.includes(to as string))) used.push('relay');
+  }
+  return used;
+}
+
+/** -31005 for a capability the session did not negotiate. */
+export function checkCapabilities(used: readonly string[], session: SessionRecord): void {
+  for (const cap of used) {
+    if (!(cap in session.capabilities)) throw new CapabilityNotSupportedError({ capability: cap });
+  }
+}
+
+/** -31003 when the security mode wants this message encrypted and it is not (core §4.2.3). */
+export function checkEncryption(
+  message: JsonRpcRequest | JsonRpcNotification,
+  used: readonly string[],
+  session: SessionRecord,
+): void {
+  const wmp = (message.params as { wmp?: WmpMetadata } | undefined)?.wmp;
+  if (wmp?.encrypted === true) return;
+  const { mode, encrypted_capabilities: encrypted } = session.security;
+  if (mode === 'mls' && message.method === 'wmp.message.deliver') {
+    throw new EncryptionRequiredError({ capability: 'messaging' });
+  }
+  if (mode === 'mls-optional') {
+    const cap = used.find((c) => encrypted?.includes(c));
+    if (cap) throw new EncryptionRequiredError({ capability: cap });
+  }
+}
+
+/** -31011 when a self-asserted timestamp is outside the skew window (core §8.5.1). */
+export function checkTimestamp(wmp: WmpMetadata | undefined, now: number, skewSeconds: number): void {
+  if (wmp?.timestamp === undefined) return;
+  const at = Date.parse(wmp.timestamp);
+  if (Number.isNaN(at) || Math.abs(now - at) > skewSeconds * 1000) {
+    throw new TimestampInvalidError({
+      reason: 'clock_skew',
+      acceptable_window_seconds: skewSeconds,
+      server_time: new Date(now).toISOString(),
+    });
+  }
+}
+
+/** -31002 when the message claims a sender other than the connection's identity (sender binding). */
+export function checkSender(wmp: WmpMetadata | undefined, identity: string | undefined, session: SessionRecord): void {
+  const claimed = wmp?.sender;
+  if (claimed === undefined) return;
+  const expected = identity ?? session.initiator;
+  if (claimed !== expected) throw new NotAuthorizedError({ reason: 'sender is not the authenticated identity' });
+}
+
+const MAX_RECENT_IDS = 1024;
+
+/** Refuses a request id already used in this session on this connection (bounded memory). */
+export function checkDuplicateId(recent: Set<string | number>, id: string | number | undefined): void {
+  if (id === undefined) return;
+  if (recent.has(id)) throw new InvalidRequestError({ reason: 'duplicate request id' });
+  recent.add(id);
+  if (recent.size > MAX_RECENT_IDS) recent.delete(recent.values().next().value as string | number);
+}

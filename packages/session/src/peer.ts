@@ -1,0 +1,291 @@
+import {
+  DEFAULT_PARSE_LIMITS,
+  errorFromJsonRpc,
+  type InvalidBatchEntry,
+  isInvalidEntry,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  MethodNotFoundError,
+  type ParseLimits,
+  parseMessage,
+  RateLimitedError,
+  toWmpError,
+  WmpError,
+} from '@wmp/jsonrpc-envelope';
+import { ConnectionClosedError, PeerError, RequestTimeoutError } from './errors.js';
+import { newRequestId } from './ids.js';
+import type { Transport, TransportMessageExtra } from './transport.js';
+
+/** What every handler gets besides its params (MCP's `extra`). */
+export interface BaseContext {
+  /** Aborted when the connection closes. */
+  readonly signal: AbortSignal;
+  /** The request id; undefined for notifications. */
+  readonly requestId: JsonRpcId | undefined;
+  /** The message being handled. */
+  readonly request: JsonRpcRequest | JsonRpcNotification;
+  /** What the binding knew about the frame (HTTP session header, Authorization). */
+  readonly extra: TransportMessageExtra | undefined;
+  /** Sends a notification to the peer, tied to this request (bindings route it with the response). */
+  notify(method: string, params?: Record<string, unknown>): Promise<void>;
+}
+
+export type RequestHandler<C> = (params: unknown, context: C) => unknown;
+export type NotificationHandler<C> = (params: unknown, context: C) => void | Promise<void>;
+
+/**
+ * Runs before every incoming request or notification is dispatched: validation, session lookup,
+ * authorisation. It returns what the handler's context adds to the base, or throws a WmpError
+ * that becomes the answer.
+ */
+export type Interceptor<C> = (message: JsonRpcRequest | JsonRpcNotification, base: BaseContext) => Promise<C> | C;
+
+export interface PeerOptions<C extends BaseContext> {
+  readonly limits?: ParseLimits;
+  /** Default timeout of outgoing requests, ms. */
+  readonly requestTimeoutMs?: number;
+  /** Most outgoing requests waiting for an answer at once. */
+  readonly maxPendingRequests?: number;
+  /** Most incoming requests being handled at once; more are refused with -31007. */
+  readonly maxConcurrentHandlers?: number;
+  readonly interceptor?: Interceptor<C>;
+  /** Called with a handler's unexpected exception (its answer is -32603 without details). */
+  readonly onHandlerError?: (error: unknown, method: string) => void;
+}
+
+export interface RequestOptions {
+  readonly signal?: AbortSignal;
+  readonly timeoutMs?: number;
+}
+
+interface Pending {
+  resolve(result: unknown): void;
+  reject(error: unknown): void;
+  cleanup(): void;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * A bidirectional JSON-RPC 2.0 endpoint over one transport: it correlates requests and responses,
+ * dispatches incoming calls through a method -> handler map, answers batches as one array, and
+ * rejects every pending call with `ConnectionClosedError` when the transport closes.
+ */
+export class Peer<C extends BaseContext = BaseContext> {
+  readonly #transport: Transport;
+  readonly #limits: ParseLimits;
+  readonly #timeoutMs: number;
+  readonly #maxPending: number;
+  readonly #maxHandlers: number;
+  readonly #interceptor: Interceptor<C> | undefined;
+  readonly #onHandlerError: ((error: unknown, method: string) => void) | undefined;
+  readonly #requestHandlers = new Map<string, RequestHandler<C>>();
+  readonly #notificationHandlers = new Map<string, NotificationHandler<C>>();
+  readonly #pending = new Map<JsonRpcId, Pending>();
+  readonly #closed = new AbortController();
+  #activeHandlers = 0;
+  #started = false;
+
+  /** Fires once when the connection is gone. */
+  onclose?: () => void;
+
+  constructor(transport: Transport, options: PeerOptions<C> = {}) {
+    this.#transport = transport;
+    const maxBytes = Math.min(
+      options.limits?.maxBytes ?? Number.POSITIVE_INFINITY,
+      transport.maxMessageBytes ?? Number.POSITIVE_INFINITY,
+    );
+    this.#limits = {
+      ...DEFAULT_PARSE_LIMITS,
+      ...options.limits,
+      maxBytes: Number.isFinite(maxBytes) ? maxBytes : DEFAULT_PARSE_LIMITS.maxBytes,
+    };
+    this.#timeoutMs = options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#maxPending = options.maxPendingRequests ?? 1024;
+    this.#maxHandlers = options.maxConcurrentHandlers ?? 256;
+    this.#interceptor = options.interceptor;
+    this.#onHandlerError = options.onHandlerError;
+  }
+
+  get closed(): boolean {
+    return this.#closed.signal.aborted;
+  }
+
+  /** Aborted when the connection closes. */
+  get signal(): AbortSignal {
+    return this.#closed.signal;
+  }
+
+  get transport(): Transport {
+    return this.#transport;
+  }
+
+  setRequestHandler(method: string, handler: RequestHandler<C>): void {
+    this.#requestHandlers.set(method, handler);
+  }
+
+  setNotificationHandler(method: string, handler: NotificationHandler<C>): void {
+    this.#notificationHandlers.set(method, handler);
+  }
+
+  /** Wires the transport and starts it. */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    this.#transport.onmessage = (frame, extra) => {
+      void this.#receive(frame, extra);
+    };
+    this.#transport.onclose = () => this.#onTransportClosed();
+    await this.#transport.start();
+  }
+
+  /** Sends a request and resolves with its result; a peer error rejects with its WmpError. */
+  request(method: string, params?: Record<string, unknown>, options: RequestOptions = {}): Promise<unknown> {
+    if (this.closed) return Promise.reject(new ConnectionClosedError());
+    if (this.#pending.size >= this.#maxPending) {
+      return Promise.reject(new PeerError('ERR_TOO_MANY_PENDING', 'too many pending requests'));
+    }
+    options.signal?.throwIfAborted();
+    const id = newRequestId();
+    const message: JsonRpcRequest =
+      params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => settle(() => reject(new RequestTimeoutError())),
+        options.timeoutMs ?? this.#timeoutMs,
+      );
+      const onAbort = () => settle(() => reject(options.signal?.reason));
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      const cleanup = () => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        this.#pending.delete(id);
+      };
+      const settle = (fn: () => void) => {
+        cleanup();
+        fn();
+      };
+      this.#pending.set(id, { resolve, reject, cleanup });
+      this.#transport
+        .send(message)
+        .catch((e: unknown) => settle(() => reject(this.closed ? new ConnectionClosedError() : e)));
+    });
+  }
+
+  /** Sends a notification (no answer). */
+  async notify(method: string, params?: Record<string, unknown>, sessionId?: string): Promise<void> {
+    if (this.closed) throw new ConnectionClosedError();
+    const message: JsonRpcNotification =
+      params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
+    await this.#transport.send(message, sessionId === undefined ? {} : { sessionId });
+  }
+
+  /** Sends any prepared message (used by servers that route others' messages). */
+  async send(message: JsonRpcMessage): Promise<void> {
+    if (this.closed) throw new ConnectionClosedError();
+    await this.#transport.send(message);
+  }
+
+  async close(): Promise<void> {
+    await this.#transport.close();
+    this.#onTransportClosed();
+  }
+
+  #onTransportClosed(): void {
+    if (this.closed) return;
+    this.#closed.abort(new ConnectionClosedError());
+    for (const pending of [...this.#pending.values()]) {
+      pending.cleanup();
+      pending.reject(new ConnectionClosedError());
+    }
+    this.onclose?.();
+  }
+
+  async #receive(frame: string | Uint8Array, extra: TransportMessageExtra | undefined): Promise<void> {
+    let parsed: ReturnType<typeof parseMessage>;
+    try {
+      parsed = parseMessage(frame, this.#limits);
+    } catch (e) {
+      await this.#reply(toWmpError(e).toResponse(null));
+      return;
+    }
+    if (parsed.kind === 'message') {
+      const answer = await this.#handle(parsed.message, extra);
+      if (answer) await this.#reply(answer);
+      return;
+    }
+    const answers = await Promise.all(
+      parsed.entries.map((entry) =>
+        isInvalidEntry(entry)
+          ? (entry as InvalidBatchEntry).invalid.toResponse((entry as InvalidBatchEntry).id)
+          : this.#handle(entry, extra),
+      ),
+    );
+    const responses = answers.filter((a): a is JsonRpcResponse => a !== undefined);
+    if (responses.length > 0) await this.#reply(responses);
+  }
+
+  async #reply(answer: JsonRpcResponse | JsonRpcResponse[]): Promise<void> {
+    if (this.closed) return;
+    const related = Array.isArray(answer) ? undefined : answer.id;
+    try {
+      await this.#transport.send(
+        answer,
+        related === null || related === undefined ? {} : { relatedRequestId: related },
+      );
+    } catch {
+      // The connection went away while answering: nothing left to tell.
+    }
+  }
+
+  /** Handles one message; returns the response to send, if any. */
+  async #handle(
+    message: JsonRpcMessage,
+    extra: TransportMessageExtra | undefined,
+  ): Promise<JsonRpcResponse | undefined> {
+    if (!('method' in message)) {
+      this.#settle(message);
+      return undefined;
+    }
+    const isRequest = 'id' in message;
+    const requestId = isRequest ? (message as JsonRpcRequest).id : undefined;
+    if (isRequest && this.#activeHandlers >= this.#maxHandlers) return new RateLimitedError().toResponse(requestId!);
+    const handler = isRequest
+      ? this.#requestHandlers.get(message.method)
+      : this.#notificationHandlers.get(message.method);
+    this.#activeHandlers++;
+    try {
+      const base: BaseContext = {
+        signal: this.#closed.signal,
+        requestId,
+        request: message,
+        extra,
+        notify: (method, params) => this.notify(method, params),
+      };
+      if (!handler) {
+        if (isRequest) throw new MethodNotFoundError();
+        return undefined; // unknown notifications are ignored (JSON-RPC)
+      }
+      const context = this.#interceptor ? await this.#interceptor(message, base) : (base as C);
+      const result = await handler(message.params ?? {}, context);
+      return isRequest ? { jsonrpc: '2.0', id: requestId!, result: result === undefined ? {} : result } : undefined;
+    } catch (e) {
+      if (!(e instanceof WmpError)) this.#onHandlerError?.(e, message.method);
+      return isRequest ? toWmpError(e).toResponse(requestId!) : undefined;
+    } finally {
+      this.#activeHandlers--;
+    }
+  }
+
+  #settle(response: JsonRpcResponse): void {
+    if (response.id === null) return;
+    const pending = this.#pending.get(response.id);
+    if (!pending) return; // late, or never ours: nothing to do
+    pending.cleanup();
+    if ('error' in response) pending.reject(errorFromJsonRpc(response.error));
+    else pending.resolve(response.result);
+  }
+}

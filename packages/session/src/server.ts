@@ -1,0 +1,237 @@
+import { verifyMessage } from '@wmp/jcs-signing';
+import {
+  type Capabilities,
+  InvalidParamsError,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  NotAuthorizedError,
+  RateLimitedError,
+  SessionExpiredError,
+  SessionNotFoundError,
+  validateParams,
+  type WmpMetadata,
+} from '@wmp/jsonrpc-envelope';
+import type { Authenticator } from './auth/authenticator.js';
+import { signedChallengeAuthenticator } from './auth/signed-challenge.js';
+import type { Connection, WmpContext } from './context.js';
+import {
+  capabilitiesUsed,
+  checkCapabilities,
+  checkDuplicateId,
+  checkEncryption,
+  checkSender,
+  checkTimestamp,
+  PENDING_ALLOWED,
+} from './enforce.js';
+import { FlowManager } from './flows.js';
+import { capabilityHandlers } from './handlers/capability.js';
+import { flowHandlers } from './handlers/flow.js';
+import { messagingHandlers } from './handlers/messaging.js';
+import { resolveHandlers } from './handlers/resolve.js';
+import { sessionHandlers, withWmp } from './handlers/session.js';
+import { type BaseContext, Peer, type RequestHandler } from './peer.js';
+import type { ServerServices, WmpServerOptions } from './services.js';
+import { isExpired } from './session-model.js';
+import { MemorySessionStore, type SessionStore } from './session-store.js';
+import type { Transport } from './transport.js';
+
+/** Methods that run without a session of the connection (they make or find one themselves). */
+const SESSIONLESS: ReadonlySet<string> = new Set(['wmp.session.create', 'wmp.session.resume', 'wmp.session.join']);
+
+const DEFAULT_CAPABILITIES: Capabilities = {
+  messaging: { max_size: 1024 * 1024 },
+  flows: { max_concurrent: 16 },
+  sign: { proof_types: ['jwt'] },
+};
+
+/**
+ * A WMP responder: one Peer per connection, sessions shared through a store. Every incoming
+ * message goes through one pipeline (schema, session, binding, pending state, sender, timestamp,
+ * duplicate id, capability, encryption, signature policy) before its handler runs.
+ */
+export class WmpServer {
+  readonly #options: WmpServerOptions;
+  readonly #store: SessionStore;
+  readonly #flows: FlowManager;
+  readonly #authenticators: Map<string, Authenticator>;
+  readonly #handlers = new Map<string, RequestHandler<WmpContext>>();
+  readonly #connections = new Set<Connection>();
+  /** Session id -> connections bound to it (one per device of a participant). */
+  readonly #bindings = new Map<string, Set<Connection>>();
+  readonly #now: () => number;
+  readonly #supported: Capabilities;
+  #nextConnectionId = 1;
+
+  constructor(options: WmpServerOptions = {}) {
+    this.#options = options;
+    this.#store = options.store ?? new MemorySessionStore();
+    this.#flows = options.flows ?? new FlowManager();
+    this.#authenticators = new Map(
+      Object.entries(options.authenticators ?? { signed_challenge: signedChallengeAuthenticator() }),
+    );
+    this.#now = options.now ?? Date.now;
+    const resolveTypes = Object.keys(options.resolvers ?? {});
+    this.#supported = {
+      ...(options.capabilities ?? DEFAULT_CAPABILITIES),
+      ...(resolveTypes.length > 0 && !options.capabilities?.resolve
+        ? { resolve: { supported_types: resolveTypes } }
+        : {}),
+    };
+    const services = this.#services();
+    for (const group of [sessionHandlers, capabilityHandlers, messagingHandlers, flowHandlers, resolveHandlers]) {
+      for (const [method, handler] of Object.entries(group(services))) this.#handlers.set(method, handler);
+    }
+  }
+
+  get flows(): FlowManager {
+    return this.#flows;
+  }
+
+  get store(): SessionStore {
+    return this.#store;
+  }
+
+  /** Adds or replaces the handler of a method (a relay adds `wmp.relay.register`, say). */
+  handle(method: string, handler: RequestHandler<WmpContext>): void {
+    this.#handlers.set(method, handler);
+    for (const c of this.#connections) {
+      c.peer.setRequestHandler(method, handler);
+      c.peer.setNotificationHandler(method, handler as never);
+    }
+  }
+
+  /** Serves one connection until it closes. */
+  async connect(transport: Transport): Promise<Connection> {
+    if (this.#connections.size >= (this.#options.maxConnections ?? 100_000)) {
+      await transport.close();
+      throw new RateLimitedError({ reason: 'too many connections' });
+    }
+    const peer: Peer<WmpContext> = new Peer<WmpContext>(transport, {
+      interceptor: (message, base) => this.#intercept(connection, message, base),
+      ...(this.#options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.#options.requestTimeoutMs }),
+      ...(this.#options.maxMessageBytes === undefined
+        ? {}
+        : { limits: { maxBytes: this.#options.maxMessageBytes, maxDepth: 32, maxBatch: 100 } }),
+    });
+    const connection: Connection = { id: this.#nextConnectionId++, peer, sessions: new Map(), recentIds: new Map() };
+    for (const [method, handler] of this.#handlers) {
+      peer.setRequestHandler(method, handler);
+      peer.setNotificationHandler(method, handler as never);
+    }
+    peer.onclose = () => this.#disconnect(connection);
+    this.#connections.add(connection);
+    await peer.start();
+    return connection;
+  }
+
+  /** Sends a notification to every connection bound to a session. */
+  async notifySession(sessionId: string, method: string, params: Record<string, unknown>): Promise<void> {
+    const session = await this.#store.get(sessionId);
+    const full = session ? withWmp(session, params) : params;
+    const targets = [...(this.#bindings.get(sessionId) ?? [])];
+    await Promise.all(targets.map((c) => c.peer.notify(method, full, sessionId).catch(() => undefined)));
+  }
+
+  /** Connections currently bound to a session. */
+  connectionsOf(sessionId: string): Connection[] {
+    return [...(this.#bindings.get(sessionId) ?? [])];
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#connections].map((c) => c.peer.close().catch(() => undefined)));
+  }
+
+  #services(): ServerServices {
+    return {
+      options: this.#options,
+      store: this.#store,
+      flows: this.#flows,
+      authenticators: this.#authenticators,
+      supportedCapabilities: this.#supported,
+      now: () => this.#now(),
+      notifySession: (id, method, params) => this.notifySession(id, method, params),
+      bind: (connection, sessionId, identity) => {
+        if (
+          !connection.sessions.has(sessionId) &&
+          connection.sessions.size >= (this.#options.maxSessionsPerConnection ?? 16)
+        ) {
+          throw new RateLimitedError({ reason: 'too many sessions on this connection' });
+        }
+        connection.sessions.set(sessionId, { identity });
+        const set = this.#bindings.get(sessionId) ?? new Set<Connection>();
+        this.#bindings.set(sessionId, set);
+        set.add(connection);
+      },
+      unbind: (sessionId) => {
+        for (const c of this.#bindings.get(sessionId) ?? []) {
+          c.sessions.delete(sessionId);
+          c.recentIds.delete(sessionId);
+        }
+        this.#bindings.delete(sessionId);
+      },
+    };
+  }
+
+  #disconnect(connection: Connection): void {
+    this.#connections.delete(connection);
+    for (const sessionId of connection.sessions.keys()) {
+      const set = this.#bindings.get(sessionId);
+      set?.delete(connection);
+      if (set?.size === 0) this.#bindings.delete(sessionId);
+    }
+  }
+
+  async #intercept(
+    connection: Connection,
+    message: JsonRpcRequest | JsonRpcNotification,
+    base: BaseContext,
+  ): Promise<WmpContext> {
+    const params = validateParams(message.method, message.params);
+    const wmp = (params as { wmp: WmpMetadata }).wmp;
+    const now = this.#now();
+    checkTimestamp(wmp, now, this.#options.skewSeconds ?? 30);
+    if (SESSIONLESS.has(message.method)) {
+      return { ...base, session: undefined, sender: undefined, connection };
+    }
+    const sessionId = wmp.session_id ?? base.extra?.sessionId;
+    if (sessionId === undefined) throw new NotAuthorizedError({ reason: 'no session' });
+    const session = await this.#store.get(sessionId);
+    if (!session || session.state === 'closed') throw new SessionNotFoundError();
+    if (isExpired(session, now)) {
+      await this.#store.delete(sessionId);
+      this.#flows.closeSession(sessionId);
+      this.#services().unbind(sessionId);
+      this.#options.hooks?.sessionEnded?.(session);
+      throw new SessionExpiredError();
+    }
+    // A session id alone is never enough: the session must be bound to this connection.
+    const binding = connection.sessions.get(sessionId);
+    if (!binding) throw new NotAuthorizedError({ reason: 'session not bound to this connection' });
+    if (session.state === 'pending' && !PENDING_ALLOWED.has(message.method)) {
+      throw new NotAuthorizedError({ reason: 'authentication required' });
+    }
+    if (message.method !== 'wmp.session.authenticate') checkSender(wmp, binding.identity, session);
+    const recent = connection.recentIds.get(sessionId) ?? new Set<string | number>();
+    connection.recentIds.set(sessionId, recent);
+    checkDuplicateId(recent, 'id' in message ? message.id : undefined);
+    const context: WmpContext = { ...base, session, sender: binding.identity, connection };
+    if (this.#options.authorize && !(await this.#options.authorize(context))) throw new NotAuthorizedError();
+    const reason = this.#options.validate?.(message.method, params);
+    if (reason !== undefined) throw new InvalidParamsError({ reason });
+    const used = capabilitiesUsed(message, session, (type) => {
+      const flowType = this.#flows.type(type);
+      return flowType ? (flowType.capability ?? null) : undefined;
+    });
+    checkCapabilities(used, session);
+    checkEncryption(message, used, session);
+    const policy = this.#options.requireSignatures;
+    if (policy === true || (Array.isArray(policy) && policy.includes(message.method))) {
+      await verifyMessage(message, {
+        required: true,
+        ...(this.#options.keyResolver ? { resolver: this.#options.keyResolver } : {}),
+        ...(binding.identity ? { signer: binding.identity } : {}),
+      });
+    }
+    return context;
+  }
+}

@@ -1,0 +1,97 @@
+import type { KeyResolver, Signer } from '@wmp/jcs-signing';
+import type { Capabilities, ParamsOf } from '@wmp/jsonrpc-envelope';
+import type { Authenticator } from './auth/authenticator.js';
+import type { Connection, WmpContext } from './context.js';
+import type { FlowManager } from './flows.js';
+import type { SecurityPolicy } from './negotiate.js';
+import type { SessionRecord } from './session-model.js';
+import type { SessionStore } from './session-store.js';
+
+/** Resolves one `wmp.resolve` type (core §5.8); `null` when the URI is unknown. */
+export type Resolver = (
+  uri: string,
+  options: Record<string, unknown> | undefined,
+  context: WmpContext,
+) => Promise<ResolveOutcome | null> | ResolveOutcome | null;
+
+export interface ResolveOutcome {
+  /** What go-wmp, wmp-js and the vectors read. */
+  readonly metadata?: unknown;
+  /** The spec's form, sent too when known (DESIGN §5). */
+  readonly content_type?: string;
+  readonly body?: unknown;
+  readonly trust_info?: { trusted?: boolean; source?: string };
+}
+
+/**
+ * The MLS side of a session, implemented by @wmp/mls-bridge. With it, a responder creates the
+ * session's group when MLS is negotiated and returns its GroupInfo (`security.mls_group_info`).
+ */
+export interface MlsSessionProvider {
+  createGroup(input: { sessionId: string; cipherSuite: number }): Promise<{ groupInfo: string }>;
+}
+
+/** Application hooks for what a plain responder cannot decide itself (a relay fills these in). */
+export interface ServerHooks {
+  /** A `wmp.message.deliver` on a session; returns the result for a request form. */
+  deliver?(params: ParamsOf<'wmp.message.deliver'>, context: WmpContext): unknown;
+  ack?(params: ParamsOf<'wmp.message.ack'>, context: WmpContext): void | Promise<void>;
+  poll?(params: ParamsOf<'wmp.message.poll'>, context: WmpContext): unknown;
+  /** After a resume: re-deliver what the identity missed after `lastReceivedId`; returns how many. */
+  resume?(
+    session: SessionRecord,
+    identity: string | undefined,
+    lastReceivedId: string | undefined,
+    connection: Connection,
+  ): Promise<number> | number;
+  /** A session was closed or expired. */
+  sessionEnded?(session: SessionRecord): void;
+}
+
+export interface WmpServerOptions {
+  readonly supportedVersions?: readonly string[];
+  /** What this responder supports, with its limits (the intersection with each offer is used). */
+  readonly capabilities?: Capabilities;
+  readonly security?: SecurityPolicy;
+  /** Authenticators by auth type; default: signed_challenge (did:key, did:jwk). */
+  readonly authenticators?: Readonly<Record<string, Authenticator>>;
+  /** Refuse everything but authentication until a session authenticated (default true). */
+  readonly requireAuthentication?: boolean;
+  readonly defaultTtlSeconds?: number;
+  readonly maxTtlSeconds?: number;
+  readonly challengeTtlSeconds?: number;
+  readonly skewSeconds?: number;
+  readonly store?: SessionStore;
+  readonly flows?: FlowManager;
+  readonly resolvers?: Readonly<Record<string, Resolver>>;
+  /** Require a valid non-repudiation signature on every message, or on these methods (-31010). */
+  readonly requireSignatures?: boolean | readonly string[];
+  readonly keyResolver?: KeyResolver;
+  /** This responder's own identity, to authenticate itself when the initiator sends a `nonce`. */
+  readonly identity?: { readonly id: string; readonly signer: Signer };
+  readonly maxSessionsPerConnection?: number;
+  readonly maxConnections?: number;
+  /** Extra policy after the session checks: false is -31002 (the interop vectors' `authorize`). */
+  readonly authorize?: (context: WmpContext) => boolean | Promise<boolean>;
+  /** Extra params validation after the schema: a returned reason is -32602. */
+  readonly validate?: (method: string, params: unknown) => string | undefined;
+  readonly hooks?: ServerHooks;
+  readonly mls?: MlsSessionProvider;
+
+  readonly now?: () => number;
+  readonly requestTimeoutMs?: number;
+  readonly maxMessageBytes?: number;
+}
+
+/** What handlers use of the server. */
+export interface ServerServices {
+  readonly options: WmpServerOptions;
+  readonly store: SessionStore;
+  readonly flows: FlowManager;
+  readonly authenticators: ReadonlyMap<string, Authenticator>;
+  readonly supportedCapabilities: Capabilities;
+  readonly now: () => number;
+  notifySession(sessionId: string, method: string, params: Record<string, unknown>): Promise<void>;
+  bind(connection: Connection, sessionId: string, identity: string | undefined): void;
+  unbind(sessionId: string): void;
+}

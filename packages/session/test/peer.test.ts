@@ -1,0 +1,154 @@
+import { ErrorCode, InvalidParamsError, WmpError } from '@wmp/jsonrpc-envelope';
+import { describe, expect, it } from 'vitest';
+import { ConnectionClosedError, InMemoryTransport, Peer, RequestTimeoutError } from '../src/index.js';
+
+async function pair(options: ConstructorParameters<typeof Peer>[1] = {}) {
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  const client = new Peer(a);
+  const server = new Peer(b, options);
+  await Promise.all([client.start(), server.start()]);
+  return { client, server, a, b };
+}
+
+/** Frames the raw side receives, parsed. */
+function capture(t: InMemoryTransport): unknown[] {
+  const got: unknown[] = [];
+  t.onmessage = (frame) => got.push(JSON.parse(String(frame)));
+  return got;
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 10));
+
+describe('Peer', () => {
+  it('correlates requests and responses both ways, and answers {} for an empty result', async () => {
+    const { client, server } = await pair();
+    server.setRequestHandler('echo', (params) => params);
+    server.setRequestHandler('nothing', () => undefined);
+    client.setRequestHandler('ping', () => 'pong');
+    await expect(client.request('echo', { a: 1 })).resolves.toEqual({ a: 1 });
+    await expect(client.request('nothing')).resolves.toEqual({});
+    await expect(server.request('ping')).resolves.toBe('pong');
+  });
+
+  it('delivers notifications without answering them', async () => {
+    const { client, server } = await pair();
+    const seen: unknown[] = [];
+    server.setNotificationHandler('note', (p) => void seen.push(p));
+    await client.notify('note', { x: 1 });
+    await client.notify('unknown.note', {});
+    await tick();
+    expect(seen).toEqual([{ x: 1 }]);
+  });
+
+  it('answers an unknown method with -32601 and a WmpError with itself', async () => {
+    const { client, server } = await pair();
+    server.setRequestHandler('bad', () => {
+      throw new InvalidParamsError({ reason: 'x' });
+    });
+    await expect(client.request('missing')).rejects.toMatchObject({ code: ErrorCode.MethodNotFound });
+    await expect(client.request('bad')).rejects.toMatchObject({ code: ErrorCode.InvalidParams, data: { reason: 'x' } });
+  });
+
+  it('turns any other exception into -32603 without its message', async () => {
+    const errors: unknown[] = [];
+    const { client, server } = await pair({ onHandlerError: (e) => errors.push(e) });
+    server.setRequestHandler('boom', () => {
+      throw new Error('secret path /etc/shadow');
+    });
+    const e = (await client.request('boom').catch((x) => x)) as WmpError;
+    expect(e).toBeInstanceOf(WmpError);
+    expect(e.toJsonRpc()).toEqual({ code: -32603, message: 'Internal error' });
+    expect(errors).toHaveLength(1);
+  });
+
+  it('answers a batch as one array, without the notifications, entry by entry', async () => {
+    const { server, a } = await pair();
+    server.setRequestHandler('echo', (p) => p);
+    const got = capture(a);
+    a.send([
+      { jsonrpc: '2.0', id: 1, method: 'echo', params: { n: 1 } },
+      { jsonrpc: '2.0', method: 'echo', params: { n: 2 } },
+      { jsonrpc: '2.0', id: 3, method: 'missing' },
+    ] as never);
+    await tick();
+    expect(got).toEqual([
+      [
+        { jsonrpc: '2.0', id: 1, result: { n: 1 } },
+        { jsonrpc: '2.0', id: 3, error: { code: -32601, message: 'Method not found' } },
+      ],
+    ]);
+  });
+
+  it('answers malformed frames with an error of id null and keeps serving', async () => {
+    const { server, a, b } = await pair();
+    server.setRequestHandler('echo', (p) => p);
+    const got = capture(a);
+    b.receiveRaw('{"jsonrpc":"2.0","id":1,');
+    b.receiveRaw('{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1,"a":2}}');
+    b.receiveRaw('[]');
+    b.receiveRaw(new Uint8Array([0xff, 0xfe]));
+    b.receiveRaw(`{"jsonrpc":"2.0","id":2,"method":"echo","params":${'['.repeat(40)}${']'.repeat(40)}}`);
+    b.receiveRaw('{"jsonrpc":"2.0","id":9,"method":"echo","params":{"ok":true}}');
+    await tick();
+    expect(got.map((m) => (m as { error?: { code: number } }).error?.code ?? 'ok')).toEqual([
+      -32700,
+      -32600,
+      -32600,
+      -32700,
+      -32600,
+      'ok',
+    ]);
+    expect((got[0] as { id: unknown }).id).toBeNull();
+  });
+
+  it('rejects every pending call with ConnectionClosedError when the transport closes', async () => {
+    const { client, server, b } = await pair();
+    server.setRequestHandler('slow', () => new Promise(() => undefined));
+    const calls = [client.request('slow'), client.request('slow')];
+    await tick();
+    await b.close();
+    for (const c of calls) await expect(c).rejects.toBeInstanceOf(ConnectionClosedError);
+    await expect(client.request('slow')).rejects.toBeInstanceOf(ConnectionClosedError);
+  });
+
+  it('times out and aborts calls, and frees their slots', async () => {
+    const { client, server } = await pair();
+    server.setRequestHandler('slow', () => new Promise(() => undefined));
+    await expect(client.request('slow', {}, { timeoutMs: 20 })).rejects.toBeInstanceOf(RequestTimeoutError);
+    const ac = new AbortController();
+    const call = client.request('slow', {}, { signal: ac.signal });
+    ac.abort(new Error('user gave up'));
+    await expect(call).rejects.toThrow('user gave up');
+  });
+
+  it('refuses incoming calls over its concurrency bound with -31007', async () => {
+    const { client, server } = await pair({ maxConcurrentHandlers: 2 });
+    server.setRequestHandler('slow', () => new Promise((r) => setTimeout(() => r('done'), 50)));
+    const results = await Promise.allSettled([client.request('slow'), client.request('slow'), client.request('slow')]);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as WmpError).code))).toEqual([
+      'done',
+      'done',
+      -31007,
+    ]);
+  });
+
+  it('aborts the handlers signal when the connection closes', async () => {
+    const { client, server, a } = await pair();
+    let aborted = false;
+    server.setRequestHandler(
+      'wait',
+      (_p, ctx) =>
+        new Promise((r) =>
+          ctx.signal.addEventListener('abort', () => {
+            aborted = true;
+            r(true);
+          }),
+        ),
+    );
+    void client.request('wait').catch(() => undefined);
+    await tick();
+    await a.close();
+    await tick();
+    expect(aborted).toBe(true);
+  });
+});
