@@ -1,0 +1,318 @@
+import { DEFAULT_PARSE_LIMITS, ErrorCode, type ParseLimits } from '@wmp/jsonrpc-envelope';
+import type { TransportMessageExtra } from '@wmp/session';
+import { type Context, Hono } from 'hono';
+import { cors } from 'hono/cors';
+import { readBoundedBody } from './http-body.js';
+import { classifyPostBody } from './http-frames.js';
+import type { PendingOutcome, PendingPost } from './http-pending.js';
+import {
+  acceptsEventStream,
+  DEFAULT_WMP_PATH,
+  isJsonContentType,
+  parseEventId,
+  WMP_SESSION_ID_HEADER,
+  WMP_SESSION_TOKEN_HEADER,
+  WMP_SSE_EVENT,
+} from './http-protocol.js';
+import { bindingError, bindingErrors, jsonReply, SSE_HEADERS } from './http-replies.js';
+import { HttpSession, type HttpSessionLimits, type HttpSessionTransport } from './http-session.js';
+import { bearerToken, constantTimeEqual } from './http-token.js';
+import { SseWriter } from './sse-writer.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from './ws-protocol.js';
+
+export interface HttpBindingOptions {
+  /**
+   * Called once per new HTTP session with its transport (wire a Peer to it, then start it);
+   * frames wait until the transport is started. `request` is the POST that opened the session
+   * (its body already read). A throw or rejection ends the session with 500.
+   */
+  onTransport(transport: HttpSessionTransport, request: Request): void | Promise<void>;
+  /** Endpoint path; default `/wmp`. SSE streams are `GET <path>` and `GET <path>/events`. */
+  readonly path?: string;
+  /** Largest POST body, refused with 413 before parsing; default 1 MiB (as go-wmp). */
+  readonly maxBodyBytes?: number;
+  /** The limits the Peer parses with (the binding classifies bodies the same way). Default: envelope defaults with `maxBodyBytes`. */
+  readonly parseLimits?: ParseLimits;
+  /** CORS for browsers on other origins. Off unless set. */
+  readonly cors?: { readonly origins: readonly string[] | '*' };
+  /** Events kept per session for `Last-Event-ID` replay; default 200 (as go-wmp). */
+  readonly replayBuffer?: number;
+  /** Characters kept per session for replay; default 4 Mi. */
+  readonly replayBufferChars?: number;
+  /** Most HTTP sessions at once; more get 503. Default 10 000. */
+  readonly maxSessions?: number;
+  /** Most SSE streams per session; more get 429. Default 8. */
+  readonly maxSubscribers?: number;
+  /** Most POSTs of one session waiting for answers at once; more get 429. Default 32. */
+  readonly maxPendingPosts?: number;
+  /** How long a POST waits for its answers; then 504. Default 30 s. */
+  readonly pendingTimeoutMs?: number;
+  /** A session with no open stream, no waiting POST and no request for this long is closed. Default 15 min. */
+  readonly sessionIdleMs?: number;
+  /** SSE keep-alive comment interval; default 15 s. */
+  readonly keepAliveMs?: number;
+  /** Bytes queued for one slow SSE reader before its stream is ended (it resumes with Last-Event-ID). Default 4 MiB. */
+  readonly maxQueuedBytes?: number;
+  /**
+   * INSECURE: accept requests that name a session without presenting its `Wmp-Session-Token`
+   * (go-wmp and wmp-js clients do not send it, and a browser EventSource cannot). Anyone who
+   * learns a session id can then post into the session and read its stream. A token that is
+   * presented in `Wmp-Session-Token` must still be right. Default false.
+   */
+  readonly allowSessionIdOnly?: boolean;
+}
+
+export interface HttpBinding {
+  /** The hono app with the binding's routes (mount it, or serve `app.fetch`). */
+  readonly app: Hono;
+  /** Open HTTP sessions (with or without an id yet). */
+  readonly sessionCount: number;
+  /**
+   * Ends every SSE stream, answers every waiting POST (503) and closes every session transport,
+   * so that the server's `close()` does not wait on open streams.
+   */
+  close(): Promise<void>;
+}
+
+const STATUS_OF: Readonly<Record<PendingOutcome, 200 | 503 | 504>> = {
+  complete: 200,
+  timeout: 504,
+  closed: 503,
+  aborted: 503,
+};
+
+/**
+ * The HTTPS binding (transport §4) as a hono app: `POST <path>` (request/response, or streamed
+ * as SSE when the client accepts `text/event-stream`), `GET <path>` and `GET <path>/events`
+ * (SSE streams with `Last-Event-ID` replay). One `HttpSessionTransport` per HTTP session; the
+ * session is bound to a secret token returned on the reply that created it.
+ */
+export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
+  const path = options.path ?? DEFAULT_WMP_PATH;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const parseLimits = options.parseLimits ?? { ...DEFAULT_PARSE_LIMITS, maxBytes: maxBodyBytes };
+  const maxSessions = options.maxSessions ?? 10_000;
+  const idleMs = options.sessionIdleMs ?? 15 * 60_000;
+  const allowSessionIdOnly = options.allowSessionIdOnly ?? false;
+  const limits: HttpSessionLimits = {
+    maxMessageBytes: maxBodyBytes,
+    replayEvents: options.replayBuffer ?? 200,
+    replayChars: options.replayBufferChars ?? 4 * 1024 * 1024,
+    maxSubscribers: options.maxSubscribers ?? 8,
+    maxPendingPosts: options.maxPendingPosts ?? 32,
+    pendingTimeoutMs: options.pendingTimeoutMs ?? 30_000,
+    keepAliveMs: options.keepAliveMs ?? 15_000,
+    maxQueuedBytes: options.maxQueuedBytes ?? 4 * 1024 * 1024,
+  };
+
+  const live = new Set<HttpSession>();
+  // Several HTTP sessions may carry one WMP session (participants of a group session, a device
+  // that resumed): each has its own token, which is what identifies it.
+  const byToken = new Map<string, HttpSession>();
+  const byId = new Map<string, Set<HttpSession>>();
+  let closed = false;
+
+  const hooks = {
+    register(session: HttpSession, id: string): void {
+      const set = byId.get(id) ?? new Set<HttpSession>();
+      byId.set(id, set);
+      set.add(session);
+      if (session.token !== undefined) byToken.set(session.token, session);
+    },
+    closed(session: HttpSession): void {
+      live.delete(session);
+      if (session.token !== undefined) byToken.delete(session.token);
+      const set = session.id === undefined ? undefined : byId.get(session.id);
+      set?.delete(session);
+      if (set?.size === 0) byId.delete(session.id!);
+    },
+  };
+
+  /** The token a request presents: the `Wmp-Session-Token` header, else a Bearer credential. */
+  const presentedToken = (c: Context): string | undefined =>
+    c.req.header(WMP_SESSION_TOKEN_HEADER) ?? bearerToken(c.req.header('authorization'));
+
+  /**
+   * The HTTP session a request names (by id) and proves (by token, compared in constant time);
+   * with `allowSessionIdOnly`, a lone HTTP session of that id without proof. `unknown` when no
+   * HTTP session has the id; `denied` when the proof fails.
+   */
+  const lookup = (c: Context, id: string): HttpSession | 'unknown' | 'denied' => {
+    const candidates = byId.get(id);
+    if (!candidates || candidates.size === 0) return 'unknown';
+    const token = presentedToken(c);
+    if (token !== undefined) {
+      for (const candidate of candidates) {
+        if (candidate.token !== undefined && constantTimeEqual(token, candidate.token)) return candidate;
+      }
+    }
+    if (allowSessionIdOnly && candidates.size === 1 && c.req.header(WMP_SESSION_TOKEN_HEADER) === undefined) {
+      return [...candidates][0]!;
+    }
+    return 'denied';
+  };
+
+  const unauthorized = (): Response =>
+    jsonReply(bindingError(ErrorCode.NotAuthorized), 401, { 'WWW-Authenticate': 'Bearer' });
+
+  const sweeper = setInterval(
+    () => {
+      const now = Date.now();
+      for (const session of live) if (session.isIdle(now, idleMs)) void session.close();
+    },
+    Math.max(1_000, Math.min(idleMs / 2, 60_000)),
+  );
+  (sweeper as { unref?: () => void }).unref?.();
+
+  const finishUnbound = (session: HttpSession): void => {
+    // A session that never got an id cannot be named again: nothing else will reach it.
+    if (session.id === undefined) void session.close();
+  };
+
+  const sessionHeaders = (post: PendingPost): Record<string, string> =>
+    post.sessionHeaders
+      ? {
+          [WMP_SESSION_ID_HEADER]: post.sessionHeaders.sessionId,
+          [WMP_SESSION_TOKEN_HEADER]: post.sessionHeaders.token,
+        }
+      : {};
+
+  const handlePost = async (c: Context): Promise<Response> => {
+    if (closed) return jsonReply(bindingError(ErrorCode.InternalError, 'shutting down'), 503);
+    if (!isJsonContentType(c.req.header('content-type'))) {
+      return jsonReply(bindingError(ErrorCode.InvalidRequest, 'content type must be application/json'), 415);
+    }
+    const bytes = await readBoundedBody(c.req.raw.body, maxBodyBytes, c.req.header('content-length'));
+    if (bytes === undefined) return jsonReply(bindingError(ErrorCode.InvalidRequest, 'message too large'), 413);
+    const body = classifyPostBody(bytes, parseLimits);
+
+    const named = c.req.header(WMP_SESSION_ID_HEADER) ?? body.sessionId;
+    const found = named === undefined ? 'unknown' : lookup(c, named);
+    if (found === 'denied') return unauthorized();
+    let session = found === 'unknown' ? undefined : found;
+    if (!session) {
+      // An unknown id is an error, except on create/resume: those open a new HTTP session
+      // (a client resuming after this server restarted or the HTTP session expired).
+      if (named !== undefined && !body.opensSession) {
+        return jsonReply(bindingErrors(ErrorCode.SessionNotFound, body.expected, body.batch), 404);
+      }
+      if (live.size >= maxSessions) {
+        return jsonReply(bindingError(ErrorCode.RateLimited, 'too many sessions'), 503, { 'Retry-After': '5' });
+      }
+      session = new HttpSession(limits, hooks);
+      live.add(session);
+      try {
+        await options.onTransport(session.transport, c.req.raw);
+      } catch {
+        await session.close();
+        return jsonReply(bindingError(ErrorCode.InternalError), 500);
+      }
+      if (session.closed) return jsonReply(bindingError(ErrorCode.InternalError), 500);
+    }
+
+    // The session may have ended while this request was read (idle sweep, DELETE, takeover).
+    if (session.closed) return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
+    const authorization = c.req.header('authorization');
+    const extra: TransportMessageExtra = {
+      ...(session.id === undefined ? {} : { sessionId: session.id }),
+      ...(authorization === undefined ? {} : { authorization }),
+    };
+
+    if (body.expected.length === 0) {
+      session.deliver(bytes, extra);
+      finishUnbound(session);
+      return c.body(null, 202);
+    }
+    if (session.pendingPosts >= limits.maxPendingPosts) {
+      return jsonReply(bindingError(ErrorCode.RateLimited, 'too many pending requests'), 429);
+    }
+    const streaming = acceptsEventStream(c.req.header('accept'));
+    const post = session.await(body, streaming);
+    c.req.raw.signal.addEventListener('abort', () => post.settle('aborted'), { once: true });
+    const current = session;
+    session.deliver(bytes, extra);
+
+    if (streaming) await post.firstOutput;
+    if (!streaming || post.outputs === 0) {
+      const outcome = await post.done;
+      finishUnbound(current);
+      return jsonReply(post.reply(), STATUS_OF[outcome], sessionHeaders(post));
+    }
+    const writer = new SseWriter({
+      keepAliveMs: limits.keepAliveMs,
+      maxQueuedBytes: limits.maxQueuedBytes,
+      onEnd: () => post.settle('aborted'),
+    });
+    post.stream((frame) => writer.write({ event: WMP_SSE_EVENT, id: current.nextEventId(), data: frame }));
+    void post.done.then(() => {
+      writer.close();
+      finishUnbound(current);
+    });
+    return new Response(writer.body, { status: 200, headers: { ...SSE_HEADERS, ...sessionHeaders(post) } });
+  };
+
+  const handleGet = (c: Context): Response => {
+    if (closed) return jsonReply(bindingError(ErrorCode.InternalError, 'shutting down'), 503);
+    const id = c.req.header(WMP_SESSION_ID_HEADER) ?? c.req.query('session_id');
+    if (!id) return jsonReply(bindingError(ErrorCode.InvalidRequest, 'missing session id'), 400);
+    const session = lookup(c, id);
+    if (session === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
+    if (session === 'denied') return unauthorized();
+    const lastEventId = parseEventId(c.req.header('last-event-id') ?? c.req.query('lastEventId'));
+    const writer = session.subscribe(lastEventId);
+    if (!writer) return jsonReply(bindingError(ErrorCode.RateLimited, 'too many streams'), 429);
+    return new Response(writer.body, { status: 200, headers: SSE_HEADERS });
+  };
+
+  const handleDelete = async (c: Context): Promise<Response> => {
+    const id = c.req.header(WMP_SESSION_ID_HEADER);
+    if (!id) return jsonReply(bindingError(ErrorCode.InvalidRequest, 'missing session id'), 400);
+    const session = lookup(c, id);
+    if (session === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
+    if (session === 'denied') return unauthorized();
+    await session.close();
+    return c.body(null, 204);
+  };
+
+  const notAllowed = (c: Context): Response => c.body(null, 405, { Allow: 'GET, POST, DELETE' });
+
+  const app = new Hono();
+  if (options.cors) {
+    const origins = options.cors.origins;
+    const middleware = cors({
+      origin: origins === '*' ? '*' : [...origins],
+      allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+      allowHeaders: [
+        'Content-Type',
+        'Accept',
+        'Authorization',
+        WMP_SESSION_ID_HEADER,
+        WMP_SESSION_TOKEN_HEADER,
+        'Last-Event-ID',
+      ],
+      exposeHeaders: [WMP_SESSION_ID_HEADER, WMP_SESSION_TOKEN_HEADER],
+      maxAge: 600,
+    });
+    app.use(path, middleware);
+    app.use(`${path}/*`, middleware);
+  }
+  app.post(path, handlePost);
+  app.get(path, handleGet);
+  app.get(`${path}/events`, handleGet);
+  app.delete(path, handleDelete);
+  app.all(path, notAllowed);
+  app.all(`${path}/events`, notAllowed);
+
+  return {
+    app,
+    get sessionCount() {
+      return live.size;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(sweeper);
+      await Promise.all([...live].map((s) => s.close()));
+    },
+  };
+}

@@ -1,0 +1,219 @@
+import type { JsonRpcId, JsonRpcMessage } from '@wmp/jsonrpc-envelope';
+import type { Transport, TransportMessageExtra, TransportSendOptions } from '@wmp/session';
+import { HttpTransportError } from './http-errors.js';
+import { announcedSessionId, type PostBody } from './http-frames.js';
+import { PendingPost } from './http-pending.js';
+import { WMP_SSE_EVENT } from './http-protocol.js';
+import { ReplayBuffer } from './http-replay.js';
+import { createSessionToken } from './http-token.js';
+import { SseWriter } from './sse-writer.js';
+
+/** The bounds of one HTTP session (set by the binding). */
+export interface HttpSessionLimits {
+  readonly maxMessageBytes: number;
+  readonly replayEvents: number;
+  readonly replayChars: number;
+  readonly maxSubscribers: number;
+  readonly maxPendingPosts: number;
+  readonly pendingTimeoutMs: number;
+  readonly keepAliveMs: number;
+  readonly maxQueuedBytes: number;
+}
+
+/** How a session tells its binding that it learned its id or ended. */
+export interface HttpSessionHooks {
+  register(session: HttpSession, id: string): void;
+  closed(session: HttpSession): void;
+}
+
+/**
+ * The Transport of one HTTP session (one per session: go-wmp gives each session id its own Peer
+ * too). Frames arrive from POST bodies; what the Peer sends goes back in the reply of the POST
+ * that carried the request, or else to every SSE stream of the session.
+ */
+export class HttpSessionTransport implements Transport {
+  onmessage?: (frame: string | Uint8Array, extra?: TransportMessageExtra) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  readonly maxMessageBytes: number;
+  readonly #session: HttpSession;
+
+  /** Made by the HTTP binding, never directly. */
+  constructor(session: HttpSession) {
+    this.#session = session;
+    this.maxMessageBytes = session.limits.maxMessageBytes;
+  }
+
+  /** The session id, once the Peer's create (or resume) response announced it. */
+  get sessionId(): string | undefined {
+    return this.#session.id;
+  }
+
+  async start(): Promise<void> {
+    this.#session.start();
+  }
+
+  send(message: JsonRpcMessage | readonly JsonRpcMessage[], options?: TransportSendOptions): Promise<void> {
+    return this.#session.send(message, options);
+  }
+
+  close(): Promise<void> {
+    return this.#session.close();
+  }
+}
+
+/** The binding-side state of one HTTP session. Not exported from the package. */
+export class HttpSession {
+  readonly transport: HttpSessionTransport;
+  readonly limits: HttpSessionLimits;
+  id: string | undefined;
+  /** The binding secret, set with the id. */
+  token: string | undefined;
+  lastActive = Date.now();
+
+  readonly #hooks: HttpSessionHooks;
+  readonly #pending: PendingPost[] = [];
+  readonly #subscribers = new Set<SseWriter>();
+  readonly #replay: ReplayBuffer;
+  #queue: Array<[Uint8Array | string, TransportMessageExtra | undefined]> | undefined = [];
+  #seq = 0;
+  /** The last event written to at least one live subscriber; later ones are held for the next. */
+  #deliveredUpTo = 0;
+  #closed = false;
+
+  constructor(limits: HttpSessionLimits, hooks: HttpSessionHooks) {
+    this.limits = limits;
+    this.#hooks = hooks;
+    this.#replay = new ReplayBuffer(limits.replayEvents, limits.replayChars);
+    this.transport = new HttpSessionTransport(this);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get pendingPosts(): number {
+    return this.#pending.length;
+  }
+
+  get subscribers(): number {
+    return this.#subscribers.size;
+  }
+
+  /** Nothing open and nothing heard for `idleMs`. */
+  isIdle(now: number, idleMs: number): boolean {
+    return this.#pending.length === 0 && this.#subscribers.size === 0 && now - this.lastActive >= idleMs;
+  }
+
+  touch(): void {
+    this.lastActive = Date.now();
+  }
+
+  start(): void {
+    const queued = this.#queue ?? [];
+    this.#queue = undefined;
+    for (const [frame, extra] of queued) this.#emit(frame, extra);
+  }
+
+  /** Hands one POST body to the Peer (kept until `start()`). */
+  deliver(frame: Uint8Array | string, extra: TransportMessageExtra | undefined): void {
+    if (this.#closed) return;
+    this.touch();
+    if (this.#queue) this.#queue.push([frame, extra]);
+    else this.#emit(frame, extra);
+  }
+
+  // A throwing handler must not turn into a 500 for this POST or break the session.
+  #emit(frame: Uint8Array | string, extra: TransportMessageExtra | undefined): void {
+    try {
+      this.transport.onmessage?.(frame, extra);
+    } catch (e) {
+      this.transport.onerror?.(e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+
+  /** Registers a POST that waits for the answers to `body`. The caller checks `pendingPosts` first. */
+  await(body: PostBody, streaming: boolean): PendingPost {
+    const post = new PendingPost(body, streaming, this.limits.pendingTimeoutMs, (p) => {
+      const i = this.#pending.indexOf(p);
+      if (i >= 0) this.#pending.splice(i, 1);
+      this.touch();
+    });
+    this.#pending.push(post);
+    return post;
+  }
+
+  /**
+   * Opens an SSE stream. With `lastEventId` it first replays the kept events after it; without,
+   * it replays the events sent while no stream was open (so nothing sent between the create
+   * reply and the first GET is lost). Undefined when the session has its maximum of streams.
+   */
+  subscribe(lastEventId: number | undefined): SseWriter | undefined {
+    if (this.#closed || this.#subscribers.size >= this.limits.maxSubscribers) return undefined;
+    const writer = new SseWriter({
+      keepAliveMs: this.limits.keepAliveMs,
+      maxQueuedBytes: this.limits.maxQueuedBytes,
+      onEnd: () => {
+        this.#subscribers.delete(writer);
+        this.touch();
+      },
+    });
+    writer.comment('wmp');
+    for (const event of this.#replay.after(lastEventId ?? this.#deliveredUpTo)) {
+      writer.write({ event: WMP_SSE_EVENT, id: event.seq, data: event.data });
+      this.#deliveredUpTo = Math.max(this.#deliveredUpTo, event.seq);
+    }
+    // A replay larger than the reader's queue ends the writer at once; it is not a live subscriber then.
+    if (!writer.ended) this.#subscribers.add(writer);
+    this.touch();
+    return writer;
+  }
+
+  /** The next event id (ids are unique in the session, whichever stream carries the event). */
+  nextEventId(): number {
+    return ++this.#seq;
+  }
+
+  async send(message: JsonRpcMessage | readonly JsonRpcMessage[], options: TransportSendOptions = {}): Promise<void> {
+    if (this.#closed) throw new HttpTransportError('ERR_HTTP_CLOSED');
+    const frame = JSON.stringify(message);
+    // The first response that announces a session id names this HTTP session (the create reply).
+    const announced = this.id === undefined ? announcedSessionId(message) : undefined;
+    if (announced !== undefined) this.#register(announced);
+    const related: JsonRpcId | undefined = options.relatedRequestId;
+    for (const post of this.#pending) {
+      if (!post.offer(message, frame, related)) continue;
+      if (announced !== undefined && this.token !== undefined) {
+        post.sessionHeaders = { sessionId: announced, token: this.token };
+      }
+      return;
+    }
+    this.#publish(frame);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#queue = undefined;
+    for (const post of [...this.#pending]) post.settle('closed');
+    for (const writer of [...this.#subscribers]) writer.close();
+    this.#hooks.closed(this);
+    this.transport.onclose?.();
+  }
+
+  #register(id: string): void {
+    this.id = id;
+    this.token = createSessionToken();
+    this.#hooks.register(this, id);
+  }
+
+  #publish(data: string): void {
+    const seq = this.nextEventId();
+    this.#replay.push({ seq, data });
+    let delivered = false;
+    for (const writer of this.#subscribers) {
+      if (writer.write({ event: WMP_SSE_EVENT, id: seq, data })) delivered = true;
+    }
+    if (delivered) this.#deliveredUpTo = seq;
+  }
+}

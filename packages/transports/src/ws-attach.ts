@@ -1,0 +1,147 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { DEFAULT_MAX_MESSAGE_BYTES, WMP_SUBPROTOCOL, WsCloseCode } from './ws-protocol.js';
+import { WebSocketServerTransport, type WebSocketServerTransportOptions } from './ws-server.js';
+
+/** Anything that emits Node's HTTP `'upgrade'` event (`http.Server`, `https.Server`, node-server's server). */
+export interface UpgradeEmitter {
+  on(event: 'upgrade', listener: (request: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown;
+  off(event: 'upgrade', listener: (request: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown;
+}
+
+export interface AttachWebSocketServerOptions
+  extends Omit<WebSocketServerTransportOptions, 'maxMessageBytes' | 'closeTimeoutMs'> {
+  /** The upgrade path; default `/wmp` (transport §3.1). Upgrades on other paths get 404. */
+  readonly path?: string;
+  /** Largest frame, in bytes, refused from its header before buffering (1009); default 1 MiB. */
+  readonly maxPayload?: number;
+  /** Most open connections (handshakes included); more get 503. Default 10 000. */
+  readonly maxConnections?: number;
+  /**
+   * Decides on a browser's `Origin`. Default: every origin, because WMP authenticates inside the
+   * session (or with a Bearer header), never with cookies a foreign page could ride on.
+   */
+  readonly checkOrigin?: (origin: string | undefined, request: IncomingMessage) => boolean;
+  /** How long `close()` lets connections finish the closing handshake before terminating them; default 1 s. */
+  readonly closeGraceMs?: number;
+  /** Called for every accepted connection. A throw or rejection closes it with 1011. */
+  onTransport(transport: WebSocketServerTransport, request: IncomingMessage): void | Promise<void>;
+}
+
+export interface WebSocketAttachment {
+  /** The `ws` server (noServer mode), for callers that need its events. */
+  readonly wss: WebSocketServer;
+  /** Open connections, handshakes included. */
+  readonly connections: number;
+  /** Stops accepting upgrades and closes every connection (1001, then terminate after the grace). */
+  close(): Promise<void>;
+}
+
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  403: 'Forbidden',
+  404: 'Not Found',
+  503: 'Service Unavailable',
+};
+
+function refuse(socket: Duplex, status: number): void {
+  // Same shape as ws's own abortHandshake: end, then destroy once the response is flushed.
+  socket.once('finish', () => socket.destroy());
+  socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+function pathnameOf(url: string | undefined): string | undefined {
+  try {
+    return new URL(url ?? '/', 'http://upgrade.invalid').pathname;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Serves the WebSocket binding on an existing HTTP server: a `ws` server in noServer mode takes
+ * upgrades on `path`, echoes the `wmp.v1` subprotocol, refuses frames over `maxPayload` before
+ * buffering them, and hands each connection to `onTransport` as a `WebSocketServerTransport`.
+ * Nothing is logged (no addresses, no payloads).
+ */
+export function attachWebSocketServer(
+  server: UpgradeEmitter,
+  options: AttachWebSocketServerOptions,
+): WebSocketAttachment {
+  const path = options.path ?? '/wmp';
+  const maxPayload = options.maxPayload ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const maxConnections = options.maxConnections ?? 10_000;
+  const closeGraceMs = options.closeGraceMs ?? 1_000;
+  const transportOptions: WebSocketServerTransportOptions = {
+    maxMessageBytes: maxPayload,
+    ...(options.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.pingIntervalMs }),
+    ...(options.pongTimeoutMs === undefined ? {} : { pongTimeoutMs: options.pongTimeoutMs }),
+    ...(options.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: options.maxBufferedBytes }),
+  };
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload,
+    // Echo wmp.v1 when offered; a client that offers none still connects (the spec says SHOULD).
+    handleProtocols: (protocols) => (protocols.has(WMP_SUBPROTOCOL) ? WMP_SUBPROTOCOL : false),
+  });
+  let live = 0;
+  let closed = false;
+
+  const accept = (ws: WebSocket, request: IncomingMessage): void => {
+    const transport = new WebSocketServerTransport(ws, transportOptions);
+    Promise.resolve()
+      .then(() => options.onTransport(transport, request))
+      .catch(() => ws.close(WsCloseCode.InternalError));
+  };
+
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => socket.destroy());
+    const status =
+      pathnameOf(request.url) !== path
+        ? 404
+        : closed || live >= maxConnections
+          ? 503
+          : options.checkOrigin && !options.checkOrigin(request.headers.origin, request)
+            ? 403
+            : 0;
+    if (status !== 0) {
+      refuse(socket, status);
+      return;
+    }
+    // Counted on the raw socket so that failed handshakes give their slot back too.
+    live++;
+    socket.once('close', () => {
+      live--;
+    });
+    wss.handleUpgrade(request, socket, head, (ws) => accept(ws, request));
+  };
+  server.on('upgrade', onUpgrade);
+
+  return {
+    wss,
+    get connections() {
+      return live;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      server.off('upgrade', onUpgrade);
+      const clients = [...wss.clients];
+      await Promise.all(
+        clients.map(
+          (ws) =>
+            new Promise<void>((resolve) => {
+              if (ws.readyState === ws.CLOSED) return resolve();
+              const timer = setTimeout(() => ws.terminate(), closeGraceMs);
+              ws.once('close', () => {
+                clearTimeout(timer);
+                resolve();
+              });
+              ws.close(WsCloseCode.GoingAway);
+            }),
+        ),
+      );
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,182 @@
+import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
+import type { Transport, TransportMessageExtra, TransportSendOptions } from '@wmp/session';
+import type { RawData, WebSocket } from 'ws';
+import { WebSocketTransportError } from './ws-errors.js';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_PING_INTERVAL_MS,
+  DEFAULT_PONG_TIMEOUT_MS,
+  WsCloseCode,
+} from './ws-protocol.js';
+
+export interface WebSocketServerTransportOptions {
+  /** How often to ping; default 30 s (transport §3.3). */
+  readonly pingIntervalMs?: number;
+  /** Terminate the connection after this long without a pong; default 90 s (transport §3.3). */
+  readonly pongTimeoutMs?: number;
+  /**
+   * Largest frame accepted, in bytes; default 1 MiB. Set the same value as the `ws` server's
+   * `maxPayload`, which refuses larger frames from their header, before buffering them (1009);
+   * this transport checks it again for sockets accepted by a server with a larger limit.
+   */
+  readonly maxMessageBytes?: number;
+  /** Most bytes queued for a peer that does not read; beyond it the connection is closed (1013). Default 8 MiB. */
+  readonly maxBufferedBytes?: number;
+  /** How long `close()` waits for the closing handshake before terminating; default 5 s. */
+  readonly closeTimeoutMs?: number;
+}
+
+const OPEN = 1;
+const CLOSED = 3;
+
+function rawLength(data: RawData): number {
+  return Array.isArray(data) ? data.reduce((n, b) => n + b.byteLength, 0) : data.byteLength;
+}
+
+function rawText(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data as ArrayBuffer).toString('utf8');
+}
+
+/**
+ * WMP over one accepted `ws` connection (Node). `ws` has already checked that text frames are
+ * valid UTF-8 (1007 otherwise) and refused frames over the server's `maxPayload` (1009) before
+ * buffering them. This transport refuses binary frames (1003), keeps the connection alive with
+ * pings and terminates it when the peer stops answering.
+ *
+ * Listeners are attached at construction, so frames that arrive before `start()` are kept and
+ * delivered by it.
+ */
+export class WebSocketServerTransport implements Transport {
+  onmessage?: (frame: string | Uint8Array, extra?: TransportMessageExtra) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  readonly maxMessageBytes: number;
+
+  readonly #socket: WebSocket;
+  readonly #maxBufferedBytes: number;
+  readonly #closeTimeoutMs: number;
+  readonly #pongTimeoutMs: number;
+  readonly #pinger: ReturnType<typeof setInterval> | undefined;
+  #lastPong = Date.now();
+  #queue: string[] | undefined = [];
+  #started = false;
+  #closed = false;
+  #notified = false;
+  #refused = false;
+  readonly #closedSignal: Promise<void>;
+  #resolveClosed!: () => void;
+
+  constructor(socket: WebSocket, options: WebSocketServerTransportOptions = {}) {
+    this.#socket = socket;
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.#maxBufferedBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024;
+    this.#closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
+    this.#pongTimeoutMs = options.pongTimeoutMs ?? DEFAULT_PONG_TIMEOUT_MS;
+    this.#closedSignal = new Promise((resolve) => {
+      this.#resolveClosed = resolve;
+    });
+    socket.on('message', (data, isBinary) => this.#receive(data, isBinary));
+    socket.on('pong', () => {
+      this.#lastPong = Date.now();
+    });
+    socket.on('error', (e) => this.onerror?.(new WebSocketTransportError('ERR_WS_SOCKET', { cause: e })));
+    socket.on('close', () => this.#finish());
+    if (socket.readyState === CLOSED) {
+      this.#closed = true;
+      this.#resolveClosed();
+      return;
+    }
+    this.#pinger = setInterval(() => this.#keepalive(), options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS);
+    this.#pinger.unref?.();
+  }
+
+  /** The subprotocol agreed in the handshake (`wmp.v1` when the client asked for it). */
+  get protocol(): string {
+    return this.#socket.protocol;
+  }
+
+  async start(): Promise<void> {
+    if (this.#started) throw new WebSocketTransportError('ERR_WS_ALREADY_STARTED');
+    this.#started = true;
+    const queued = this.#queue ?? [];
+    this.#queue = undefined;
+    for (const frame of queued) this.#emit(frame);
+    if (this.#closed) this.#notifyClosed();
+  }
+
+  async send(message: JsonRpcMessage | readonly JsonRpcMessage[], _options?: TransportSendOptions): Promise<void> {
+    const socket = this.#socket;
+    if (this.#closed || socket.readyState !== OPEN) throw new WebSocketTransportError('ERR_WS_NOT_OPEN');
+    // A peer that never reads would otherwise grow this queue without bound.
+    if (socket.bufferedAmount > this.#maxBufferedBytes) {
+      const error = new WebSocketTransportError('ERR_WS_SLOW_CONSUMER');
+      this.onerror?.(error);
+      socket.close(WsCloseCode.TryAgainLater);
+      throw error;
+    }
+    socket.send(JSON.stringify(message));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    if (this.#socket.readyState !== CLOSED) this.#socket.close(WsCloseCode.Normal);
+    const timer = setTimeout(() => this.#socket.terminate(), this.#closeTimeoutMs);
+    timer.unref?.();
+    await this.#closedSignal;
+    clearTimeout(timer);
+  }
+
+  #receive(data: RawData, isBinary: boolean): void {
+    if (this.#closed || this.#refused) return;
+    if (isBinary) {
+      this.#refuse(new WebSocketTransportError('ERR_WS_BINARY_FRAME'), WsCloseCode.UnsupportedData);
+      return;
+    }
+    if (rawLength(data) > this.maxMessageBytes) {
+      this.#refuse(new WebSocketTransportError('ERR_WS_SOCKET'), WsCloseCode.MessageTooBig);
+      return;
+    }
+    const frame = rawText(data);
+    if (this.#queue) this.#queue.push(frame);
+    else this.#emit(frame);
+  }
+
+  // A throwing handler would otherwise escape into ws's socket code.
+  #emit(frame: string): void {
+    try {
+      this.onmessage?.(frame);
+    } catch (e) {
+      this.onerror?.(e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+
+  #refuse(error: WebSocketTransportError, code: number): void {
+    this.#refused = true;
+    this.onerror?.(error);
+    this.#socket.close(code);
+  }
+
+  #keepalive(): void {
+    if (Date.now() - this.#lastPong >= this.#pongTimeoutMs) {
+      this.onerror?.(new WebSocketTransportError('ERR_WS_PONG_TIMEOUT'));
+      this.#socket.terminate();
+      return;
+    }
+    this.#socket.ping();
+  }
+
+  #finish(): void {
+    if (this.#closed && this.#notified) return;
+    this.#closed = true;
+    clearInterval(this.#pinger);
+    this.#resolveClosed();
+    if (this.#started) this.#notifyClosed();
+  }
+
+  #notifyClosed(): void {
+    if (this.#notified) return;
+    this.#notified = true;
+    this.onclose?.();
+  }
+}

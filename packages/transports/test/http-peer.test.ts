@@ -1,0 +1,122 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Peer } from '@wmp/session';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import {
+  attachWebSocketServer,
+  createHttpBinding,
+  HttpClientTransport,
+  WebSocketClientTransport,
+} from '../src/node.js';
+
+// The bindings under the session engine's real Peer (not WmpServer): answers routed by
+// relatedRequestId, batches answered as one array, -32700 with id null, server notifications.
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function until(check: () => boolean, ms = 3_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function serverPeer(peers: Peer[]) {
+  return async (transport: ConstructorParameters<typeof Peer>[0]) => {
+    const peer = new Peer(transport);
+    peer.setRequestHandler('wmp.session.create', () => ({ wmp: { version: '0.1', session_id: 'ses-xyz' } }));
+    peer.setRequestHandler('echo', (params, ctx) => ({ params, sessionId: ctx.extra?.sessionId ?? null }));
+    peers.push(peer);
+    await peer.start();
+  };
+}
+
+async function listen(
+  fetchApp: (r: Request) => Response | Promise<Response>,
+): Promise<{ server: Server; port: number }> {
+  return new Promise((resolve) => {
+    const s = serve({ fetch: fetchApp, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) =>
+      resolve({ server: s as Server, port: info.port }),
+    );
+  });
+}
+
+describe('bindings under the real Peer', () => {
+  it('HTTP: requests, batches, parse errors and server notifications', async () => {
+    const peers: Peer[] = [];
+    const binding = createHttpBinding({ onTransport: serverPeer(peers) });
+    const { server, port } = await listen(binding.app.fetch);
+    cleanups.push(async () => {
+      await binding.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    });
+    const endpoint = `http://127.0.0.1:${port}/wmp`;
+    const transport = new HttpClientTransport({ endpoint });
+    const client = new Peer(transport);
+    const notes: unknown[] = [];
+    client.setNotificationHandler('wmp.message.deliver', (params) => {
+      notes.push(params);
+    });
+    await client.start();
+    cleanups.push(() => client.close());
+
+    await expect(client.request('wmp.session.create', { wmp: { version: '0.1' } })).resolves.toMatchObject({
+      wmp: { session_id: 'ses-xyz' },
+    });
+    expect(transport.sessionId).toBe('ses-xyz');
+    await expect(client.request('echo', { a: 1 })).resolves.toEqual({ params: { a: 1 }, sessionId: 'ses-xyz' });
+
+    const auth = { 'Wmp-Session-Id': 'ses-xyz', 'Wmp-Session-Token': transport.sessionToken! };
+    const post = (body: string) =>
+      fetch(endpoint, { method: 'POST', headers: { 'Content-Type': 'application/json', ...auth }, body });
+    const parseError = await post('{"jsonrpc":');
+    expect(parseError.status).toBe(200);
+    expect(await parseError.json()).toMatchObject({ id: null, error: { code: -32700 } });
+    const batch = await post(
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'echo', params: {} },
+        { jsonrpc: '2.0', method: 'ignored' },
+        { jsonrpc: '2.0', id: 2, method: 'nope' },
+        { foo: 1 },
+      ]),
+    );
+    const answers = (await batch.json()) as Array<{ id: unknown; error?: { code: number } }>;
+    expect(answers.map((a) => [a.id, a.error?.code])).toEqual([
+      [1, undefined],
+      [2, -32601],
+      [null, -32600],
+    ]);
+    const empty = await post('[]');
+    expect(await empty.json()).toMatchObject({ id: null, error: { code: -32600 } });
+
+    await until(() => peers.length === 1);
+    await peers[0]!.notify('wmp.message.deliver', { n: 1 });
+    await until(() => notes.length === 1);
+    expect(notes[0]).toEqual({ n: 1 });
+  });
+
+  it('WebSocket: requests both ways', async () => {
+    const peers: Peer[] = [];
+    const { server, port } = await listen(() => new Response(null, { status: 404 }));
+    const attachment = attachWebSocketServer(server, { onTransport: serverPeer(peers) });
+    cleanups.push(async () => {
+      await attachment.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    });
+    const client = new Peer(new WebSocketClientTransport({ url: `ws://127.0.0.1:${port}/wmp`, WebSocket }));
+    client.setRequestHandler('echo', (params) => ({ back: params }));
+    await client.start();
+    cleanups.push(() => client.close());
+    await expect(client.request('echo', { a: 1 })).resolves.toEqual({ params: { a: 1 }, sessionId: null });
+    await until(() => peers.length === 1);
+    await expect(peers[0]!.request('echo', { b: 2 })).resolves.toEqual({ back: { b: 2 } });
+  });
+});

@@ -1,0 +1,79 @@
+import { DEFAULT_PARSE_LIMITS } from '@wmp/jsonrpc-envelope';
+import { describe, expect, it } from 'vitest';
+import { classifyPostBody } from '../src/http-frames.js';
+import { PendingPost } from '../src/http-pending.js';
+import { acceptsEventStream, isJsonContentType, parseEventId } from '../src/http-protocol.js';
+import { ReplayBuffer } from '../src/http-replay.js';
+import { bearerToken, constantTimeEqual, createSessionToken } from '../src/http-token.js';
+
+const limits = DEFAULT_PARSE_LIMITS;
+
+describe('HTTP binding pieces', () => {
+  it('makes 256-bit base64url tokens and compares them without short-circuiting', () => {
+    const a = createSessionToken();
+    expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(createSessionToken()).not.toBe(a);
+    expect(constantTimeEqual(a, a)).toBe(true);
+    expect(constantTimeEqual(`${a.slice(0, -1)}${a.endsWith('A') ? 'B' : 'A'}`, a)).toBe(false);
+    expect(constantTimeEqual(a.slice(1), a)).toBe(false);
+    expect(constantTimeEqual(`${a}x`, a)).toBe(false);
+    expect(constantTimeEqual('', a)).toBe(false);
+    expect(bearerToken(`Bearer ${a}`)).toBe(a);
+    expect(bearerToken(`bearer\t${a} `)).toBe(a);
+    expect(bearerToken(`Basic ${a}`)).toBeUndefined();
+    expect(bearerToken('Bearer a b')).toBeUndefined();
+  });
+
+  it('reads Accept, Content-Type and event ids', () => {
+    expect(acceptsEventStream('application/json, text/event-stream')).toBe(true);
+    expect(acceptsEventStream('text/event-stream;q=0')).toBe(false);
+    expect(acceptsEventStream('*/*')).toBe(false);
+    expect(isJsonContentType('application/json; charset=utf-8')).toBe(true);
+    expect(isJsonContentType('application/jsonrpc+json')).toBe(true);
+    expect(isJsonContentType('text/plain')).toBe(false);
+    expect(parseEventId('42')).toBe(42);
+    expect(parseEventId('evt-7')).toBe(7);
+    expect(parseEventId('abc')).toBeUndefined();
+    expect(parseEventId('')).toBeUndefined();
+  });
+
+  it('classifies bodies as the Peer will answer them', () => {
+    const req = (id: unknown, method = 'm') => ({ jsonrpc: '2.0', id, method });
+    expect(classifyPostBody(JSON.stringify(req(1)), limits)).toMatchObject({ expected: [1], batch: false });
+    expect(classifyPostBody('{"jsonrpc":"2.0","method":"n"}', limits).expected).toEqual([]);
+    expect(classifyPostBody('{"jsonrpc":"2.0","id":"r","result":{}}', limits).expected).toEqual([]);
+    expect(classifyPostBody('not json', limits)).toMatchObject({ expected: [null], batch: false });
+    expect(classifyPostBody('{"id":5}', limits).expected).toEqual([null]); // invalid single: answered with id null
+    expect(classifyPostBody('[]', limits)).toMatchObject({ expected: [null], batch: false });
+    const batch = classifyPostBody(JSON.stringify([req('a'), { jsonrpc: '2.0', method: 'n' }, { id: 'x' }, 7]), limits);
+    expect(batch).toMatchObject({ expected: ['a', 'x', null], batch: true });
+    const named = classifyPostBody(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'wmp.session.resume', params: { wmp: { session_id: 'ses-1' } } }),
+      limits,
+    );
+    expect(named).toMatchObject({ sessionId: 'ses-1', opensSession: true });
+  });
+
+  it('routes answers to the POST they belong to', async () => {
+    const body = classifyPostBody(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'm' }, { x: 1 }]), limits);
+    const post = new PendingPost(body, false, 1_000, () => undefined);
+    expect(post.offer({ jsonrpc: '2.0', id: 2, result: {} }, '', undefined)).toBe(false);
+    expect(post.offer({ jsonrpc: '2.0', method: 'progress' }, '', 1)).toBe(false); // not streaming
+    const answers = [
+      { jsonrpc: '2.0' as const, id: 1, result: {} },
+      { jsonrpc: '2.0' as const, id: null, error: { code: -32600, message: 'Invalid Request' } },
+    ];
+    expect(post.offer(answers, JSON.stringify(answers), undefined)).toBe(true);
+    expect(await post.done).toBe('complete');
+    expect(post.reply()).toEqual(answers);
+  });
+
+  it('bounds the replay buffer by count and size', () => {
+    const ring = new ReplayBuffer(3, 10);
+    for (let seq = 1; seq <= 5; seq++) ring.push({ seq, data: 'ab' });
+    expect(ring.after(0).map((e) => e.seq)).toEqual([3, 4, 5]);
+    expect(ring.after(4).map((e) => e.seq)).toEqual([5]);
+    ring.push({ seq: 6, data: '123456789' });
+    expect(ring.after(0).map((e) => e.seq)).toEqual([6]);
+  });
+});
