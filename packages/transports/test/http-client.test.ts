@@ -8,7 +8,6 @@ import {
   createHttpBinding,
   HttpClientTransport,
   type HttpSessionTransport,
-  HttpStatusError,
   HttpTransportError,
 } from '../src/node.js';
 

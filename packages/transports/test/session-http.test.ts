@@ -29,8 +29,8 @@ function listen(server: WmpServer): Promise<{ endpoint: string; close(): Promise
 }
 
 describeVectors('HTTP POST + SSE', async (server) => {
-  let l = listening.get(server);
-  if (!l) listening.set(server, (l = listen(server)));
+  const l = listening.get(server) ?? listen(server);
+  listening.set(server, l);
   const client = new HttpClientTransport({ endpoint: (await l).endpoint, events: true });
   const raw = rawClientFrom(
     (m) => client.send(m as never),

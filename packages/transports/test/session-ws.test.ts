@@ -30,8 +30,8 @@ function listen(server: WmpServer): Promise<{ url: string; close(): Promise<void
 }
 
 describeVectors('WebSocket', async (server) => {
-  let l = listening.get(server);
-  if (!l) listening.set(server, (l = listen(server)));
+  const l = listening.get(server) ?? listen(server);
+  listening.set(server, l);
   const client = new WebSocketClientTransport({ url: (await l).url, WebSocket: WebSocket as never });
   const raw = rawClientFrom(
     (m) => client.send(m as never),
