@@ -4,12 +4,7 @@ import { serve } from '@hono/node-server';
 import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createHttpBinding,
-  HttpClientTransport,
-  type HttpSessionTransport,
-  HttpTransportError,
-} from '../src/node.js';
+import { createHttpBinding, HttpClientTransport, type HttpSessionTransport, HttpTransportError } from '../src/node.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
