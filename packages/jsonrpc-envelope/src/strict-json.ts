@@ -98,7 +98,11 @@ function inspect(root: unknown): { members: number; unsafeInteger: boolean } {
  * violation is -32600 with `data.reason`.
  */
 export function parseStrictJson(text: string, limits: Pick<ParseLimits, 'maxBytes' | 'maxDepth'>): unknown {
-  if (text.length > limits.maxBytes || utf8Length(text, limits.maxBytes) > limits.maxBytes) {
+  // A UTF-16 unit is at most 3 UTF-8 bytes: most frames are far enough under the limit to skip counting.
+  if (
+    text.length > limits.maxBytes ||
+    (text.length * 3 > limits.maxBytes && utf8Length(text, limits.maxBytes) > limits.maxBytes)
+  ) {
     throw new InvalidRequestError({ reason: 'message too large' });
   }
   if (!text.isWellFormed()) throw new ParseError({ reason: 'invalid UTF-16 text' });

@@ -14,7 +14,7 @@ export {
   type FlowState,
   type FlowType,
 } from './flows.js';
-export { newMessageId, newRequestId, newSecret, newSessionId } from './ids.js';
+export { newMessageId, newRequestId, newSecret, newSessionId, requestIdSequence } from './ids.js';
 export { InMemoryTransport } from './in-memory-transport.js';
 export {
   DEFAULT_SECURITY_POLICY,

@@ -16,7 +16,7 @@ import {
   WmpError,
 } from '@wmp/jsonrpc-envelope';
 import { ConnectionClosedError, PeerError, RequestTimeoutError } from './errors.js';
-import { newRequestId } from './ids.js';
+import { requestIdSequence } from './ids.js';
 import type { Transport, TransportMessageExtra } from './transport.js';
 
 /** What every handler gets besides its params (MCP's `extra`). */
@@ -86,6 +86,7 @@ export class Peer<C extends BaseContext = BaseContext> {
   readonly #notificationHandlers = new Map<string, NotificationHandler<C>>();
   readonly #pending = new Map<JsonRpcId, Pending>();
   readonly #closed = new AbortController();
+  readonly #nextId = requestIdSequence();
   #activeHandlers = 0;
   #started = false;
 
@@ -149,7 +150,7 @@ export class Peer<C extends BaseContext = BaseContext> {
       return Promise.reject(new PeerError('ERR_TOO_MANY_PENDING', 'too many pending requests'));
     }
     options.signal?.throwIfAborted();
-    const id = newRequestId();
+    const id = this.#nextId();
     const message: JsonRpcRequest =
       params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
     return new Promise((resolve, reject) => {

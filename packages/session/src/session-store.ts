@@ -12,7 +12,11 @@ export interface SessionStore {
   sweep(now: number): Promise<number>;
 }
 
-/** An in-memory store with a bound on the number of sessions. */
+/**
+ * An in-memory store with a bound on the number of sessions. Records are kept by reference (a
+ * server reads one per message, and copying it cost as much as the rest of the pipeline):
+ * callers change a record and then `put` it, as with any store.
+ */
 export class MemorySessionStore implements SessionStore {
   readonly #sessions = new Map<string, SessionRecord>();
   readonly #maxSessions: number;
@@ -26,15 +30,14 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
-    const s = this.#sessions.get(id);
-    return s ? structuredClone(s) : undefined;
+    return this.#sessions.get(id);
   }
 
   async put(session: SessionRecord): Promise<void> {
     if (!this.#sessions.has(session.id) && this.#sessions.size >= this.#maxSessions) {
       throw new RangeError('session store full');
     }
-    this.#sessions.set(session.id, structuredClone(session));
+    this.#sessions.set(session.id, session);
   }
 
   async delete(id: string): Promise<void> {
