@@ -95,7 +95,12 @@ async function echoClients(
         }),
     );
   }
-  return { calls, close: async () => sockets.forEach((s) => s.terminate()) };
+  return {
+    calls,
+    close: async () => {
+      for (const s of sockets) s.terminate();
+    },
+  };
 }
 
 const bench: Benchmark = {
