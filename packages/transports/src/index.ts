@@ -1,4 +1,40 @@
-// Browser-safe bindings. Each area has its own barrel while the package is being built;
-// they are flattened into explicit exports when it lands.
-export * from './local.js';
-export * from './web.js';
+// Browser-safe bindings and framing: WHATWG APIs only (fetch, WebSocket, streams).
+export {
+  FrameTooLargeError,
+  FramingError,
+  InvalidUtf8Error,
+  LineTooLongError,
+  TruncatedFrameError,
+} from './framing/errors.js';
+export { DEFAULT_MAX_FRAME_BYTES, type FrameReader } from './framing/frame-reader.js';
+export {
+  type Endianness,
+  encodeLengthPrefixed,
+  type LengthPrefixedOptions,
+  LengthPrefixedReadBuffer,
+  nativeEndianness,
+} from './framing/length-prefixed.js';
+export { NdjsonReadBuffer, type NdjsonReadBufferOptions, serializeNdjson } from './framing/ndjson.js';
+export { type FetchLike, HttpClientTransport, type HttpClientTransportOptions } from './http-client.js';
+export { HttpStatusError, HttpTransportError, type HttpTransportErrorCode } from './http-errors.js';
+export { DEFAULT_WMP_PATH, WMP_SESSION_ID_HEADER, WMP_SESSION_TOKEN_HEADER, WMP_SSE_EVENT } from './http-protocol.js';
+export {
+  type ReconnectAttempt,
+  ReconnectFailedError,
+  type ReconnectOptions,
+  ReconnectPolicy,
+  type ReconnectPolicyOptions,
+  reconnect,
+} from './reconnect.js';
+export { formatSseComment, formatSseEvent, formatSseRetry, type SseOutgoingEvent } from './sse-format.js';
+export { type SseEvent, SseParseError, SseParser, type SseParserOptions } from './sse-parser.js';
+export { readSseStream } from './sse-reader.js';
+export {
+  WebSocketClientTransport,
+  type WebSocketClientTransportOptions,
+  type WebSocketConstructorLike,
+  type WebSocketLike,
+} from './ws-client.js';
+export { WebSocketTransportError, type WebSocketTransportErrorCode } from './ws-errors.js';
+export { WMP_SUBPROTOCOL, WsCloseCode } from './ws-protocol.js';
+export { isLoopbackHost, toWebSocketUrl } from './ws-url.js';

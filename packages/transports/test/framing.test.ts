@@ -12,7 +12,7 @@ import {
   nativeEndianness,
   serializeNdjson,
   TruncatedFrameError,
-} from '../src/local.js';
+} from '../src/index.js';
 
 const enc = new TextEncoder();
 const bytes = (...parts: (string | number[])[]) =>

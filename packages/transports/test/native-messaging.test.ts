@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream';
 import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import { describe, expect, it, vi } from 'vitest';
-import { encodeLengthPrefixed, FrameTooLargeError, TruncatedFrameError } from '../src/local.js';
-import { NativeMessagingTransport, nativeMessagingCaller } from '../src/local-node.js';
+import { encodeLengthPrefixed, FrameTooLargeError, TruncatedFrameError } from '../src/index.js';
+import { NativeMessagingTransport, nativeMessagingCaller } from '../src/node.js';
 
 function host(options: { maxMessageBytes?: number; maxOutgoingBytes?: number } = {}) {
   const input = new PassThrough();

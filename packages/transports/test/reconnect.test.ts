@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ReconnectFailedError, ReconnectPolicy, reconnect } from '../src/local.js';
+import { ReconnectFailedError, ReconnectPolicy, reconnect } from '../src/index.js';
 
 afterEach(() => {
   vi.useRealTimers();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatSseEvent, type SseEvent, SseParseError, SseParser } from '../src/web.js';
+import { formatSseEvent, type SseEvent, SseParseError, SseParser } from '../src/index.js';
 
 /** Feeds `chunks` to a fresh parser and returns every event. */
 function parse(chunks: readonly string[], parser = new SseParser()): SseEvent[] {

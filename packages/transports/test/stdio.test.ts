@@ -4,8 +4,8 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import { describe, expect, it, vi } from 'vitest';
-import { InvalidUtf8Error, LineTooLongError } from '../src/local.js';
-import { StdioTransport, StreamTransportError } from '../src/local-node.js';
+import { InvalidUtf8Error, LineTooLongError } from '../src/index.js';
+import { StdioTransport, StreamTransportError } from '../src/node.js';
 
 function record(t: StdioTransport) {
   const seen = { frames: [] as (string | Uint8Array)[], errors: [] as Error[], closes: 0 };

@@ -5,7 +5,7 @@ import { chmod, lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { LineTooLongError } from '../src/local.js';
+import { LineTooLongError } from '../src/index.js';
 import {
   connectUnixSocket,
   defaultSocketPath,
@@ -13,7 +13,7 @@ import {
   UnixSocketError,
   type UnixSocketServer,
   type UnixSocketTransport,
-} from '../src/local-node.js';
+} from '../src/node.js';
 
 let base: string;
 const servers: UnixSocketServer[] = [];
