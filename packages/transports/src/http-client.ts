@@ -165,6 +165,13 @@ export class HttpClientTransport implements Transport {
     this.#closing.abort();
     this.#events?.abort();
     this.#events = undefined;
+    // HTTP has no connection to drop: end the HTTP session explicitly, so the server stops routing
+    // to it at once (best effort; it would otherwise idle out).
+    if (this.#sessionId !== undefined && this.#token !== undefined) {
+      await this.#fetch(this.#endpoint, { method: 'DELETE', headers: { ...this.#headers, ...this.#sessionHeaders() } })
+        .then((res) => res.body?.cancel())
+        .catch(() => undefined);
+    }
     this.onclose?.();
   }
 

@@ -305,7 +305,6 @@ export async function connectUnixSocket(
     socket.once('connect', onConnect);
     socket.once('error', onError);
   });
-  const transport = new UnixSocketTransport(socket, options);
-  await transport.start();
-  return transport;
+  // Not started: the caller (a Peer) sets its handlers first, so no frame can arrive unheard.
+  return new UnixSocketTransport(socket, options);
 }

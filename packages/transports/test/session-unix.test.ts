@@ -33,5 +33,6 @@ describeVectors('a Unix domain socket', async (server) => {
     () => client.close(),
   );
   client.onmessage = (frame) => raw.push(typeof frame === 'string' ? frame : new TextDecoder().decode(frame));
+  await client.start();
   return raw;
 });

@@ -76,6 +76,7 @@ describe('listenUnixSocket / connectUnixSocket', () => {
 
     const client = await connectUnixSocket(path);
     const seen = watch(client);
+    await client.start();
     await client.send({ jsonrpc: '2.0', id: 1, method: 'wmp.ping', params: { s: '\u00e9\u{1f600}' } });
     await vi.waitFor(() => expect(seen.frames).toHaveLength(1));
     expect(JSON.parse(seen.frames[0] as string)).toEqual({
@@ -164,6 +165,7 @@ describe('listenUnixSocket / connectUnixSocket', () => {
     await echoServer(path);
     const client = await connectUnixSocket(path);
     const seen = watch(client);
+    await client.start();
     await client.send({ jsonrpc: '2.0', method: 'x' });
     await vi.waitFor(() => expect(seen.frames).toHaveLength(1));
     await client.close();
@@ -176,6 +178,7 @@ describe('listenUnixSocket / connectUnixSocket', () => {
     expect(error).toMatchObject({ code: 'ERR_ADDRESS_IN_USE' });
     const client = await connectUnixSocket(path);
     const seen = watch(client);
+    await client.start();
     await client.send({ jsonrpc: '2.0', method: 'x' });
     await vi.waitFor(() => expect(seen.frames).toHaveLength(1));
     await client.close();
@@ -205,6 +208,7 @@ describe('listenUnixSocket / connectUnixSocket', () => {
     await vi.waitFor(() => expect(server.connections).toBe(2));
     const c = await connectUnixSocket(path);
     const cSeen = watch(c);
+    await c.start();
     await vi.waitFor(() => expect(cSeen.closes).toBe(1));
     expect(errors.map((e) => (e as UnixSocketError).code)).toEqual(['ERR_TOO_MANY_CONNECTIONS']);
     expect(server.connections).toBe(2);
@@ -213,6 +217,7 @@ describe('listenUnixSocket / connectUnixSocket', () => {
     await vi.waitFor(() => expect(server.connections).toBe(1));
     const d = await connectUnixSocket(path);
     const dSeen = watch(d);
+    await d.start();
     await d.send({ jsonrpc: '2.0', method: 'x' });
     await vi.waitFor(() => expect(dSeen.frames).toHaveLength(1));
     await Promise.all([b.close(), d.close()]);
@@ -232,6 +237,7 @@ describe('listenUnixSocket / connectUnixSocket', () => {
     const { errors } = await echoServer(path, { maxLineBytes: 64 });
     const client = await connectUnixSocket(path);
     const seen = watch(client);
+    await client.start();
     client.socket.write('x'.repeat(200) + '\n{"ok":true}\n');
     await vi.waitFor(() => expect(seen.frames).toHaveLength(1));
     expect(JSON.parse(seen.frames[0] as string).params.frame).toBe('{"ok":true}');
@@ -244,6 +250,7 @@ describe('listenUnixSocket / connectUnixSocket', () => {
     const { server } = await echoServer(path);
     const client = await connectUnixSocket(path);
     const seen = watch(client);
+    await client.start();
     await vi.waitFor(() => expect(server.connections).toBe(1));
     await server.close();
     await vi.waitFor(() => expect(seen.closes).toBe(1));
@@ -265,6 +272,7 @@ describe('listenUnixSocket / connectUnixSocket', () => {
     );
     const client = await connectUnixSocket(path);
     const seen = watch(client);
+    await client.start();
     await vi.waitFor(() => expect(seen.closes).toBe(1));
     expect(errors.map((e) => e.message)).toEqual(['no thanks']);
   });
