@@ -69,6 +69,10 @@ interface Pending {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<T>).then === 'function';
+}
+
 /**
  * A bidirectional JSON-RPC 2.0 endpoint over one transport: it correlates requests and responses,
  * dispatches incoming calls through a method -> handler map, answers batches as one array, and
@@ -270,8 +274,11 @@ export class Peer<C extends BaseContext = BaseContext> {
         if (isRequest) throw new MethodNotFoundError();
         return undefined; // unknown notifications are ignored (JSON-RPC)
       }
-      const context = this.#interceptor ? await this.#interceptor(message, base) : (base as C);
-      const result = await handler(message.params ?? {}, context);
+      // Await only real promises: each needless await is a microtask hop on the hot path.
+      const intercepted = this.#interceptor ? this.#interceptor(message, base) : (base as C);
+      const context = isPromiseLike(intercepted) ? await intercepted : intercepted;
+      const returned = handler(message.params ?? {}, context);
+      const result = isPromiseLike(returned) ? await returned : returned;
       return isRequest ? { jsonrpc: '2.0', id: requestId!, result: result === undefined ? {} : result } : undefined;
     } catch (e) {
       if (!(e instanceof WmpError)) this.#onHandlerError?.(e, message.method);
