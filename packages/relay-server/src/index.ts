@@ -1,2 +1,43 @@
-// Intentionally empty: this unit is built by issue 5. It exports nothing yet.
-export {};
+// Browser-safe entry: the storage interfaces, the rules of the OHAN box and the in-memory
+// adapters. The SQLite adapters are Node-only and live behind `@wmp/relay-server/node`.
+export { type BoxEventRecord, boxEventRecord } from './box-input.js';
+export { checkBoxLimits } from './box-limits.js';
+export { admitEvent, type BoxLedger } from './box-rules.js';
+export {
+  type BoxLimits,
+  type BoxStore,
+  type CardResult,
+  DEFAULT_BOX_LIMITS,
+  type FetchPage,
+  type Lane,
+  type PublishRefusal,
+  type PublishResult,
+} from './box-store.js';
+export { utf8Length } from './bytes.js';
+export {
+  QueueFullError,
+  type QueueFullReason,
+  StoreClosedError,
+  StoreError,
+  type StoreErrorCode,
+  StoreInputError,
+  StoreSchemaError,
+  StoreWriteError,
+} from './errors.js';
+export { MAX_IDS_PER_CALL, MAX_PAGE, MAX_SWEEP_BATCH } from './limits.js';
+export { MemoryBoxStore } from './memory-box-store.js';
+export { MemoryQueueStore } from './memory-queue-store.js';
+export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
+export {
+  type AppendOptions,
+  type AppendResult,
+  DEFAULT_QUEUE_LIMITS,
+  type QueuedMessage,
+  type QueueLimits,
+  type QueueMessageInput,
+  type QueuePage,
+  type QueueRemoval,
+  type QueueStore,
+} from './queue-store.js';
+export type { RelayStores } from './relay-stores.js';
+export { EMPTY_TOTALS, type Totals } from './totals.js';

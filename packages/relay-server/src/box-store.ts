@@ -1,0 +1,101 @@
+import type { OhanCard, OhanEvent, StoredEvent } from '@wmp/ohan-seal';
+import type { Totals } from './totals.js';
+
+/**
+ * Lane of a stored event (DESIGN §4.7), fixed when it is admitted: `contact` when `from_key` was
+ * on the recipient's allow list, else `stranger`. Internal to the box: no answer names a lane.
+ */
+export type Lane = 'contact' | 'stranger';
+
+/** Why a publish was refused: the OHAN error codes of DESIGN §4.6 a store can decide. */
+export type PublishRefusal = 'not_registered' | 'stamp_required' | 'sender_limit' | 'recipient_full' | 'box_full';
+
+export type PublishResult =
+  /** Stored now (answer 202); `evicted` events made room for it. */
+  | { readonly status: 'stored'; readonly id: string; readonly seq: number; readonly evicted: number }
+  /** This id is already in the box (answer 200): nothing changed. */
+  | { readonly status: 'exists'; readonly id: string }
+  /** Refused: nothing changed, not even an eviction. */
+  | { readonly status: 'refused'; readonly code: PublishRefusal };
+
+export interface FetchPage {
+  /** `{...event, seq}` in seq order, as the box serves them. */
+  readonly events: readonly StoredEvent[];
+  /** The cursor to fetch on from: the last seq returned, or `after` when none was. */
+  readonly next: number;
+  /** True when unexpired events remain after `next`. */
+  readonly more: boolean;
+}
+
+export type CardResult =
+  /** First card for this key. */
+  | 'stored'
+  /** Replaced an older card (strictly older `ts`). */
+  | 'replaced'
+  /** Kept the stored card: it is as new or newer. */
+  | 'stale';
+
+/** The box's limits and caps (DESIGN §4.4-4.7); `GET /ohan/v1/limits` reports them. */
+export interface BoxLimits {
+  /** Directory box: a publish needs registered cards for both `to` and `from_key`. */
+  readonly directory: boolean;
+  /** Stamp strength a stranger event needs. */
+  readonly strangerBits: number;
+  /** Undelivered events per (sender, recipient), by the lane the next event would take. */
+  readonly lanes: { readonly contact: number; readonly stranger: number };
+  /** Undelivered bytes per sender key across all recipients. */
+  readonly senderBytes: number;
+  /** Undelivered bytes per recipient key. */
+  readonly recipientBytes: number;
+  /** Undelivered bytes in the whole box. */
+  readonly boxBytes: number;
+  /** Most contacts on one allow list. */
+  readonly maxContacts: number;
+}
+
+export const DEFAULT_BOX_LIMITS: BoxLimits = Object.freeze({
+  directory: true,
+  strangerBits: 18,
+  lanes: Object.freeze({ contact: 500, stranger: 3 }),
+  senderBytes: 8 * 1024 * 1024,
+  recipientBytes: 32 * 1024 * 1024,
+  boxBytes: 1024 * 1024 * 1024,
+  maxContacts: 10_000,
+});
+
+/**
+ * The OHAN box's storage (DESIGN §4.6-4.7): sealed events per recipient key, allow lists and
+ * cards. Events must have passed `verifyEvent` (DESIGN §4.5) first: the store decides lanes, caps
+ * and evictions, never validity. Every rule is checked and applied in the same transaction as the
+ * insert, with running totals, so each check is O(1) and a refused publish changes nothing.
+ *
+ * What is stored: the event JSON, its recipient, sender, lane, stamp strength, expiry and size;
+ * cards; allow lists. Never: client addresses, request nonces, plaintext.
+ */
+export interface BoxStore {
+  /** Admits a verified event by the rules of §4.7; resolves once the outcome is committed. */
+  publish(event: OhanEvent): Promise<PublishResult>;
+  /**
+   * Up to `limit` events of `recipient` with seq > `after`, in seq order; nothing is removed.
+   * With `now`, events expired at `now` are skipped.
+   */
+  fetch(recipient: string, after: number, limit: number, now?: number): Promise<FetchPage>;
+  /** Removes the named events (<= 500 ids) from this recipient's queue only; returns how many. */
+  delivered(recipient: string, ids: readonly string[]): Promise<number>;
+  /** Replaces the recipient's allow list (duplicates dropped, order kept). */
+  putAllow(recipient: string, contacts: readonly string[]): Promise<void>;
+  getAllow(recipient: string): Promise<string[]>;
+  /** Stores a verified card; a strictly newer `ts` replaces the stored one. */
+  putCard(card: OhanCard): Promise<CardResult>;
+  getCard(key: string): Promise<OhanCard | undefined>;
+  /** Removes at most `batch` events with `exp <= now`, earliest first; returns how many. */
+  sweepExpired(now: number, batch: number): Promise<number>;
+  /** Undelivered events and bytes addressed to `recipient`, O(1). */
+  recipientStats(recipient: string): Promise<Totals>;
+  /** Undelivered events and bytes published by `sender` across recipients, O(1). */
+  senderStats(sender: string): Promise<Totals>;
+  /** Undelivered events and bytes in the whole box, O(1). */
+  totals(): Promise<Totals>;
+  /** The limits in force. */
+  readonly limits: BoxLimits;
+}

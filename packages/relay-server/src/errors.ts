@@ -1,0 +1,68 @@
+import { QueueFullError as WmpQueueFullError } from '@wmp/jsonrpc-envelope';
+
+export type StoreErrorCode = 'ERR_STORE_CLOSED' | 'ERR_STORE_INPUT' | 'ERR_STORE_WRITE' | 'ERR_STORE_SCHEMA';
+
+/**
+ * Errors of the storage layer that are not protocol answers: a closed store, an argument out of
+ * bounds, a failed commit, an unknown schema. Stable `code`, fixed messages (no paths, no keys),
+ * so a relay can log them and answer -32603 / 500 without leaking anything.
+ */
+export class StoreError extends Error {
+  readonly code: StoreErrorCode;
+  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreError';
+    this.code = code;
+  }
+}
+
+/** The store was closed: nothing more is read or written. */
+export class StoreClosedError extends StoreError {
+  constructor() {
+    super('ERR_STORE_CLOSED', 'store is closed');
+    this.name = 'StoreClosedError';
+  }
+}
+
+/** A caller passed something the store refuses to handle (too many ids, a bad limit or size). */
+export class StoreInputError extends StoreError {
+  constructor(message: string) {
+    super('ERR_STORE_INPUT', message);
+    this.name = 'StoreInputError';
+  }
+}
+
+/**
+ * A transaction could not be committed (disk full, I/O error): none of its writes happened, and
+ * every caller in the batch is told so. `cause` keeps the driver's error for the logs.
+ */
+export class StoreWriteError extends StoreError {
+  constructor(cause: unknown) {
+    super('ERR_STORE_WRITE', 'store write failed', { cause });
+    this.name = 'StoreWriteError';
+  }
+}
+
+/** The database file was written by a newer version of this package. */
+export class StoreSchemaError extends StoreError {
+  constructor(message: string) {
+    super('ERR_STORE_SCHEMA', message);
+    this.name = 'StoreSchemaError';
+  }
+}
+
+export type QueueFullReason = 'max_queued' | 'max_bytes';
+
+/**
+ * A recipient's queue is at its `max_queued` or byte cap (DESIGN §3). It *is* the wire error
+ * (-31014, canonical message, `instanceof` the envelope's `QueueFullError`), so the relay answers
+ * with it as is; `reason` says which cap, for metrics, and stays off the wire.
+ */
+export class QueueFullError extends WmpQueueFullError {
+  readonly reason: QueueFullReason;
+  constructor(reason: QueueFullReason) {
+    super();
+    this.name = 'QueueFullError';
+    this.reason = reason;
+  }
+}

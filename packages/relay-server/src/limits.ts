@@ -1,0 +1,31 @@
+import { StoreInputError } from './errors.js';
+
+/** Most ids one `ack` or `delivered` call may name (DESIGN §4.6: `delivered` takes <= 500). */
+export const MAX_IDS_PER_CALL = 500;
+/** Most entries one read returns; a larger `limit` is lowered to this. */
+export const MAX_PAGE = 500;
+/** Most rows one sweep removes; a larger `batch` is lowered to this (one bounded transaction). */
+export const MAX_SWEEP_BATCH = 1000;
+
+/** Clamps a page size or batch into 1..max; anything that is not a positive integer is refused. */
+export function clampCount(value: number, max: number, what: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new StoreInputError(`${what} must be a positive integer`);
+  return Math.min(value, max);
+}
+
+export function checkIds(ids: readonly string[]): void {
+  if (!Array.isArray(ids)) throw new StoreInputError('ids must be an array');
+  if (ids.length > MAX_IDS_PER_CALL) throw new StoreInputError(`at most ${MAX_IDS_PER_CALL} ids per call`);
+  for (const id of ids) if (typeof id !== 'string') throw new StoreInputError('ids must be strings');
+}
+
+/** A cursor: a seq (>= 0) or absent. */
+export function checkSeq(value: number, what: string): void {
+  if (!Number.isSafeInteger(value) || value < 0) throw new StoreInputError(`${what} must be a non-negative integer`);
+}
+
+/** A configured cap: a positive safe integer. */
+export function checkCap(value: number, what: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${what} must be a positive integer`);
+  return value;
+}

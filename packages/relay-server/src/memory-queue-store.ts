@@ -1,0 +1,159 @@
+import { QueueFullError, StoreClosedError } from './errors.js';
+import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from './limits.js';
+import { type QueueRecord, queueRecord } from './queue-input.js';
+import { checkQueueLimits } from './queue-limits.js';
+import {
+  type AppendOptions,
+  type AppendResult,
+  DEFAULT_QUEUE_LIMITS,
+  type QueuedMessage,
+  type QueueLimits,
+  type QueueMessageInput,
+  type QueuePage,
+  type QueueRemoval,
+  type QueueStore,
+} from './queue-store.js';
+import { EMPTY_TOTALS, type Totals } from './totals.js';
+
+interface Row extends QueueRecord {
+  readonly recipient: string;
+  readonly seq: number;
+  /** Arrival order across the store: breaks ties between equal expiries, as SQLite's rowid does. */
+  readonly order: number;
+}
+
+interface Queue {
+  nextSeq: number;
+  bytes: number;
+  /** By seq; Map order is seq order because seqs only grow. */
+  readonly bySeq: Map<number, Row>;
+  readonly byId: Map<string, Row>;
+}
+
+/**
+ * The WMP queue in memory, for tests and `--ephemeral` relays: same behaviour as the SQLite
+ * queue (one shared adapter suite), nothing survives the process.
+ */
+export class MemoryQueueStore implements QueueStore {
+  readonly limits: QueueLimits;
+  readonly #queues = new Map<string, Queue>();
+  readonly #totals = { count: 0, bytes: 0 };
+  #order = 0;
+  #closed = false;
+
+  constructor(limits: Partial<QueueLimits> = {}) {
+    this.limits = checkQueueLimits({ ...DEFAULT_QUEUE_LIMITS, ...limits });
+  }
+
+  async append(recipient: string, message: QueueMessageInput, options: AppendOptions): Promise<AppendResult> {
+    this.#open();
+    const record = queueRecord(message, options);
+    let queue = this.#queues.get(recipient);
+    const existing = queue?.byId.get(record.id);
+    if (existing !== undefined) return { status: 'exists', seq: existing.seq };
+    if ((queue?.bySeq.size ?? 0) >= this.limits.maxQueued) throw new QueueFullError('max_queued');
+    if ((queue?.bytes ?? 0) + record.bytes > this.limits.maxBytes) throw new QueueFullError('max_bytes');
+    if (queue === undefined) {
+      // Kept after it empties: its nextSeq is what keeps seqs from being reused.
+      queue = { nextSeq: 1, bytes: 0, bySeq: new Map(), byId: new Map() };
+      this.#queues.set(recipient, queue);
+    }
+    const row: Row = { ...record, recipient, seq: queue.nextSeq++, order: this.#order++ };
+    queue.bySeq.set(row.seq, row);
+    queue.byId.set(row.id, row);
+    queue.bytes += row.bytes;
+    this.#totals.count++;
+    this.#totals.bytes += row.bytes;
+    return { status: 'queued', seq: row.seq };
+  }
+
+  async after(recipient: string, cursor: number | string | undefined, limit: number, now?: number): Promise<QueuePage> {
+    this.#open();
+    const n = clampCount(limit, MAX_PAGE, 'limit');
+    const queue = this.#queues.get(recipient);
+    let from = 0;
+    if (typeof cursor === 'number') {
+      checkSeq(cursor, 'cursor');
+      from = cursor;
+    } else if (typeof cursor === 'string') from = queue?.byId.get(cursor)?.seq ?? 0;
+    const messages: QueuedMessage[] = [];
+    let more = false;
+    for (const row of queue?.bySeq.values() ?? []) {
+      if (row.seq <= from || (now !== undefined && row.expiresAt <= now)) continue;
+      if (messages.length === n) {
+        more = true;
+        break;
+      }
+      messages.push(message(row));
+    }
+    return { messages, next: messages.at(-1)?.seq ?? from, more };
+  }
+
+  async ack(recipient: string, ids: readonly string[]): Promise<QueueRemoval[]> {
+    this.#open();
+    checkIds(ids);
+    const queue = this.#queues.get(recipient);
+    if (queue === undefined) return [];
+    const rows = [...new Set(ids)].flatMap((id) => queue.byId.get(id) ?? []);
+    return this.#remove(rows.sort((a, b) => a.seq - b.seq));
+  }
+
+  async ackThrough(recipient: string, id: string): Promise<QueueRemoval[]> {
+    this.#open();
+    const queue = this.#queues.get(recipient);
+    const last = queue?.byId.get(id);
+    if (queue === undefined || last === undefined) return [];
+    const rows: Row[] = [];
+    for (const row of queue.bySeq.values()) {
+      if (row.seq > last.seq) break;
+      rows.push(row);
+    }
+    return this.#remove(rows);
+  }
+
+  async sweepExpired(now: number, batch: number): Promise<QueueRemoval[]> {
+    this.#open();
+    const n = clampCount(batch, MAX_SWEEP_BATCH, 'batch');
+    const expired: Row[] = [];
+    for (const queue of this.#queues.values())
+      for (const row of queue.bySeq.values()) if (row.expiresAt <= now) expired.push(row);
+    expired.sort((a, b) => a.expiresAt - b.expiresAt || a.order - b.order);
+    return this.#remove(expired.slice(0, n));
+  }
+
+  async stats(recipient: string): Promise<Totals> {
+    this.#open();
+    const queue = this.#queues.get(recipient);
+    return queue === undefined ? EMPTY_TOTALS : { count: queue.bySeq.size, bytes: queue.bytes };
+  }
+
+  async totals(): Promise<Totals> {
+    this.#open();
+    return { ...this.#totals };
+  }
+
+  close(): void {
+    this.#closed = true;
+  }
+
+  #open(): void {
+    if (this.#closed) throw new StoreClosedError();
+  }
+
+  #remove(rows: readonly Row[]): QueueRemoval[] {
+    return rows.map((row) => {
+      const queue = this.#queues.get(row.recipient)!;
+      queue.bySeq.delete(row.seq);
+      queue.byId.delete(row.id);
+      queue.bytes -= row.bytes;
+      this.#totals.count--;
+      this.#totals.bytes -= row.bytes;
+      return { recipient: row.recipient, seq: row.seq, id: row.id, sender: row.sender };
+    });
+  }
+}
+
+function message(row: Row): QueuedMessage {
+  const { recipient, seq, id, sender, body, expiresAt, bytes } = row;
+  return { recipient, seq, id, sender, body, expiresAt, bytes };
+}

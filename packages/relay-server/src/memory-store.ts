@@ -1,0 +1,37 @@
+import { MemorySessionStore } from '@wmp/session';
+import type { BoxLimits } from './box-store.js';
+import { MemoryBoxStore } from './memory-box-store.js';
+import { MemoryQueueStore } from './memory-queue-store.js';
+import type { QueueLimits } from './queue-store.js';
+import type { RelayStores } from './relay-stores.js';
+
+export interface MemoryStoreOptions {
+  readonly queue?: Partial<QueueLimits>;
+  readonly box?: Partial<BoxLimits>;
+  readonly maxSessions?: number;
+}
+
+/**
+ * All of the relay's stores in memory: for tests and `--ephemeral` runs. Sessions use
+ * `MemorySessionStore` of @wmp/session (the one the session engine is tested with); the shared
+ * session suite runs it next to `SqliteSessionStore`.
+ */
+export class MemoryStore implements RelayStores {
+  readonly queue: MemoryQueueStore;
+  readonly box: MemoryBoxStore;
+  readonly sessions: MemorySessionStore;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.queue = new MemoryQueueStore(options.queue);
+    this.box = new MemoryBoxStore(options.box);
+    this.sessions =
+      options.maxSessions === undefined
+        ? new MemorySessionStore()
+        : new MemorySessionStore({ maxSessions: options.maxSessions });
+  }
+
+  async close(): Promise<void> {
+    this.queue.close();
+    this.box.close();
+  }
+}

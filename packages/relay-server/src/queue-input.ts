@@ -1,0 +1,24 @@
+import { utf8Length } from './bytes.js';
+import { StoreInputError } from './errors.js';
+import type { AppendOptions, QueueMessageInput } from './queue-store.js';
+
+/** A message as a queue stores it, after the checks every adapter makes the same way. */
+export interface QueueRecord {
+  readonly id: string;
+  readonly sender: string;
+  readonly body: string;
+  readonly expiresAt: number;
+  readonly bytes: number;
+}
+
+export function queueRecord(message: QueueMessageInput, options: AppendOptions): QueueRecord {
+  const { id, sender, body } = message ?? {};
+  if (typeof id !== 'string' || id.length === 0) throw new StoreInputError('message id must be a non-empty string');
+  if (typeof sender !== 'string' || typeof body !== 'string')
+    throw new StoreInputError('sender and body must be strings');
+  const expiresAt = options?.expiresAt;
+  if (!Number.isSafeInteger(expiresAt)) throw new StoreInputError('expiresAt must be an integer (ms)');
+  const bytes = options.bytes ?? utf8Length(body);
+  if (!Number.isSafeInteger(bytes) || bytes < 0) throw new StoreInputError('bytes must be a non-negative integer');
+  return { id, sender, body, expiresAt, bytes };
+}

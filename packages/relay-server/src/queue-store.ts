@@ -1,0 +1,99 @@
+import type { Totals } from './totals.js';
+
+/** What the relay queues for an offline recipient: one routed WMP message (DESIGN §3). */
+export interface QueueMessageInput {
+  /** The WMP message id (`id`, or the relay-assigned `wmp.message_id`): unique per recipient. */
+  readonly id: string;
+  /** The identity that sent it: where `delivered` / `expired` statuses go. */
+  readonly sender: string;
+  /** The message exactly as it will be forwarded (relay chain appended), as JSON text. */
+  readonly body: string;
+}
+
+export interface AppendOptions {
+  /** When the message expires (ms since the epoch): `expires_at`, `offline.ttl` or the relay default. */
+  readonly expiresAt: number;
+  /** Bytes counted against the recipient's cap; default: the UTF-8 length of `body`. */
+  readonly bytes?: number;
+}
+
+export type AppendResult =
+  /** Appended now, at this position. */
+  | { readonly status: 'queued'; readonly seq: number }
+  /** The recipient already had a message with this id (a retry): nothing was added. */
+  | { readonly status: 'exists'; readonly seq: number };
+
+/** A queued message as read back. */
+export interface QueuedMessage {
+  readonly recipient: string;
+  readonly seq: number;
+  readonly id: string;
+  readonly sender: string;
+  readonly body: string;
+  readonly expiresAt: number;
+  readonly bytes: number;
+}
+
+export interface QueuePage {
+  /** In seq order. */
+  readonly messages: readonly QueuedMessage[];
+  /** The cursor to read on from: the last seq returned, or the cursor given when none was. */
+  readonly next: number;
+  /** True when unexpired messages remain after `next`. */
+  readonly more: boolean;
+}
+
+/** A message that left the queue (acknowledged or expired): enough to send its terminal status. */
+export interface QueueRemoval {
+  readonly recipient: string;
+  readonly seq: number;
+  readonly id: string;
+  readonly sender: string;
+}
+
+export interface QueueLimits {
+  /** Messages per recipient (`max_queued`). */
+  readonly maxQueued: number;
+  /** Bytes per recipient. */
+  readonly maxBytes: number;
+}
+
+export const DEFAULT_QUEUE_LIMITS: QueueLimits = Object.freeze({ maxQueued: 1000, maxBytes: 16 * 1024 * 1024 });
+
+/**
+ * The durable per-recipient WMP message queue (DESIGN §3). Every routed message is appended here
+ * before anything is acknowledged, read back in order, and removed only by the recipient's
+ * acknowledgement or by expiry. Every method takes the recipient explicitly and touches only that
+ * recipient's queue; the relay passes the authenticated identity, so nobody reads or removes
+ * another's messages.
+ *
+ * Seqs are per recipient, start at 1, strictly increase and are never reused (not even after the
+ * queue empties), so a cursor never points at a different message.
+ */
+export interface QueueStore {
+  /**
+   * Appends a message; resolves once it is durable. Idempotent on `message.id` per recipient.
+   * Rejects with `QueueFullError` (-31014) when the recipient is at `maxQueued` or the bytes
+   * would exceed `maxBytes`; the check and the insert are one transaction.
+   */
+  append(recipient: string, message: QueueMessageInput, options: AppendOptions): Promise<AppendResult>;
+  /**
+   * Up to `limit` messages after `cursor` in seq order: a seq, a message id (an id no longer
+   * queued reads from the start: everything unacknowledged is replayed), or `undefined` for the
+   * start. With `now`, messages expired at `now` are skipped (the sweeper reports them).
+   */
+  after(recipient: string, cursor: number | string | undefined, limit: number, now?: number): Promise<QueuePage>;
+  /** Removes the named messages of this recipient (<= 500 ids); returns what was removed, in seq order. */
+  ack(recipient: string, ids: readonly string[]): Promise<QueueRemoval[]>;
+  /** Removes this recipient's messages up to and including `id` (a resume's `last_received_id`). */
+  ackThrough(recipient: string, id: string): Promise<QueueRemoval[]>;
+  /**
+   * Removes at most `batch` messages with `expiresAt <= now`, earliest expiry first, and returns
+   * them, so the relay can send `expired` statuses. Call again while it returns a full batch.
+   */
+  sweepExpired(now: number, batch: number): Promise<QueueRemoval[]>;
+  /** Count and bytes queued for one recipient, O(1). */
+  stats(recipient: string): Promise<Totals>;
+  /** Count and bytes queued in the whole store, O(1). */
+  totals(): Promise<Totals>;
+}

@@ -1,0 +1,306 @@
+import type { OhanCard, OhanEvent, StoredEvent } from '@wmp/ohan-seal';
+import type BetterSqlite3 from 'better-sqlite3';
+import { allowList, type BoxEventRecord, boxEventRecord, cardTime } from './box-input.js';
+import { checkBoxLimits } from './box-limits.js';
+import { admitEvent, type BoxLedger } from './box-rules.js';
+import {
+  type BoxLimits,
+  type BoxStore,
+  type CardResult,
+  DEFAULT_BOX_LIMITS,
+  type FetchPage,
+  type Lane,
+  type PublishResult,
+} from './box-store.js';
+import { StoreClosedError } from './errors.js';
+import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from './limits.js';
+import { EMPTY_TOTALS, type Totals } from './totals.js';
+import type { WriteQueue } from './write-queue.js';
+
+/** A stored event as the rules see it: enough to take it out of every total. */
+interface EventRef {
+  rowid: number;
+  recipient: string;
+  sender: string;
+  size: number;
+}
+
+const LANE_CODE: Record<Lane, number> = { contact: 0, stranger: 1 };
+const REF = 'rowid, recipient, sender, size';
+const NO_EXPIRY_FILTER = Number.MIN_SAFE_INTEGER;
+
+function statements(db: BetterSqlite3.Database) {
+  return {
+    hasEvent: db.prepare<[string], number>('SELECT 1 FROM ohan_events WHERE id = ?').pluck(),
+    hasCard: db.prepare<[string], number>('SELECT 1 FROM ohan_cards WHERE key = ?').pluck(),
+    isContact: db
+      .prepare<[string, string], number>('SELECT 1 FROM ohan_allow WHERE recipient = ? AND contact = ?')
+      .pluck(),
+    pair: db.prepare<[string, string], Totals>(
+      'SELECT count, bytes FROM ohan_pairs WHERE recipient = ? AND sender = ?',
+    ),
+    sender: db.prepare<[string], Totals>('SELECT count, bytes FROM ohan_senders WHERE sender = ?'),
+    recipient: db.prepare<[string], Totals>('SELECT count, bytes FROM ohan_recipients WHERE recipient = ?'),
+    box: db.prepare<[], Totals>("SELECT count, bytes FROM totals WHERE name = 'ohan_box'"),
+    weakestStranger: db.prepare<[string, number], EventRef>(
+      `SELECT ${REF} FROM ohan_events WHERE recipient = ? AND lane = 1 AND strength <= ?
+       ORDER BY strength, rowid LIMIT 1`,
+    ),
+    largestOtherSender: db
+      .prepare<[string, string], string>(
+        `SELECT sender FROM ohan_pairs WHERE recipient = ? AND sender <> ? AND bytes > 0
+       ORDER BY bytes DESC, sender LIMIT 1`,
+      )
+      .pluck(),
+    oldestOfPair: db.prepare<[string, string], EventRef>(
+      `SELECT ${REF} FROM ohan_events WHERE recipient = ? AND sender = ? ORDER BY rowid LIMIT 1`,
+    ),
+    largestOtherSenderInBox: db.prepare<[string], { sender: string; bytes: number }>(
+      'SELECT sender, bytes FROM ohan_senders WHERE sender <> ? AND bytes > 0 ORDER BY bytes DESC, sender LIMIT 1',
+    ),
+    oldestOfSender: db.prepare<[string], EventRef>(
+      `SELECT ${REF} FROM ohan_events WHERE sender = ? ORDER BY rowid LIMIT 1`,
+    ),
+    deleteRow: db.prepare('DELETE FROM ohan_events WHERE rowid = ?'),
+    deleteId: db.prepare<[string, string], EventRef>(
+      'DELETE FROM ohan_events WHERE recipient = ? AND id = ? RETURNING rowid, recipient, sender, size',
+    ),
+    expired: db.prepare<[number, number], EventRef>(
+      `SELECT ${REF} FROM ohan_events WHERE expires_at <= ? ORDER BY expires_at, rowid LIMIT ?`,
+    ),
+    nextSeq: db
+      .prepare<[string, number], number>(
+        `INSERT INTO ohan_recipients (recipient, next_seq, count, bytes) VALUES (?, 2, 1, ?)
+       ON CONFLICT (recipient) DO UPDATE SET next_seq = next_seq + 1, count = count + 1, bytes = bytes + excluded.bytes
+       RETURNING next_seq - 1`,
+      )
+      .pluck(),
+    insert: db.prepare(
+      `INSERT INTO ohan_events (recipient, seq, id, sender, lane, strength, expires_at, size, body)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    addSender: db.prepare(
+      `INSERT INTO ohan_senders (sender, count, bytes) VALUES (?, 1, ?)
+       ON CONFLICT (sender) DO UPDATE SET count = count + 1, bytes = bytes + excluded.bytes`,
+    ),
+    addPair: db.prepare(
+      `INSERT INTO ohan_pairs (recipient, sender, count, bytes) VALUES (?, ?, 1, ?)
+       ON CONFLICT (recipient, sender) DO UPDATE SET count = count + 1, bytes = bytes + excluded.bytes`,
+    ),
+    addBox: db.prepare("UPDATE totals SET count = count + ?, bytes = bytes + ? WHERE name = 'ohan_box'"),
+    subRecipient: db.prepare('UPDATE ohan_recipients SET count = count - ?, bytes = bytes - ? WHERE recipient = ?'),
+    // Sender and pair rows go when they reach zero: they only exist for what is stored.
+    subSender: db.prepare('UPDATE ohan_senders SET count = count - ?, bytes = bytes - ? WHERE sender = ?'),
+    dropSender: db.prepare('DELETE FROM ohan_senders WHERE sender = ? AND count <= 0'),
+    subPair: db.prepare(
+      'UPDATE ohan_pairs SET count = count - ?, bytes = bytes - ? WHERE recipient = ? AND sender = ?',
+    ),
+    dropPair: db.prepare('DELETE FROM ohan_pairs WHERE recipient = ? AND sender = ? AND count <= 0'),
+    page: db.prepare<[string, number, number, number], { seq: number; body: string }>(
+      'SELECT seq, body FROM ohan_events WHERE recipient = ? AND seq > ? AND expires_at > ? ORDER BY seq LIMIT ?',
+    ),
+    clearAllow: db.prepare('DELETE FROM ohan_allow WHERE recipient = ?'),
+    addAllow: db.prepare('INSERT INTO ohan_allow (recipient, contact) VALUES (?, ?)'),
+    allow: db.prepare<[string], string>('SELECT contact FROM ohan_allow WHERE recipient = ? ORDER BY rowid').pluck(),
+    cardTs: db.prepare<[string], number>('SELECT ts FROM ohan_cards WHERE key = ?').pluck(),
+    putCard: db.prepare(
+      `INSERT INTO ohan_cards (key, ts, body) VALUES (?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET ts = excluded.ts, body = excluded.body`,
+    ),
+    card: db.prepare<[string], string>('SELECT body FROM ohan_cards WHERE key = ?').pluck(),
+  };
+}
+
+/**
+ * The OHAN box on SQLite. A publish runs `admitEvent` (the §4.7 rules shared with the memory box)
+ * inside its own savepoint of a group-commit transaction: evictions happen as the rules go, and a
+ * refusal rolls all of them back. Totals rows change in the same transaction as the events.
+ */
+export class SqliteBoxStore implements BoxStore {
+  readonly limits: BoxLimits;
+  readonly #writer: WriteQueue;
+  readonly #s: ReturnType<typeof statements>;
+  readonly #ledger: BoxLedger<EventRef>;
+
+  constructor(db: BetterSqlite3.Database, writer: WriteQueue, limits: Partial<BoxLimits> = {}) {
+    this.limits = checkBoxLimits({ ...DEFAULT_BOX_LIMITS, ...limits });
+    this.#writer = writer;
+    const s = statements(db);
+    this.#s = s;
+    this.#ledger = {
+      hasEvent: (id) => s.hasEvent.get(id) !== undefined,
+      hasCard: (key) => s.hasCard.get(key) !== undefined,
+      isContact: (recipient, sender) => s.isContact.get(recipient, sender) !== undefined,
+      pair: (recipient, sender) => s.pair.get(recipient, sender) ?? EMPTY_TOTALS,
+      sender: (sender) => s.sender.get(sender) ?? EMPTY_TOTALS,
+      recipient: (recipient) => s.recipient.get(recipient) ?? EMPTY_TOTALS,
+      box: () => s.box.get()!,
+      weakestStranger: (recipient, maxStrength) => s.weakestStranger.get(recipient, Math.min(maxStrength, 1e9)),
+      largestOtherSender: (recipient, exclude) => s.largestOtherSender.get(recipient, exclude),
+      oldestOfPair: (recipient, sender) => s.oldestOfPair.get(recipient, sender),
+      largestOtherSenderInBox: (exclude) => s.largestOtherSenderInBox.get(exclude),
+      oldestOfSender: (sender) => s.oldestOfSender.get(sender),
+      remove: (ref) => {
+        s.deleteRow.run(ref.rowid);
+        this.#subtract([ref]);
+      },
+      insert: (record, lane) => this.#insert(record, lane),
+    };
+  }
+
+  async publish(event: OhanEvent): Promise<PublishResult> {
+    this.#open();
+    const record = boxEventRecord(event);
+    // A refusal may follow evictions: `keep` rolls the savepoint back so nothing changed.
+    return this.#writer.run(
+      () => admitEvent(this.#ledger, record, this.limits),
+      (result) => result.status !== 'refused',
+    );
+  }
+
+  async fetch(recipient: string, after: number, limit: number, now?: number): Promise<FetchPage> {
+    this.#open();
+    checkSeq(after, 'after');
+    const n = clampCount(limit, MAX_PAGE, 'limit');
+    const rows = this.#s.page.all(recipient, after, now ?? NO_EXPIRY_FILTER, n + 1);
+    const more = rows.length > n;
+    const events = rows
+      .slice(0, n)
+      .map((row): StoredEvent => ({ ...(JSON.parse(row.body) as OhanEvent), seq: row.seq }));
+    return { events, next: events.at(-1)?.seq ?? after, more };
+  }
+
+  async delivered(recipient: string, ids: readonly string[]): Promise<number> {
+    this.#open();
+    checkIds(ids);
+    if (ids.length === 0) return 0;
+    return this.#writer.run(() => {
+      const removed: EventRef[] = [];
+      for (const id of new Set(ids)) {
+        const ref = this.#s.deleteId.get(recipient, id);
+        if (ref !== undefined) removed.push(ref);
+      }
+      this.#subtract(removed);
+      return removed.length;
+    });
+  }
+
+  async putAllow(recipient: string, contacts: readonly string[]): Promise<void> {
+    this.#open();
+    const list = allowList(contacts, this.limits.maxContacts);
+    await this.#writer.run(() => {
+      this.#s.clearAllow.run(recipient);
+      for (const contact of list) this.#s.addAllow.run(recipient, contact);
+    });
+  }
+
+  async getAllow(recipient: string): Promise<string[]> {
+    this.#open();
+    return this.#s.allow.all(recipient);
+  }
+
+  async putCard(card: OhanCard): Promise<CardResult> {
+    this.#open();
+    const ts = cardTime(card);
+    const json = JSON.stringify(card);
+    return this.#writer.run((): CardResult => {
+      const current = this.#s.cardTs.get(card.key);
+      if (current !== undefined && current >= ts) return 'stale';
+      this.#s.putCard.run(card.key, ts, json);
+      return current === undefined ? 'stored' : 'replaced';
+    });
+  }
+
+  async getCard(key: string): Promise<OhanCard | undefined> {
+    this.#open();
+    const body = this.#s.card.get(key);
+    return body === undefined ? undefined : (JSON.parse(body) as OhanCard);
+  }
+
+  async sweepExpired(now: number, batch: number): Promise<number> {
+    this.#open();
+    const n = clampCount(batch, MAX_SWEEP_BATCH, 'batch');
+    return this.#writer.run(() => {
+      const rows = this.#s.expired.all(now, n);
+      for (const row of rows) this.#s.deleteRow.run(row.rowid);
+      this.#subtract(rows);
+      return rows.length;
+    });
+  }
+
+  async recipientStats(recipient: string): Promise<Totals> {
+    this.#open();
+    return { ...(this.#s.recipient.get(recipient) ?? EMPTY_TOTALS) };
+  }
+
+  async senderStats(sender: string): Promise<Totals> {
+    this.#open();
+    return { ...(this.#s.sender.get(sender) ?? EMPTY_TOTALS) };
+  }
+
+  async totals(): Promise<Totals> {
+    this.#open();
+    return { ...this.#s.box.get()! };
+  }
+
+  #open(): void {
+    if (this.#writer.closed) throw new StoreClosedError();
+  }
+
+  #insert(record: BoxEventRecord, lane: Lane): number {
+    const s = this.#s;
+    const seq = s.nextSeq.get(record.recipient, record.size)!;
+    s.insert.run(
+      record.recipient,
+      seq,
+      record.id,
+      record.sender,
+      LANE_CODE[lane],
+      record.strength,
+      record.expiresAt,
+      record.size,
+      record.json,
+    );
+    s.addSender.run(record.sender, record.size);
+    s.addPair.run(record.recipient, record.sender, record.size);
+    s.addBox.run(1, record.size);
+    return seq;
+  }
+
+  /** Takes deleted events out of every total (grouped, so a sweep of 1000 is a few updates). */
+  #subtract(refs: readonly EventRef[]): void {
+    if (refs.length === 0) return;
+    const s = this.#s;
+    const recipients = new Map<string, { count: number; bytes: number }>();
+    const senders = new Map<string, { count: number; bytes: number }>();
+    const pairs = new Map<string, { recipient: string; sender: string; count: number; bytes: number }>();
+    let bytes = 0;
+    for (const ref of refs) {
+      add(recipients, ref.recipient, ref.size);
+      add(senders, ref.sender, ref.size);
+      const key = `${ref.recipient}\n${ref.sender}`;
+      const pair = pairs.get(key) ?? { recipient: ref.recipient, sender: ref.sender, count: 0, bytes: 0 };
+      pair.count++;
+      pair.bytes += ref.size;
+      pairs.set(key, pair);
+      bytes += ref.size;
+    }
+    for (const [recipient, t] of recipients) s.subRecipient.run(t.count, t.bytes, recipient);
+    for (const [sender, t] of senders) {
+      s.subSender.run(t.count, t.bytes, sender);
+      s.dropSender.run(sender);
+    }
+    for (const p of pairs.values()) {
+      s.subPair.run(p.count, p.bytes, p.recipient, p.sender);
+      s.dropPair.run(p.recipient, p.sender);
+    }
+    s.addBox.run(-refs.length, -bytes);
+  }
+}
+
+function add(totals: Map<string, { count: number; bytes: number }>, key: string, size: number): void {
+  const t = totals.get(key) ?? { count: 0, bytes: 0 };
+  t.count++;
+  t.bytes += size;
+  totals.set(key, t);
+}

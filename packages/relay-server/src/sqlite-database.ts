@@ -1,0 +1,42 @@
+import Database from 'better-sqlite3';
+import { StoreError, StoreSchemaError } from './errors.js';
+import { SCHEMA, SCHEMA_VERSION } from './sqlite-schema.js';
+
+export interface OpenDatabaseOptions {
+  /** Page cache in KiB (default 64 MiB, as measured in notes/relay-anchors.md §2.1). */
+  readonly cacheKiB?: number;
+}
+
+/**
+ * Opens (creating if needed) the relay's database file: WAL, so readers never wait for the
+ * writer; `synchronous=FULL`, so a committed transaction survives power loss, not only a process
+ * crash (group commit pays for it, see write-queue.ts); schema created or checked.
+ */
+export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Database.Database {
+  const db = new Database(path);
+  try {
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (mode !== 'wal' && !db.memory) throw new StoreError('ERR_STORE_SCHEMA', 'database does not support WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('busy_timeout = 5000');
+    db.pragma(`cache_size = -${Math.trunc(options.cacheKiB ?? 65536)}`);
+    // A checkpointed WAL is truncated back to this size instead of keeping its high-water mark.
+    db.pragma('journal_size_limit = 67108864');
+    migrate(db);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+function migrate(db: Database.Database): void {
+  // Read inside the write transaction, so two processes opening a new file do not both create it.
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version === SCHEMA_VERSION) return;
+    if (version !== 0) throw new StoreSchemaError(`unknown schema version ${version}`);
+    db.exec(SCHEMA);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}

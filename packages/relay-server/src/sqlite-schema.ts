@@ -1,0 +1,92 @@
+/**
+ * The relay's SQLite schema: one file for the WMP queue, the OHAN box and sessions. Rowid tables
+ * with UNIQUE(recipient, seq), not WITHOUT ROWID (3.3x larger and 2-4x slower with ~1 KB rows,
+ * notes/relay-anchors.md §2.1). Running totals live in their own rows and change in the same
+ * transaction as the rows they count, so cap checks read one row. Recipient rows are kept after
+ * their queue empties: `next_seq` is what keeps a seq from ever being reused.
+ */
+export const SCHEMA_VERSION = 1;
+
+export const SCHEMA = `
+CREATE TABLE totals (
+  name TEXT PRIMARY KEY,
+  count INTEGER NOT NULL,
+  bytes INTEGER NOT NULL
+);
+INSERT INTO totals (name, count, bytes) VALUES ('wmp_queue', 0, 0), ('ohan_box', 0, 0), ('sessions', 0, 0);
+
+CREATE TABLE wmp_queues (
+  recipient TEXT PRIMARY KEY,
+  next_seq INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  bytes INTEGER NOT NULL
+);
+CREATE TABLE wmp_messages (
+  recipient TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  message_id TEXT NOT NULL,
+  sender TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  UNIQUE (recipient, seq),
+  UNIQUE (recipient, message_id)
+);
+CREATE INDEX wmp_messages_expiry ON wmp_messages (expires_at);
+
+CREATE TABLE ohan_recipients (
+  recipient TEXT PRIMARY KEY,
+  next_seq INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  bytes INTEGER NOT NULL
+);
+CREATE TABLE ohan_senders (
+  sender TEXT PRIMARY KEY,
+  count INTEGER NOT NULL,
+  bytes INTEGER NOT NULL
+);
+CREATE INDEX ohan_senders_bytes ON ohan_senders (bytes DESC, sender);
+CREATE TABLE ohan_pairs (
+  recipient TEXT NOT NULL,
+  sender TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  PRIMARY KEY (recipient, sender)
+);
+CREATE INDEX ohan_pairs_bytes ON ohan_pairs (recipient, bytes DESC, sender);
+-- rowid is arrival order among stored events (a new rowid is always above every live one):
+-- it is what "oldest" means in the eviction rules.
+CREATE TABLE ohan_events (
+  recipient TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  id TEXT NOT NULL UNIQUE,
+  sender TEXT NOT NULL,
+  lane INTEGER NOT NULL,
+  strength INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  size INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  UNIQUE (recipient, seq)
+);
+CREATE INDEX ohan_events_expiry ON ohan_events (expires_at);
+CREATE INDEX ohan_events_lane ON ohan_events (recipient, lane, strength);
+CREATE INDEX ohan_events_pair ON ohan_events (recipient, sender);
+CREATE INDEX ohan_events_sender ON ohan_events (sender);
+CREATE TABLE ohan_allow (
+  recipient TEXT NOT NULL,
+  contact TEXT NOT NULL,
+  UNIQUE (recipient, contact)
+);
+CREATE TABLE ohan_cards (
+  key TEXT PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  body TEXT NOT NULL
+);
+
+CREATE TABLE wmp_sessions (
+  id TEXT PRIMARY KEY,
+  expires_at INTEGER NOT NULL,
+  record TEXT NOT NULL
+);
+CREATE INDEX wmp_sessions_expiry ON wmp_sessions (expires_at);
+`;

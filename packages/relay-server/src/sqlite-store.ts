@@ -1,0 +1,69 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { BoxLimits } from './box-store.js';
+import type { QueueLimits } from './queue-store.js';
+import type { RelayStores } from './relay-stores.js';
+import { SqliteBoxStore } from './sqlite-box-store.js';
+import { openDatabase } from './sqlite-database.js';
+import { SqliteQueueStore } from './sqlite-queue-store.js';
+import { SqliteSessionStore } from './sqlite-session-store.js';
+import { WriteQueue, type WriteQueueStats } from './write-queue.js';
+
+export interface SqliteStoreOptions {
+  /** The database file (created with its directory's permissions; WAL files sit beside it). */
+  readonly path: string;
+  readonly queue?: Partial<QueueLimits>;
+  readonly box?: Partial<BoxLimits>;
+  readonly maxSessions?: number;
+  /** Operations per transaction, 1..100 (default 100). */
+  readonly maxBatch?: number;
+  /** SQLite page cache in KiB (default 64 MiB). */
+  readonly cacheKiB?: number;
+}
+
+/**
+ * The relay's default storage: queue, box and sessions in one SQLite file, written by one
+ * `WriteQueue` (group commit, acknowledged after COMMIT). Open one per file and process.
+ */
+export class SqliteStore implements RelayStores {
+  readonly queue: SqliteQueueStore;
+  readonly box: SqliteBoxStore;
+  readonly sessions: SqliteSessionStore;
+  readonly #db: BetterSqlite3.Database;
+  readonly #writer: WriteQueue;
+  #closing: Promise<void> | undefined;
+
+  private constructor(db: BetterSqlite3.Database, options: SqliteStoreOptions) {
+    this.#db = db;
+    this.#writer = new WriteQueue(db, options.maxBatch === undefined ? {} : { maxBatch: options.maxBatch });
+    this.queue = new SqliteQueueStore(db, this.#writer, options.queue);
+    this.box = new SqliteBoxStore(db, this.#writer, options.box);
+    this.sessions = new SqliteSessionStore(
+      db,
+      this.#writer,
+      options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions },
+    );
+  }
+
+  static open(options: SqliteStoreOptions): SqliteStore {
+    const db = openDatabase(options.path, options.cacheKiB === undefined ? {} : { cacheKiB: options.cacheKiB });
+    try {
+      return new SqliteStore(db, options);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  /** Group-commit figures: transactions and operations committed so far. */
+  get writeStats(): WriteQueueStats {
+    return this.#writer.stats;
+  }
+
+  /** Commits everything queued, then closes the file (the WAL is checkpointed by SQLite on close). */
+  close(): Promise<void> {
+    this.#closing ??= this.#writer.close().then(() => {
+      this.#db.close();
+    });
+    return this.#closing;
+  }
+}

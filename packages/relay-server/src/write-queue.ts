@@ -1,0 +1,176 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { StoreClosedError, StoreWriteError } from './errors.js';
+
+/** Most operations in one transaction (DESIGN §6). */
+export const MAX_WRITE_BATCH = 100;
+
+export interface WriteQueueOptions {
+  /** Operations per transaction, 1..100 (default 100). */
+  readonly maxBatch?: number;
+}
+
+export interface WriteQueueStats {
+  /** Transactions committed. */
+  readonly transactions: number;
+  /** Operations that ran inside committed transactions (kept or rolled back to their savepoint). */
+  readonly operations: number;
+  /** Transactions whose COMMIT (or BEGIN) failed: every caller in them was rejected. */
+  readonly failures: number;
+}
+
+interface Pending {
+  readonly op: () => unknown;
+  readonly keep: ((value: unknown) => boolean) | undefined;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * The single writer of a SQLite database, with group commit (DESIGN §6): operations queued in the
+ * same turn of the event loop (and any arriving before the flush runs) are written in one
+ * transaction of at most `maxBatch`, and each caller's promise settles only after COMMIT returned,
+ * so an acknowledged write is on disk (with `synchronous=FULL`). One fsync then covers up to 100
+ * writes instead of one: measured 22.5k vs 1.6k stores/s (notes/relay-anchors.md §2.1).
+ *
+ * Each operation runs in its own savepoint: one that throws, or whose result `keep` refuses,
+ * is rolled back alone and the rest of the batch still commits. Operations are synchronous
+ * (better-sqlite3 is) and run in the order they were queued.
+ */
+export class WriteQueue {
+  readonly #db: BetterSqlite3.Database;
+  readonly #maxBatch: number;
+  readonly #pending: Pending[] = [];
+  readonly #idle: Array<() => void> = [];
+  readonly #begin: BetterSqlite3.Statement;
+  readonly #commit: BetterSqlite3.Statement;
+  readonly #rollback: BetterSqlite3.Statement;
+  readonly #savepoint: BetterSqlite3.Statement;
+  readonly #release: BetterSqlite3.Statement;
+  readonly #rollbackTo: BetterSqlite3.Statement;
+  #scheduled = false;
+  #closed = false;
+  #stats = { transactions: 0, operations: 0, failures: 0 };
+
+  constructor(db: BetterSqlite3.Database, options: WriteQueueOptions = {}) {
+    const maxBatch = options.maxBatch ?? MAX_WRITE_BATCH;
+    if (!Number.isSafeInteger(maxBatch) || maxBatch < 1 || maxBatch > MAX_WRITE_BATCH) {
+      throw new RangeError(`maxBatch must be 1..${MAX_WRITE_BATCH}`);
+    }
+    this.#db = db;
+    this.#maxBatch = maxBatch;
+    this.#begin = db.prepare('BEGIN IMMEDIATE');
+    this.#commit = db.prepare('COMMIT');
+    this.#rollback = db.prepare('ROLLBACK');
+    this.#savepoint = db.prepare('SAVEPOINT op');
+    this.#release = db.prepare('RELEASE op');
+    this.#rollbackTo = db.prepare('ROLLBACK TO op');
+  }
+
+  get stats(): WriteQueueStats {
+    return { ...this.#stats };
+  }
+
+  /** True once `close` was called: new operations are refused. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Operations queued and not yet committed. */
+  get pending(): number {
+    return this.#pending.length;
+  }
+
+  /**
+   * Queues `op` for the next transaction. Resolves with its result after the transaction
+   * committed; rejects with what `op` threw (its writes rolled back), or with `StoreWriteError`
+   * when the transaction could not commit. When `keep` returns false for the result, the
+   * operation's writes are rolled back and the promise still resolves with the result.
+   */
+  run<T>(op: () => T, keep?: (value: T) => boolean): Promise<T> {
+    if (this.#closed) return Promise.reject(new StoreClosedError());
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.push({
+        op,
+        keep: keep as ((value: unknown) => boolean) | undefined,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
+      this.#schedule();
+    });
+  }
+
+  /** Resolves when everything queued so far is committed (or failed). */
+  drain(): Promise<void> {
+    if (this.#pending.length === 0 && !this.#scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  /** Refuses new operations and waits for the queued ones. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.drain();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    // setImmediate, not a microtask: writes arriving from other I/O callbacks of this loop turn
+    // join the batch, and the loop gets to run between two batches.
+    setImmediate(() => this.#flush());
+  }
+
+  #flush(): void {
+    this.#scheduled = false;
+    const batch = this.#pending.splice(0, this.#maxBatch);
+    const outcomes = this.#write(batch);
+    if (this.#pending.length > 0) this.#schedule();
+    else for (const resolve of this.#idle.splice(0)) resolve();
+    // Settled after COMMIT (or after the failed transaction was rolled back), never before.
+    for (let i = 0; i < batch.length; i++) {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) batch[i]!.resolve(outcome.value);
+      else batch[i]!.reject(outcome.error);
+    }
+  }
+
+  #write(batch: readonly Pending[]): Outcome[] {
+    const outcomes: Outcome[] = [];
+    try {
+      this.#begin.run();
+      for (const item of batch) outcomes.push(this.#apply(item));
+      this.#commit.run();
+    } catch (error) {
+      // BEGIN, a savepoint statement or COMMIT failed: nothing of this batch is on disk.
+      if (this.#db.inTransaction) {
+        try {
+          this.#rollback.run();
+        } catch {
+          // The connection already rolled back (SQLite does on some I/O errors).
+        }
+      }
+      this.#stats.failures++;
+      const failure = new StoreWriteError(error);
+      return batch.map(() => ({ ok: false, error: failure }));
+    }
+    this.#stats.transactions++;
+    this.#stats.operations += batch.length;
+    return outcomes;
+  }
+
+  #apply(item: Pending): Outcome {
+    this.#savepoint.run();
+    let outcome: Outcome;
+    try {
+      const value = item.op();
+      outcome = { ok: true, value };
+      if (item.keep !== undefined && !item.keep(value)) this.#rollbackTo.run();
+    } catch (error) {
+      outcome = { ok: false, error };
+      this.#rollbackTo.run();
+    }
+    this.#release.run();
+    return outcome;
+  }
+}

@@ -1,0 +1,39 @@
+import { MemorySessionStore } from '@wmp/session';
+import { describe, expect, it } from 'vitest';
+import { MemoryBoxStore, MemoryQueueStore, MemoryStore } from '../src/index.js';
+import { boxStoreSuite } from './suites/box-store.suite.js';
+import { queueStoreSuite } from './suites/queue-store.suite.js';
+import { sessionStoreSuite } from './suites/session-store.suite.js';
+
+// The in-memory adapters against the shared suites (no `reopen`: nothing is durable).
+queueStoreSuite('memory', async (limits) => {
+  const store = new MemoryQueueStore(limits);
+  return { store, close: async () => store.close() };
+});
+
+boxStoreSuite('memory', async (limits) => {
+  const store = new MemoryBoxStore(limits);
+  return { store, close: async () => store.close() };
+});
+
+sessionStoreSuite('memory (@wmp/session)', async (options) => ({
+  store: new MemorySessionStore(options),
+  close: async () => {},
+}));
+
+describe('MemoryStore', () => {
+  it('bundles the three memory stores and closes them together', async () => {
+    const stores = new MemoryStore({ queue: { maxQueued: 7 }, box: { boxBytes: 1000 }, maxSessions: 3 });
+    expect(stores.queue.limits.maxQueued).toBe(7);
+    expect(stores.box.limits.boxBytes).toBe(1000);
+    await stores.close();
+    await expect(stores.queue.totals()).rejects.toMatchObject({ code: 'ERR_STORE_CLOSED' });
+    await expect(stores.box.totals()).rejects.toMatchObject({ code: 'ERR_STORE_CLOSED' });
+  });
+
+  it('refuses bad configuration at construction', () => {
+    expect(() => new MemoryQueueStore({ maxQueued: 0 })).toThrow(RangeError);
+    expect(() => new MemoryBoxStore({ strangerBits: 256 })).toThrow(RangeError);
+    expect(() => new MemoryBoxStore({ boxBytes: 1.5 })).toThrow(RangeError);
+  });
+});

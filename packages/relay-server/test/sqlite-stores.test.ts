@@ -1,0 +1,43 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import type { BoxLimits, QueueLimits } from '../src/index.js';
+import { SqliteStore, type SqliteStoreOptions } from '../src/node.js';
+import { boxStoreSuite } from './suites/box-store.suite.js';
+import type { Harness } from './suites/harness.js';
+import { queueStoreSuite } from './suites/queue-store.suite.js';
+import { sessionStoreSuite } from './suites/session-store.suite.js';
+
+// The SQLite adapters against the shared suites, on real files in a temporary directory; `reopen`
+// closes the file and opens it again, as a restarted relay would.
+const dir = mkdtempSync(join(tmpdir(), 'wmp-relay-store-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+
+function harness<S>(options: SqliteStoreOptions, pick: (store: SqliteStore) => S): Harness<S> {
+  const store = SqliteStore.open(options);
+  return {
+    store: pick(store),
+    close: () => store.close(),
+    reopen: async () => {
+      await store.close();
+      return harness(options, pick);
+    },
+  };
+}
+
+const path = () => join(dir, `relay-${++files}.db`);
+
+queueStoreSuite(
+  'sqlite',
+  async (queue: Partial<QueueLimits>) => harness({ path: path(), queue }, (s) => s.queue),
+  true,
+);
+boxStoreSuite('sqlite', async (box: Partial<BoxLimits>) => harness({ path: path(), box }, (s) => s.box), true);
+sessionStoreSuite(
+  'sqlite',
+  async ({ maxSessions }) =>
+    harness({ path: path(), ...(maxSessions === undefined ? {} : { maxSessions }) }, (s) => s.sessions),
+  true,
+);
