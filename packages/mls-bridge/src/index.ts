@@ -1,2 +1,29 @@
-// Intentionally empty: this unit is built by issue 7. It exports nothing yet.
-export {};
+export {
+  type CipherSuiteId,
+  isSupportedCipherSuite,
+  SIGNATURE_ALGORITHM,
+  SUPPORTED_CIPHER_SUITES,
+} from './cipher-suites.js';
+export { type KeyRetention, MlsClient, type MlsClientOptions } from './client.js';
+export { MlsBridgeError, type MlsFailureReason } from './errors.js';
+export {
+  type CommitResult,
+  type CreateGroupOptions,
+  type DecryptedMessage,
+  type DecryptParamsOptions,
+  type EncryptedMessage,
+  MlsGroup,
+  type MlsGroupOptions,
+  type PendingCommit,
+  type ProcessedMessage,
+} from './group.js';
+export { type MlsIdentity, signatureKeyOfDid } from './identity.js';
+export {
+  KEY_PACKAGE_LIFETIME_SECONDS,
+  type PublishedKeyPackage,
+  type VerifiedKeyPackage,
+  verifyKeyPackage,
+} from './key-package.js';
+export { didJwkFromP256PublicKey, generateP256Identity, p256IdentityFromSecret } from './p256.js';
+export type { CommitKind } from './saved-state.js';
+export { inspectMessage, type MlsMessageInfo } from './wire.js';
