@@ -1,5 +1,8 @@
 // Browser-safe entry: the storage interfaces, the rules of the OHAN box and the in-memory
 // adapters. The SQLite adapters are Node-only and live behind `@wmp/relay-server/node`.
+
+// The OHAN box HTTP API, browser-safe parts (the app is in the Node entry).
+export * from './box-api/index.js';
 export { type BoxEventRecord, boxEventRecord } from './box-input.js';
 export { checkBoxLimits } from './box-limits.js';
 export { admitEvent, type BoxLedger } from './box-rules.js';
@@ -39,5 +42,18 @@ export {
   type QueueRemoval,
   type QueueStore,
 } from './queue-store.js';
+// The relay's browser-safe parts (createRelay itself is in the Node entry).
+export {
+  type BoxAppInput,
+  DEFAULT_RELAY_LIMITS,
+  DEFAULT_RELAY_TIMINGS,
+  type RelayConfig,
+  type RelayIdentityInput,
+  type RelayLimits,
+  type RelayTimings,
+} from './relay/config.js';
+export { type KeyPackageEntry, KeyPackageStore } from './relay/key-packages.js';
+export { createJsonLogger, type LogFields, type Logger, type LogLevel, silentLogger } from './relay/logger.js';
+export { wellKnownConfiguration } from './relay/well-known.js';
 export type { RelayStores } from './relay-stores.js';
 export { EMPTY_TOTALS, type Totals } from './totals.js';

@@ -1,0 +1,108 @@
+import { type Context, Hono } from 'hono';
+import { getAllow, putAllow } from './allow.js';
+import { lookupCard, postCard } from './cards.js';
+import type { BoxContext } from './context.js';
+import { markDelivered } from './delivered.js';
+import { BoxApiError } from './errors.js';
+import { streamEvents } from './event-stream.js';
+import { fetchEvents } from './fetch-events.js';
+import { limitsAnswer } from './limits-answer.js';
+import { BoxNotifier } from './notifier.js';
+import { type BoxAppOptions, resolveBoxOptions } from './options.js';
+import { publishEvent } from './publish.js';
+import { RateLimiter } from './rate-limiter.js';
+import { errorResponse, internalErrorResponse, jsonResponse } from './respond.js';
+import { StreamRegistry } from './stream-registry.js';
+import { type BoxSweeper, startBoxSweeper } from './sweeper.js';
+
+type Handler = (c: Context, box: BoxContext) => Promise<Response>;
+type Method = 'GET' | 'POST' | 'PUT';
+
+interface Route {
+  readonly method: Method;
+  readonly path: string;
+  readonly handler: Handler;
+  /** Only on directory boxes; elsewhere the route answers 404 like any unknown path. */
+  readonly directoryOnly?: boolean;
+}
+
+/** The routes of DESIGN §4.6, relative to the mount point (`BOX_API_PREFIX`). */
+const ROUTES: readonly Route[] = [
+  { method: 'GET', path: '/limits', handler: async (_c, box) => jsonResponse(200, limitsAnswer(box)) },
+  { method: 'POST', path: '/events', handler: publishEvent },
+  { method: 'GET', path: '/events', handler: fetchEvents },
+  { method: 'GET', path: '/events/stream', handler: streamEvents },
+  { method: 'POST', path: '/delivered', handler: markDelivered },
+  { method: 'PUT', path: '/allow', handler: putAllow },
+  { method: 'GET', path: '/allow', handler: getAllow },
+  { method: 'POST', path: '/cards', handler: postCard, directoryOnly: true },
+  { method: 'POST', path: '/cards/lookup', handler: lookupCard, directoryOnly: true },
+];
+
+/** The box app: a Hono app with a `close()` that ends open streams and stops the sweeper. */
+export type BoxApp = Hono & {
+  /** Ends every open event stream and stops the expiry sweeper (the store is the host's to close). */
+  close(): Promise<void>;
+  /** Open event streams (for the host's metrics). */
+  readonly openStreams: number;
+};
+
+/**
+ * The OHAN box API (`ohan.relay.1`, DESIGN §4.6) over a `BoxStore`, as a Hono app with relative
+ * routes: mount it with `relay.route(BOX_API_PREFIX, createBoxApp(...))`. It keeps nothing on disk
+ * itself (nonces, rate windows and stream wake-ups live in memory) and never logs.
+ */
+export function createBoxApp(input: BoxAppOptions): BoxApp {
+  const options = resolveBoxOptions(input);
+  const limiterOf = () =>
+    options.rateLimit === false ? undefined : new RateLimiter({ ...options.rateLimit, now: options.now });
+  const box: BoxContext = {
+    options,
+    limiter: limiterOf(),
+    connectionLimiter: options.connectionId === undefined ? undefined : limiterOf(),
+    notifier: new BoxNotifier({ maxPerKey: options.maxStreamsPerKey, max: options.maxStreams }),
+    streams: new StreamRegistry(),
+  };
+
+  const app = new Hono();
+  app.onError((error) => {
+    if (error instanceof BoxApiError) return errorResponse(error);
+    options.onError(error);
+    return internalErrorResponse();
+  });
+  app.notFound(() => errorResponse(new BoxApiError('not_found')));
+  if (box.connectionLimiter !== undefined) {
+    const limiter = box.connectionLimiter;
+    const idOf = options.connectionId!;
+    app.use('*', async (c, next) => {
+      const id = idOf(c);
+      if (id !== undefined && !limiter.take(id)) return errorResponse(new BoxApiError('rate_limited'));
+      await next();
+    });
+  }
+  for (const route of ROUTES) {
+    if (route.directoryOnly && !options.directory) continue;
+    app.on(route.method, route.path, (c) => route.handler(c, box));
+  }
+  // A catch-all rather than only `notFound`: a parent app that mounts this one answers unknown
+  // paths with its own 404, and the box's must stay in the box's error shape.
+  app.all('*', () => errorResponse(new BoxApiError('not_found')));
+
+  const sweeper: BoxSweeper | undefined =
+    options.sweepIntervalMs > 0
+      ? startBoxSweeper(options.store, {
+          intervalMs: options.sweepIntervalMs,
+          now: options.now,
+          onError: options.onError,
+        })
+      : undefined;
+  return Object.defineProperties(app, {
+    close: {
+      value: async () => {
+        box.streams.closeAll();
+        await sweeper?.close();
+      },
+    },
+    openStreams: { get: () => box.streams.size },
+  }) as BoxApp;
+}

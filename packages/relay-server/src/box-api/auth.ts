@@ -1,0 +1,42 @@
+import { verifyRequest } from '@wmp/ohan-seal';
+import type { Context } from 'hono';
+import type { BoxContext } from './context.js';
+import { BoxApiError } from './errors.js';
+
+/**
+ * The path and query the client signed: the request target as received, relative to the box's
+ * origin, so it includes the mount prefix (`/ohan/v1/...`). Taken from the raw URL, never rebuilt
+ * from parsed parameters, so the bytes compared are the bytes sent.
+ */
+export function requestTarget(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  if (start < 0) return '/';
+  const hash = url.indexOf('#', start);
+  return hash < 0 ? url.slice(start) : url.slice(start, hash);
+}
+
+/**
+ * Verifies `Authorization: OHAN-Sig` for this request and returns the caller's key; the key a
+ * signed call acts for comes only from here, never from the URL or body. Every failure is the same
+ * `unauthorized` (which check failed is not told), and a caller over its rate gets `rate_limited`.
+ */
+export async function authenticate(c: Context, box: BoxContext, body?: Uint8Array): Promise<string> {
+  const { origin, nonces, now, skewSeconds } = box.options;
+  const verdict = await verifyRequest(c.req.header('authorization'), {
+    origin,
+    method: c.req.method,
+    target: requestTarget(c.req.url),
+    body,
+    now: now(),
+    nonces,
+    skewSeconds,
+  });
+  if (!verdict.ok) throw new BoxApiError('unauthorized');
+  limitKey(box, verdict.key);
+  return verdict.key;
+}
+
+/** Spends one request of `key`'s budget, or answers `rate_limited`. */
+export function limitKey(box: BoxContext, key: string): void {
+  if (box.limiter !== undefined && !box.limiter.take(key)) throw new BoxApiError('rate_limited');
+}

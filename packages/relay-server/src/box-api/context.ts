@@ -1,0 +1,15 @@
+import type { BoxNotifier } from './notifier.js';
+import type { ResolvedBoxOptions } from './options.js';
+import type { RateLimiter } from './rate-limiter.js';
+import type { StreamRegistry } from './stream-registry.js';
+
+/** What every handler of one box app shares. */
+export interface BoxContext {
+  readonly options: ResolvedBoxOptions;
+  /** Per key; undefined when rate limiting is off. */
+  readonly limiter: RateLimiter | undefined;
+  /** Per connection id (when the host gives one); undefined otherwise. */
+  readonly connectionLimiter: RateLimiter | undefined;
+  readonly notifier: BoxNotifier;
+  readonly streams: StreamRegistry;
+}

@@ -1,0 +1,123 @@
+import {
+  DEFAULT_MAX_EVENT_BYTES,
+  DEFAULT_SKEW_SECONDS,
+  isBoxOrigin,
+  MemoryNonceCache,
+  type NonceCache,
+} from '@wmp/ohan-seal';
+import type { Context } from 'hono';
+import type { BoxStore } from '../box-store.js';
+
+/** Where the relay mounts the box app: its routes are relative to this. */
+export const BOX_API_PREFIX = '/ohan/v1';
+/** The protocol id `GET /limits` reports. */
+export const BOX_PROTOCOL = 'ohan.relay.1';
+
+export interface RateLimitOptions {
+  /** Tokens added per second, per key. */
+  readonly perSecond: number;
+  /** Bucket size: the burst a key may spend at once. */
+  readonly burst: number;
+  /** Most keys tracked; past it the least recently seen is forgotten (memory stays bounded). */
+  readonly maxKeys: number;
+}
+
+export const DEFAULT_RATE_LIMIT: RateLimitOptions = Object.freeze({ perSecond: 20, burst: 120, maxKeys: 100_000 });
+
+export interface BoxAppOptions {
+  readonly store: BoxStore;
+  /** The box's public origin, `https://host[:port]` (http only on loopback): what requests are signed for. */
+  readonly origin: string;
+  /** Directory box (cards routes on, publish needs cards). Must agree with `store.limits.directory`. */
+  readonly directory: boolean;
+  /** Request nonces: in memory (or Redis), never on disk. Default: a bounded `MemoryNonceCache`. */
+  readonly nonces?: NonceCache;
+  /** The box's clock in ms (default `Date.now`): event and request times are judged by it. */
+  readonly now?: () => number;
+  /** Largest event JSON accepted (default 96 KiB), reported as `max_event_bytes`. */
+  readonly maxEventBytes?: number;
+  /** Hard cap on a `POST /events` body, read before parsing (default `maxEventBytes`). Over: 413. */
+  readonly maxBodyBytes?: number;
+  /** Allowed clock skew in seconds (default 300), for events and signed requests. */
+  readonly skewSeconds?: number;
+  /** Per-key request rate limit (token bucket, in memory); `false` turns it off (benchmarks). */
+  readonly rateLimit?: Partial<RateLimitOptions> | false;
+  /**
+   * An id of the caller's connection, when the host has one (the relay owns sockets; this app never
+   * sees addresses): requests are then also limited per connection, before any work is done.
+   */
+  readonly connectionId?: (c: Context) => string | undefined;
+  /** Open event streams per key (default 4) and in total (default 10 000). */
+  readonly maxStreamsPerKey?: number;
+  readonly maxStreams?: number;
+  /** Keep-alive comment interval on event streams (default 15 s). */
+  readonly keepAliveMs?: number;
+  /** Bytes queued for a slow stream reader before the stream is ended (default 4 MiB). */
+  readonly maxStreamQueuedBytes?: number;
+  /**
+   * Expiry sweep interval (default 60 s; 0: the host runs `sweepExpiredEvents` itself). The timer is
+   * unref'd and stopped by `close()`.
+   */
+  readonly sweepIntervalMs?: number;
+  /** Called with internal errors (store failures) for the host's logs; never with request contents. */
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface ResolvedBoxOptions {
+  readonly store: BoxStore;
+  readonly origin: string;
+  readonly directory: boolean;
+  readonly nonces: NonceCache;
+  readonly now: () => number;
+  readonly maxEventBytes: number;
+  readonly maxBodyBytes: number;
+  readonly skewSeconds: number;
+  readonly rateLimit: RateLimitOptions | false;
+  readonly connectionId: ((c: Context) => string | undefined) | undefined;
+  readonly maxStreamsPerKey: number;
+  readonly maxStreams: number;
+  readonly keepAliveMs: number;
+  readonly maxStreamQueuedBytes: number;
+  readonly sweepIntervalMs: number;
+  readonly onError: (error: unknown) => void;
+}
+
+function positive(value: number | undefined, fallback: number, what: string, min = 1): number {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v < min) throw new RangeError(`${what} must be an integer >= ${min}`);
+  return v;
+}
+
+/** Checks the configuration once, at construction: a bad value is a startup error, not a runtime one. */
+export function resolveBoxOptions(options: BoxAppOptions): ResolvedBoxOptions {
+  if (!isBoxOrigin(options.origin)) throw new RangeError('origin must be https://host[:port] (http on loopback)');
+  if (options.directory !== options.store.limits.directory) {
+    // The routes (cards) and the store's admission rule (not_registered) would disagree.
+    throw new RangeError('directory must match the store limits');
+  }
+  const now = options.now ?? Date.now;
+  const maxEventBytes = positive(options.maxEventBytes, DEFAULT_MAX_EVENT_BYTES, 'maxEventBytes', 256);
+  const rate = options.rateLimit === false ? false : { ...DEFAULT_RATE_LIMIT, ...options.rateLimit };
+  if (rate) {
+    if (!(rate.perSecond > 0) || !(rate.burst >= 1)) throw new RangeError('rateLimit needs perSecond > 0, burst >= 1');
+    positive(rate.maxKeys, 1, 'rateLimit.maxKeys');
+  }
+  return {
+    store: options.store,
+    origin: options.origin,
+    directory: options.directory,
+    nonces: options.nonces ?? new MemoryNonceCache({ now }),
+    now,
+    maxEventBytes,
+    maxBodyBytes: positive(options.maxBodyBytes, maxEventBytes, 'maxBodyBytes', 256),
+    skewSeconds: positive(options.skewSeconds, DEFAULT_SKEW_SECONDS, 'skewSeconds', 0),
+    rateLimit: rate,
+    connectionId: options.connectionId,
+    maxStreamsPerKey: positive(options.maxStreamsPerKey, 4, 'maxStreamsPerKey'),
+    maxStreams: positive(options.maxStreams, 10_000, 'maxStreams'),
+    keepAliveMs: positive(options.keepAliveMs, 15_000, 'keepAliveMs', 0),
+    maxStreamQueuedBytes: positive(options.maxStreamQueuedBytes, 4 * 1024 * 1024, 'maxStreamQueuedBytes'),
+    sweepIntervalMs: positive(options.sweepIntervalMs, 60_000, 'sweepIntervalMs', 0),
+    onError: options.onError ?? (() => {}),
+  };
+}

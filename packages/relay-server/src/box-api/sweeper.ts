@@ -1,0 +1,64 @@
+import type { BoxStore } from '../box-store.js';
+
+export interface SweepOptions {
+  /** The box's clock in ms (default `Date.now`). */
+  readonly now?: () => number;
+  /** Events removed per transaction (default 500; the store caps it at 1000). */
+  readonly batch?: number;
+  /** Most batches per run (default 20): a backlog is worked off over several runs, never in one long stall. */
+  readonly maxBatches?: number;
+}
+
+/**
+ * One sweep: removes expired events in bounded batches until a batch comes back short or the
+ * batch budget is spent. Returns how many went. The relay may schedule this itself.
+ */
+export async function sweepExpiredEvents(store: BoxStore, options: SweepOptions = {}): Promise<number> {
+  const now = options.now ?? Date.now;
+  const batch = options.batch ?? 500;
+  const maxBatches = options.maxBatches ?? 20;
+  let removed = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const n = await store.sweepExpired(now(), batch);
+    removed += n;
+    if (n < batch) break;
+  }
+  return removed;
+}
+
+export interface BoxSweeper {
+  /** Stops the timer and waits for a sweep in progress. */
+  close(): Promise<void>;
+}
+
+/**
+ * Runs `sweepExpiredEvents` every `intervalMs` on an unref'd timer (it never keeps the process
+ * alive). Runs never overlap; a failed run is reported to `onError` and the next one tries again.
+ */
+export function startBoxSweeper(
+  store: BoxStore,
+  options: SweepOptions & { readonly intervalMs: number; readonly onError?: (error: unknown) => void },
+): BoxSweeper {
+  let running: Promise<void> | undefined;
+  let closed = false;
+  const tick = () => {
+    if (running !== undefined || closed) return;
+    running = sweepExpiredEvents(store, options)
+      .then(
+        () => {},
+        (error: unknown) => options.onError?.(error),
+      )
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const timer = setInterval(tick, options.intervalMs);
+  (timer as { unref?: () => void }).unref?.();
+  return {
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

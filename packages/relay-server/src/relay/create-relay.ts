@@ -1,0 +1,101 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import type { WmpServer } from '@wmp/session';
+import { attachWebSocketServer, createHttpBinding, type WebSocketAttachment } from '@wmp/transports/node';
+import type { Hono } from 'hono';
+import type { RelayStores } from '../relay-stores.js';
+import type { RelayConfig } from './config.js';
+import { createRelayCore, type RelayCore } from './core.js';
+import { createRelayApp } from './http-app.js';
+
+export interface Relay {
+  /** Everything but the WebSocket upgrade, for `app.fetch` or mounting. */
+  readonly app: Hono;
+  readonly server: WmpServer;
+  readonly stores: RelayStores;
+  readonly core: RelayCore;
+  /** The relay's did:key (signs relay_chain entries). */
+  readonly id: string;
+  /** Listens on `host:port` (default 127.0.0.1, any free port) and starts the expiry sweeper. */
+  listen(): Promise<{ port: number; url: string }>;
+  /**
+   * Graceful close: stop accepting, close WebSocket connections and SSE streams, stop the
+   * sweeper, then close the stores (queued writes are committed first).
+   */
+  close(): Promise<void>;
+}
+
+/** The WMP relay on one port (Node): HTTP + SSE and WebSocket at `/wmp`, well-known, health, metrics, box. */
+export function createRelay(config: RelayConfig = {}): Relay {
+  const core = createRelayCore(config);
+  const { limits } = core.config;
+  const logger = core.logger;
+  const binding = createHttpBinding({
+    onTransport: (transport) => core.connect(transport),
+    maxBodyBytes: limits.maxMessageBytes,
+    maxSessions: limits.maxConnections,
+  });
+  let closing = false;
+  const maxQueued = (core.stores.queue as { limits?: { maxQueued?: number } }).limits?.maxQueued ?? limits.maxQueued;
+  const app = createRelayApp({
+    core,
+    binding: binding.app,
+    box: config.box,
+    keyPackages: config.keyPackages,
+    privacy: config.privacy,
+    maxQueued,
+    closing: () => closing,
+  });
+
+  let http: Server | undefined;
+  let ws: WebSocketAttachment | undefined;
+  let closed: Promise<void> | undefined;
+
+  return {
+    app,
+    server: core.server,
+    stores: core.stores,
+    core,
+    id: core.identity.did,
+
+    async listen() {
+      if (http) throw new Error('relay already listening');
+      const host = config.host ?? '127.0.0.1';
+      http = await new Promise<Server>((resolve, reject) => {
+        const s = serve({ fetch: app.fetch, port: config.port ?? 0, hostname: host }, () => resolve(s as Server));
+        (s as Server).once('error', reject);
+      });
+      ws = attachWebSocketServer(http, {
+        path: '/wmp',
+        maxPayload: limits.maxMessageBytes,
+        maxConnections: limits.maxConnections,
+        onTransport: (transport) => core.connect(transport),
+      });
+      const { port } = http.address() as AddressInfo;
+      const local = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+      if (config.publicUrl === undefined) core.origin = local;
+      core.sweeper.start();
+      logger.info('relay.listening', { port, relay_id: core.identity.did });
+      return { port, url: core.origin };
+    },
+
+    close() {
+      closed ??= (async () => {
+        closing = true;
+        await core.sweeper.stop();
+        // Stop accepting first, then end what is open (WS close 1001, SSE streams, waiting POSTs).
+        const server = http;
+        const stopped = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
+        await ws?.close();
+        await binding.close();
+        await core.server.close();
+        server?.closeAllConnections();
+        await stopped;
+        await core.stores.close();
+        logger.info('relay.closed');
+      })();
+      return closed;
+    },
+  };
+}

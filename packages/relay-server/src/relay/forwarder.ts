@@ -1,0 +1,112 @@
+import type { QueueStore } from '../queue-store.js';
+import type { Logger } from './logger.js';
+import type { RelayMetrics } from './metrics.js';
+import type { Endpoint, Presence } from './presence.js';
+
+/** A routed message as stored in the queue and forwarded: a `wmp.message.deliver` notification. */
+export interface RoutedMessage {
+  readonly jsonrpc: '2.0';
+  readonly method: string;
+  readonly params: { readonly wmp: { readonly session_id?: string } & Record<string, unknown> } & Record<
+    string,
+    unknown
+  >;
+}
+
+/** Messages read per queue page while an endpoint catches up. */
+const PAGE = 100;
+
+/**
+ * Hands queued messages to live endpoints, in seq order, from the queue (DESIGN §3: forwarding
+ * is from the durable queue, so what a connection gets is what was committed). Each endpoint has
+ * a cursor; a message that arrives while the endpoint is caught up is sent at once without a
+ * read, otherwise one pump per endpoint reads the queue after its cursor.
+ */
+export class Forwarder {
+  readonly #queue: QueueStore;
+  readonly #presence: Presence;
+  readonly #metrics: RelayMetrics;
+  readonly #logger: Logger;
+  readonly #now: () => number;
+
+  constructor(queue: QueueStore, presence: Presence, metrics: RelayMetrics, logger: Logger, now: () => number) {
+    this.#queue = queue;
+    this.#presence = presence;
+    this.#metrics = metrics;
+    this.#logger = logger;
+    this.#now = now;
+  }
+
+  /**
+   * `message` was committed for `identity` at `seq`: forward it to every endpoint of the
+   * identity that takes it. Returns how many endpoints take it (0: the recipient is offline).
+   */
+  offer(identity: string, seq: number, message: RoutedMessage): number {
+    let live = 0;
+    for (const endpoint of this.#presence.endpoints(identity)) {
+      const session = this.#target(endpoint, message);
+      if (session !== undefined) live++;
+      if (endpoint.running || endpoint.cursor !== seq - 1) {
+        void this.pump(endpoint);
+        continue;
+      }
+      // Caught up: this is the next message for this endpoint, no need to read it back.
+      endpoint.cursor = seq;
+      if (session !== undefined) void this.#send(endpoint, session, message);
+    }
+    return live;
+  }
+
+  /** Reads the endpoint's queue after its cursor and forwards what is for it; one pump at a time. */
+  async pump(endpoint: Endpoint): Promise<void> {
+    if (endpoint.running) {
+      endpoint.again = true;
+      return;
+    }
+    endpoint.running = true;
+    try {
+      do {
+        endpoint.again = false;
+        let more = true;
+        while (more && !endpoint.connection.peer.closed) {
+          const page = await this.#queue.after(endpoint.identity, endpoint.cursor, PAGE, this.#now());
+          for (const queued of page.messages) {
+            endpoint.cursor = queued.seq;
+            const message = JSON.parse(queued.body) as RoutedMessage;
+            const session = this.#target(endpoint, message);
+            if (session !== undefined) await this.#send(endpoint, session, message);
+          }
+          more = page.more;
+        }
+      } while (endpoint.again && !endpoint.connection.peer.closed);
+    } catch (e) {
+      this.#logger.warn('relay.forward_failed', { error: (e as { code?: string }).code ?? 'unknown' });
+    } finally {
+      endpoint.running = false;
+    }
+  }
+
+  /**
+   * The session a message goes out on at this endpoint, or undefined when it is not for it: a
+   * group message on its group session when the connection is bound to it as the recipient; a
+   * hop message on the session the recipient registered on this connection, while it holds.
+   */
+  #target(endpoint: Endpoint, message: RoutedMessage): string | undefined {
+    const group = message.params.wmp.session_id;
+    const sessions = endpoint.connection.sessions;
+    if (group !== undefined) return sessions.get(group)?.identity === endpoint.identity ? group : undefined;
+    const hop = endpoint.hopSession;
+    if (hop === undefined || endpoint.registeredUntil <= this.#now() || !sessions.has(hop)) return undefined;
+    return hop;
+  }
+
+  async #send(endpoint: Endpoint, session: string, message: RoutedMessage): Promise<void> {
+    const params =
+      message.params.wmp.session_id === session
+        ? message.params
+        : { ...message.params, wmp: { ...message.params.wmp, session_id: session } };
+    this.#metrics.deliveries++;
+    // A connection that went away keeps the message in the queue: it is replayed on resume.
+    await endpoint.connection.peer.notify('wmp.message.deliver', params, session).catch(() => undefined);
+  }
+}

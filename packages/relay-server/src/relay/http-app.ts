@@ -1,0 +1,81 @@
+import type { Hono } from 'hono';
+import { Hono as HonoApp } from 'hono';
+import type { BoxAppInput } from './config.js';
+import type { RelayCore } from './core.js';
+import { wellKnownConfiguration } from './well-known.js';
+
+export interface RelayAppInput {
+  readonly core: RelayCore;
+  /** The HTTP binding's app (routes at `/wmp`, `/wmp/events`). */
+  readonly binding: Hono;
+  readonly box?: BoxAppInput | undefined;
+  readonly keyPackages?: readonly Record<string, unknown>[] | undefined;
+  readonly privacy?: Readonly<Record<string, string>> | undefined;
+  readonly maxQueued: number;
+  /** Whether the relay is shutting down (health answers 503 then). */
+  closing(): boolean;
+}
+
+const PROMETHEUS = 'text/plain; version=0.0.4; charset=utf-8';
+
+/**
+ * Everything on the relay's one port but the WebSocket upgrade: the HTTP binding, the well-known
+ * documents, health, metrics and, when given, the OHAN box under `/ohan/v1`.
+ */
+export function createRelayApp(input: RelayAppInput): Hono {
+  const { core } = input;
+  const app = new HonoApp();
+
+  app.get('/.well-known/wmp-configuration', (c) =>
+    c.json(
+      wellKnownConfiguration({
+        origin: core.origin,
+        identity: core.identity,
+        limits: core.config.limits,
+        timings: core.config.timings,
+        maxQueued: input.maxQueued,
+        ...(input.privacy ? { privacy: input.privacy } : {}),
+      }),
+      200,
+      { 'Cache-Control': 'public, max-age=300' },
+    ),
+  );
+
+  // Only the relay's own key packages (DESIGN §3): participants' ones are handed out by method.
+  app.get('/.well-known/mls-key-packages', (c) => c.json({ key_packages: input.keyPackages ?? [] }));
+
+  app.get('/health', async (c) => {
+    let store = 'ok';
+    try {
+      await core.stores.queue.totals();
+    } catch {
+      store = 'error';
+    }
+    const ok = store === 'ok' && !input.closing();
+    return c.json(
+      { status: ok ? 'ok' : 'unavailable', store, closing: input.closing(), relay_id: core.identity.did },
+      ok ? 200 : 503,
+    );
+  });
+
+  app.get('/metrics', async (c) => {
+    const text = await core.metrics.render({
+      connections: () => core.connections,
+      // Both session stores count in O(1); another adapter may not, and then the gauge is left out.
+      sessions: () => {
+        const size = (core.stores.sessions as { size?: unknown }).size;
+        return typeof size === 'number' ? size : undefined;
+      },
+      registered: () => core.services.presence.size,
+      queue: () => core.stores.queue.totals(),
+    });
+    return c.body(text, 200, { 'Content-Type': PROMETHEUS });
+  });
+
+  if (input.box) {
+    const box = typeof input.box === 'function' ? input.box(core.stores) : input.box;
+    app.route('/ohan/v1', box);
+  }
+  app.route('/', input.binding);
+  return app;
+}

@@ -1,0 +1,73 @@
+import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
+import type { Transport, TransportMessageExtra, TransportSendOptions } from '@wmp/session';
+
+type MessageHandler = (frame: string | Uint8Array, extra?: TransportMessageExtra) => void;
+
+export interface TransportObserver {
+  /** An error answer went out (counted by code for /metrics). */
+  error(code: number): void;
+  /** The connection ended. */
+  closed(): void;
+}
+
+/**
+ * Wraps a binding's transport to count what the relay answers with an error and when the
+ * connection ends, without touching the session engine: every refusal (a schema, a sender
+ * binding, a full queue) leaves through `send`.
+ */
+export class ObservedTransport implements Transport {
+  readonly #inner: Transport;
+  readonly #observer: TransportObserver;
+  #onclose: (() => void) | undefined;
+
+  constructor(inner: Transport, observer: TransportObserver) {
+    this.#inner = inner;
+    this.#observer = observer;
+    if (inner.maxMessageBytes !== undefined) this.maxMessageBytes = inner.maxMessageBytes;
+    inner.onclose = () => {
+      observer.closed();
+      this.#onclose?.();
+    };
+  }
+
+  readonly maxMessageBytes?: number;
+
+  // The Peer sets these once; they go straight to the binding's transport.
+  get onmessage(): MessageHandler {
+    return (frame, extra) => this.#inner.onmessage?.(frame, extra);
+  }
+  set onmessage(handler: MessageHandler) {
+    this.#inner.onmessage = handler;
+  }
+  get onerror(): (error: Error) => void {
+    return (error) => this.#inner.onerror?.(error);
+  }
+  set onerror(handler: (error: Error) => void) {
+    this.#inner.onerror = handler;
+  }
+  get onclose(): () => void {
+    return () => this.#onclose?.();
+  }
+  set onclose(handler: () => void) {
+    this.#onclose = handler;
+  }
+
+  start(): Promise<void> {
+    return this.#inner.start();
+  }
+
+  send(message: JsonRpcMessage | readonly JsonRpcMessage[], options?: TransportSendOptions): Promise<void> {
+    if (Array.isArray(message)) {
+      for (const m of message) this.#count(m);
+    } else this.#count(message as JsonRpcMessage);
+    return this.#inner.send(message, options);
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+
+  #count(message: JsonRpcMessage): void {
+    if ('error' in message) this.#observer.error(message.error.code);
+  }
+}

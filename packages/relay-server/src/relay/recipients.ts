@@ -1,0 +1,28 @@
+import { InvalidParamsError, NotAuthorizedError, type ParamsOf, ParticipantNotFoundError } from '@wmp/jsonrpc-envelope';
+import type { SessionRecord } from '@wmp/session';
+
+/** A session with participants besides its creator is a group session hosted by the relay (DESIGN §3). */
+export function isGroupSession(session: SessionRecord): boolean {
+  return session.participants.length > 1;
+}
+
+/**
+ * Who a deliver goes to. On a group session: the listed `to` (each must be a participant,
+ * -31008) or every participant, never the sender; the sender must itself be a participant
+ * (-31002), checked on every message. On a hop session: `to`, which is required (-32602).
+ */
+export function recipientsOf(
+  params: ParamsOf<'wmp.message.deliver'>,
+  session: SessionRecord,
+  sender: string,
+): string[] {
+  if (isGroupSession(session)) {
+    if (!session.participants.includes(sender)) throw new NotAuthorizedError({ reason: 'not a participant' });
+    for (const to of params.to ?? []) {
+      if (!session.participants.includes(to)) throw new ParticipantNotFoundError({ participant: to });
+    }
+    return [...new Set(params.to ?? session.participants)].filter((p) => p !== sender);
+  }
+  if (!params.to || params.to.length === 0) throw new InvalidParamsError({ reason: 'to required' });
+  return [...new Set(params.to)];
+}

@@ -1,0 +1,58 @@
+import { NotAuthorizedError } from '@wmp/jsonrpc-envelope';
+import type { RequestHandler, SessionRecord, WmpContext } from '@wmp/session';
+import { metaFor, type RelayServices } from './services.js';
+
+/**
+ * Registrations live on the session record (identity -> until, ms), so the session store
+ * persists them with the session and a resume, on any connection and after a restart, keeps
+ * them (DESIGN §3). Stores keep unknown record members as they are.
+ */
+const FIELD = 'relay_registrations';
+
+type WithRegistrations = SessionRecord & { [FIELD]?: Record<string, number> };
+
+export function registrationsOf(session: SessionRecord): Readonly<Record<string, number>> {
+  return (session as WithRegistrations)[FIELD] ?? {};
+}
+
+function setRegistration(session: SessionRecord, identity: string, until: number): void {
+  (session as WithRegistrations)[FIELD] = { ...registrationsOf(session), [identity]: until };
+}
+
+/** Whether statuses go to this session: it negotiated `offline` without turning notifications off. */
+export function wantsStatuses(session: SessionRecord): boolean {
+  const offline = session.capabilities.offline;
+  return offline !== undefined && offline.status_notifications !== false;
+}
+
+/**
+ * `wmp.relay.register` (transport §6.5): binds the session's authenticated identity to this
+ * connection; each registered connection (device) of an identity gets every message. Answers
+ * `{registered: true, ttl}`; the TTL is the configured one, bounded by the session's expiry.
+ */
+export function registerHandler(s: RelayServices): RequestHandler<WmpContext> {
+  return async (_raw, ctx) => {
+    const session = ctx.session as SessionRecord;
+    const identity = ctx.sender;
+    if (identity === undefined || !session.authenticated.includes(identity)) {
+      throw new NotAuthorizedError({ reason: 'authenticate before registering' });
+    }
+    const now = s.now();
+    const ttl = Math.max(
+      1,
+      Math.min(s.config.timings.registrationTtlSeconds, Math.floor((session.expiresAt - now) / 1000)),
+    );
+    const until = now + ttl * 1000;
+    const endpoint = s.presence.ensure(identity, ctx.connection, 0); // -31007 past the per-identity cap
+    if (endpoint === undefined) throw new NotAuthorizedError({ reason: 'connection closed' });
+    // A register asks for everything unacknowledged again (as a resume without last_received_id):
+    // that is how a participant who joined a group session since gets the group's backlog.
+    endpoint.cursor = 0;
+    setRegistration(session, identity, until);
+    await s.sessions.put(session);
+    s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
+    // After the answer: what waits in the queue follows the registration, in order.
+    setTimeout(() => void s.forwarder.pump(endpoint), 0);
+    return { wmp: metaFor(session.id, session.version), registered: true, ttl };
+  };
+}

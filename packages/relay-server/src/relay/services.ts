@@ -1,0 +1,35 @@
+import type { RelayHop } from '@wmp/jcs-signing';
+import type { SessionStore } from '@wmp/session';
+import type { QueueStore } from '../queue-store.js';
+import type { ResolvedConfig } from './config.js';
+import type { Forwarder } from './forwarder.js';
+import type { KeyPackageStore } from './key-packages.js';
+import type { Logger } from './logger.js';
+import type { RelayMetrics } from './metrics.js';
+import type { Presence } from './presence.js';
+import type { StatusNotifier } from './statuses.js';
+
+/** What the relay's handlers share: one object, built once by `createRelayCore`. */
+export interface RelayServices {
+  readonly config: ResolvedConfig;
+  readonly queue: QueueStore;
+  readonly sessions: SessionStore;
+  readonly presence: Presence;
+  readonly forwarder: Forwarder;
+  readonly statuses: StatusNotifier;
+  readonly keyPackages: KeyPackageStore;
+  readonly metrics: RelayMetrics;
+  readonly logger: Logger;
+  /** This relay as a hop of relay_chain (its URL is known once it listens). */
+  hop(): RelayHop;
+  now(): number;
+}
+
+/** `wmp` of what the relay sends on a session. */
+export function metaFor(sessionId: string, version = '0.1'): { version: string; session_id: string } {
+  return { version, session_id: sessionId };
+}
+
+export function rfc3339(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

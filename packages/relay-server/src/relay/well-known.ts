@@ -1,0 +1,50 @@
+import type { Keypair } from '@wmp/jcs-signing';
+import type { RelayLimits, RelayTimings } from './config.js';
+
+export interface WellKnownInput {
+  /** The public origin, e.g. `https://relay.example`. */
+  readonly origin: string;
+  readonly identity: Keypair;
+  readonly limits: RelayLimits;
+  readonly timings: RelayTimings;
+  readonly maxQueued: number;
+  readonly privacy?: Readonly<Record<string, string>>;
+}
+
+/** The WebSocket URL of an http(s) origin. */
+function wsOrigin(origin: string): string {
+  return origin.replace(/^http/, 'ws');
+}
+
+/**
+ * `/.well-known/wmp-configuration` (core §7.5.1, transport §6.2): the spec keys, plus go-wmp's
+ * `rpc` / `events` endpoint keys and boolean-free capability objects, so both kinds of client
+ * find the relay. `relay_id` and `relay_key` say which key signs this relay's relay_chain entries.
+ */
+export function wellKnownConfiguration(input: WellKnownInput): Record<string, unknown> {
+  const https = `${input.origin}/wmp`;
+  return {
+    supported_versions: ['0.1'],
+    endpoints: {
+      websocket: `${wsOrigin(input.origin)}/wmp`,
+      https,
+      sse: `${https}/events`,
+      rpc: https,
+      events: `${https}/events`,
+    },
+    transports: ['websocket', 'https'],
+    preferred_transport: 'websocket',
+    relay: https,
+    relay_id: input.identity.did,
+    relay_key: input.identity.multikey,
+    security_modes: ['tls', 'mls', 'mls-optional'],
+    accepted_schemes: ['did'],
+    mls_key_packages: `${input.origin}/.well-known/mls-key-packages`,
+    capabilities: {
+      messaging: { max_size: input.limits.maxMessageBytes },
+      relay: { destinations: ['*'] },
+      offline: { max_queued: input.maxQueued, ttl: input.timings.messageTtlSeconds, status_notifications: true },
+    },
+    privacy: input.privacy ?? { metadata_retention: 'session_only', content_retention: 'until_delivered' },
+  };
+}

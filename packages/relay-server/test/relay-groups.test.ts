@@ -1,0 +1,140 @@
+import { generateKeypair, verifyRelayChain } from '@wmp/jcs-signing';
+import { WmpSession } from '@wmp/session';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryStore, type Relay } from '../src/node.js';
+import {
+  asMessage,
+  CLIENT_CAPABILITIES,
+  type Client,
+  codeOf,
+  openClient,
+  sleep,
+  startRelay,
+  waitFor,
+} from './fixtures/relay-clients.js';
+
+let relay: Relay | undefined;
+const clients: Client[] = [];
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.peer.close().catch(() => undefined);
+  await relay?.close();
+  relay = undefined;
+});
+
+async function open(url: string, options: Parameters<typeof openClient>[1] = {}): Promise<Client> {
+  const c = await openClient(url, options);
+  clients.push(c);
+  return c;
+}
+
+/** Joins a group session on the client's connection; group messages are collected raw. */
+async function join(client: Client, groupId: string): Promise<Record<string, any>[]> {
+  await client.peer.request('wmp.session.join', {
+    wmp: { version: '0.1', sender: client.keypair.did },
+    session_id: groupId,
+  });
+  const got: Record<string, any>[] = [];
+  client.peer.setNotificationHandler('wmp.message.deliver', (p) => void got.push(p as Record<string, any>));
+  return got;
+}
+
+describe('group sessions at the relay (DESIGN §3)', () => {
+  it('fans out to every other participant, live or queued, and refuses everyone else', async () => {
+    const started = await startRelay({ store: new MemoryStore() });
+    relay = started.relay;
+    const { url } = started;
+    const alice = await open(url);
+    const bob = await open(url);
+    const carolKey = generateKeypair();
+    const group = await WmpSession.open(alice.peer, {
+      signer: alice.keypair,
+      participants: [bob.keypair.did, carolKey.did],
+      capabilities: CLIENT_CAPABILITIES,
+    });
+    const bobGot = await join(bob, group.id);
+
+    // Carol is offline: Bob gets it live on the group session, Alice is told `queued` for Carol.
+    const { message_id } = (await group.request('wmp.message.deliver', { body: 'to the group' })) as any;
+    await waitFor(() => bobGot.length === 1);
+    expect(bobGot[0]!.wmp.session_id).toBe(group.id);
+    expect(bobGot[0]!.wmp.sender).toBe(alice.keypair.did);
+    await expect(verifyRelayChain(asMessage(bobGot[0]!), { lastRelayId: relay.id })).resolves.toBe(1);
+    await waitFor(() => alice.statuses.length === 1);
+    expect(alice.statuses[0]).toMatchObject({ message_id, status: 'queued', recipient: carolKey.did });
+
+    // Carol comes online, joins, registers: the backlog arrives on the group session.
+    const carol = await open(url, { keypair: carolKey });
+    const carolGot = await join(carol, group.id);
+    await carol.register();
+    // (A register replays everything unacknowledged: at-least-once, so count distinct ids.)
+    await waitFor(() => carolGot.length >= 1);
+    expect(carolGot[0]).toMatchObject({ body: 'to the group', wmp: { session_id: group.id, message_id } });
+    await carol.session.notify('wmp.message.ack', { message_ids: [message_id], status: 'received' });
+    await waitFor(() => alice.statuses.some((s) => s.status === 'delivered' && s.recipient === carolKey.did));
+
+    // Bob replies to the group: Alice (creator) and Carol get it; Bob does not get his own.
+    const aliceGot: Record<string, any>[] = [];
+    group.on('message', (m) => aliceGot.push(m));
+    await bob.peer.notify('wmp.message.deliver', {
+      wmp: { version: '0.1', session_id: group.id, sender: bob.keypair.did },
+      body: 'reply',
+    });
+    const bodies = (got: Record<string, any>[]) => [...new Set(got.map((m) => m.body))];
+    await waitFor(() => bodies(carolGot).includes('reply'));
+    await bob.peer.notify('wmp.message.deliver', {
+      wmp: { version: '0.1', session_id: group.id, sender: bob.keypair.did },
+      to: [alice.keypair.did],
+      body: 'only alice',
+    });
+    await waitFor(() => aliceGot.length === 2);
+    await sleep(50);
+    expect(aliceGot.map((m) => m.body)).toEqual(['reply', 'only alice']);
+    expect(bodies(carolGot)).toEqual(['to the group', 'reply']);
+    expect(bobGot).toHaveLength(1);
+
+    // A non-member cannot join, and cannot send on the group's id (-31002).
+    const mallory = await open(url);
+    expect(
+      await codeOf(
+        mallory.peer.request('wmp.session.join', {
+          wmp: { version: '0.1', sender: mallory.keypair.did },
+          session_id: group.id,
+        }),
+      ),
+    ).toBe(-31002);
+    expect(
+      await codeOf(
+        mallory.peer.request('wmp.message.deliver', {
+          wmp: { version: '0.1', session_id: group.id, sender: mallory.keypair.did },
+          body: 'let me in',
+        }),
+      ),
+    ).toBe(-31002);
+    // A member naming a recipient outside the group: -31008.
+    expect(await codeOf(group.request('wmp.message.deliver', { to: [mallory.keypair.did], body: 'x' }))).toBe(-31008);
+    await sleep(50);
+    expect(mallory.inbox).toEqual([]);
+  });
+});
+
+describe('key packages (ohan.mls.keypackage.*)', () => {
+  it('stores up to N per identity and hands each out once', async () => {
+    const started = await startRelay({ limits: { maxKeyPackagesPerIdentity: 2 } });
+    relay = started.relay;
+    const alice = await open(started.url, { register: false });
+    const bob = await open(started.url, { register: false });
+    const published = await alice.session.request('ohan.mls.keypackage.publish', {
+      key_packages: [
+        { key_package: 'AAAA', cipher_suite: 1 },
+        { key_package: 'BBBB', cipher_suite: 1 },
+        { key_package: 'CCCC', cipher_suite: 1 },
+      ],
+    });
+    expect(published).toMatchObject({ accepted: 2 });
+    const fetch = () => bob.session.request('ohan.mls.keypackage.fetch', { identity: alice.keypair.did });
+    await expect(fetch()).resolves.toMatchObject({ identity: alice.keypair.did, key_package: 'AAAA', cipher_suite: 1 });
+    await expect(fetch()).resolves.toMatchObject({ key_package: 'BBBB' });
+    expect(await codeOf(fetch())).toBe(-31008);
+  });
+});

@@ -1,0 +1,136 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Relay, RelayConfig } from '../src/node.js';
+import { type Client, codeOf, connectPeer, openClient, sleep, startRelay, waitFor } from './fixtures/relay-clients.js';
+
+let relay: Relay | undefined;
+const clients: Client[] = [];
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.peer.close().catch(() => undefined);
+  await relay?.close();
+  relay = undefined;
+});
+
+async function setup(config: RelayConfig = {}) {
+  const started = await startRelay(config); // the default store: memory, with the config's limits
+  relay = started.relay;
+  return started.url;
+}
+
+async function open(url: string, options: Parameters<typeof openClient>[1] = {}): Promise<Client> {
+  const c = await openClient(url, options);
+  clients.push(c);
+  return c;
+}
+
+describe('offline recipients (DESIGN §3 delivery guarantee)', () => {
+  it('queues for an offline recipient, replays in order on resume: queued, then exactly one delivered', async () => {
+    const url = await setup();
+    const alice = await open(url);
+    const bob = await open(url);
+    await bob.peer.close();
+    await sleep(20);
+
+    const ids: string[] = [];
+    for (const n of [1, 2, 3]) ids.push(((await alice.session.send([bob.keypair.did], { n })) as any).message_id);
+    await waitFor(() => alice.statuses.length === 3);
+    expect(alice.statuses.map((s) => [s.message_id, s.status])).toEqual(ids.map((id) => [id, 'queued']));
+    expect(alice.statuses[0]!.queued_until).toMatch(/Z$/);
+
+    const missed = await bob.session.resume(await connectPeer(url));
+    expect(missed).toBe(3);
+    // The registration came back with the resume: no new wmp.relay.register.
+    await waitFor(() => bob.inbox.length === 3);
+    expect(bob.inbox.map((m) => m.body.n)).toEqual([1, 2, 3]);
+    expect(bob.inbox.map((m) => m.wmp.message_id)).toEqual(ids);
+
+    // Live again: a new message arrives at once, without `queued`.
+    await alice.session.send([bob.keypair.did], { n: 4 });
+    await waitFor(() => bob.inbox.length === 4);
+
+    // Acknowledge the first two by ack, the rest by a resume whose last_received_id covers them.
+    await bob.session.notify('wmp.message.ack', { message_ids: ids.slice(0, 2), status: 'received' });
+    await waitFor(() => alice.statuses.filter((s) => s.status === 'delivered').length === 2);
+    await bob.peer.close();
+    await sleep(20);
+    expect(await bob.session.resume(await connectPeer(url))).toBe(0);
+    await waitFor(() => alice.statuses.filter((s) => s.status === 'delivered').length === 4);
+    await sleep(100);
+    const delivered = alice.statuses.filter((s) => s.status === 'delivered').map((s) => s.message_id);
+    expect(delivered).toHaveLength(4);
+    expect(new Set(delivered).size).toBe(4);
+    expect(delivered.slice(0, 3)).toEqual(ids);
+    expect(bob.inbox).toHaveLength(4); // nothing replayed twice after the covering resume
+  });
+
+  it('replays what was not acknowledged again after a reconnect (at-least-once, ids to dedupe)', async () => {
+    const url = await setup();
+    const alice = await open(url);
+    const bob = await open(url);
+    const { message_id } = (await alice.session.send([bob.keypair.did], 'again')) as { message_id: string };
+    await waitFor(() => bob.inbox.length === 1);
+    bob.session.lastReceivedId = undefined; // as if it crashed before recording it
+    await bob.peer.close();
+    await sleep(20);
+    await bob.session.resume(await connectPeer(url));
+    await waitFor(() => bob.inbox.length === 2);
+    expect(bob.inbox[1]!.wmp.message_id).toBe(message_id);
+  });
+
+  it('expires what is not delivered in time: expired, once, and nothing replayed', async () => {
+    const url = await setup({ timings: { sweepIntervalMs: 50 } });
+    const alice = await open(url);
+    const bob = await open(url);
+    await bob.peer.close();
+    await sleep(20);
+    const expiresAt = new Date(Date.now() + 300).toISOString();
+    const { message_id } = (await alice.session.request('wmp.message.deliver', {
+      wmp: { expires_at: expiresAt },
+      to: [bob.keypair.did],
+      body: 'short-lived',
+    })) as { message_id: string };
+    await waitFor(() => alice.statuses.some((s) => s.status === 'expired'));
+    await sleep(150);
+    expect(alice.statuses.map((s) => s.status)).toEqual(['queued', 'expired']);
+    expect(alice.statuses[1]!.message_id).toBe(message_id);
+    expect(await bob.session.resume(await connectPeer(url))).toBe(0);
+    await sleep(50);
+    expect(bob.inbox).toEqual([]);
+    // An expiry already past is refused.
+    const past = alice.session.request('wmp.message.deliver', {
+      wmp: { expires_at: new Date(Date.now() - 1000).toISOString() },
+      to: [bob.keypair.did],
+    });
+    expect(await codeOf(past)).toBe(-32602);
+  });
+
+  it('answers -31014 when the recipient queue is full, and dropped for a notification', async () => {
+    const url = await setup({ limits: { maxQueued: 2 } });
+    const alice = await open(url);
+    const bob = await open(url);
+    await bob.peer.close();
+    await sleep(20);
+    await alice.session.send([bob.keypair.did], 1);
+    await alice.session.send([bob.keypair.did], 2);
+    expect(await codeOf(alice.session.send([bob.keypair.did], 3))).toBe(-31014);
+    await alice.session.notify('wmp.message.deliver', { to: [bob.keypair.did], body: 4 });
+    await waitFor(() => alice.statuses.some((s) => s.status === 'dropped'));
+    expect(alice.statuses.map((s) => s.status)).toEqual(['queued', 'queued', 'dropped']);
+    expect(alice.statuses[2]).toMatchObject({ recipient: bob.keypair.did, reason: 'max_queued' });
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toMatch(/wmp_relay_errors_total\{code="-31014"\} 1/);
+    expect(metrics).toMatch(/wmp_relay_queued_messages 2/);
+  });
+
+  it('serves wmp.message.poll from the queue without removing anything', async () => {
+    const url = await setup();
+    const alice = await open(url);
+    const bob = await open(url, { register: false });
+    await alice.session.send([bob.keypair.did], 'polled');
+    const first = (await bob.session.request('wmp.message.poll', { limit: 10 })) as any;
+    expect(first.messages).toHaveLength(1);
+    expect(first.messages[0].params.body).toBe('polled');
+    const again = (await bob.session.request('wmp.message.poll', {})) as any;
+    expect(again.messages).toHaveLength(1);
+  });
+});

@@ -1,0 +1,145 @@
+import { generateKeypair, verifyRelayChain } from '@wmp/jcs-signing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryStore, type Relay } from '../src/node.js';
+import { asMessage, type Client, codeOf, openClient, sleep, startRelay, waitFor } from './fixtures/relay-clients.js';
+
+let relay: Relay | undefined;
+const clients: Client[] = [];
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.peer.close().catch(() => undefined);
+  await relay?.close();
+  relay = undefined;
+});
+
+async function setup() {
+  const started = await startRelay({ store: new MemoryStore() });
+  relay = started.relay;
+  return started.url;
+}
+
+async function open(url: string, options: Parameters<typeof openClient>[1] = {}): Promise<Client> {
+  const c = await openClient(url, options);
+  clients.push(c);
+  return c;
+}
+
+describe('live routing through the relay', () => {
+  it('routes between two WebSocket clients and one on HTTP + SSE, with a verifiable relay_chain', async () => {
+    const url = await setup();
+    const alice = await open(url);
+    const bob = await open(url);
+    const carol = await open(url, { binding: 'http' });
+
+    const answer = (await alice.session.send([bob.keypair.did, carol.keypair.did], { text: 'hi' })) as Record<
+      string,
+      any
+    >;
+    expect(answer.status).toBe('queued');
+    expect(answer.message_id).toMatch(/^msg-[A-Za-z0-9_-]{22}$/);
+
+    await waitFor(() => bob.inbox.length === 1 && carol.inbox.length === 1);
+    for (const [who, got] of [
+      [bob, bob.inbox[0]!],
+      [carol, carol.inbox[0]!],
+    ] as const) {
+      expect(got.body).toEqual({ text: 'hi' });
+      expect(got.wmp.sender).toBe(alice.keypair.did);
+      expect(got.wmp.message_id).toBe(answer.message_id);
+      expect(got.wmp.session_id).toBe(who.session.id); // delivered on the recipient's own session
+      expect(got.wmp.relay_chain).toHaveLength(1);
+      expect(got.wmp.relay_chain[0].relay_id).toBe(relay!.id);
+      await expect(verifyRelayChain(asMessage(got), { lastRelayId: relay!.id })).resolves.toBe(1);
+      // The content is unchanged: tampering with it breaks the chain.
+      await expect(verifyRelayChain(asMessage({ ...got, body: { text: 'changed' } }))).rejects.toMatchObject({
+        code: -31010,
+      });
+    }
+
+    // HTTP -> WebSocket, and a notification gets a relay-assigned id.
+    await carol.session.notify('wmp.message.deliver', { to: [alice.keypair.did], body: 'over http' });
+    await waitFor(() => alice.inbox.length === 1);
+    expect(alice.inbox[0]!.body).toBe('over http');
+    expect(alice.inbox[0]!.wmp.message_id).toMatch(/^msg-/);
+    // Live recipients: no `queued` status.
+    await sleep(50);
+    expect(alice.statuses.filter((s) => s.status === 'queued')).toEqual([]);
+  });
+
+  it('gives every registered device of an identity every message; acks give exactly one delivered', async () => {
+    const url = await setup();
+    const alice = await open(url);
+    const bob = await open(url);
+    const bob2 = await open(url, { keypair: bob.keypair });
+    const { message_id } = (await alice.session.send([bob.keypair.did], 'both')) as { message_id: string };
+    await waitFor(() => bob.inbox.length === 1 && bob2.inbox.length === 1);
+    await bob.session.notify('wmp.message.ack', { message_ids: [message_id], status: 'received' });
+    await bob2.session.notify('wmp.message.ack', { message_ids: [message_id], status: 'received' });
+    await waitFor(() => alice.statuses.length > 0);
+    await sleep(50);
+    expect(alice.statuses).toEqual([
+      expect.objectContaining({ message_id, status: 'delivered', recipient: bob.keypair.did }),
+    ]);
+  });
+
+  it('refuses a spoofed sender and a foreign session id (-31002)', async () => {
+    const url = await setup();
+    const alice = await open(url);
+    const bob = await open(url);
+    const mallory = await open(url);
+    const spoofed = mallory.session.request('wmp.message.deliver', {
+      wmp: { sender: alice.keypair.did },
+      to: [bob.keypair.did],
+      body: 'from alice, honest',
+    });
+    expect(await codeOf(spoofed)).toBe(-31002);
+    const foreign = mallory.peer.request('wmp.message.deliver', {
+      wmp: { version: '0.1', session_id: alice.session.id, sender: mallory.keypair.did },
+      to: [bob.keypair.did],
+      body: 'on alice session',
+    });
+    expect(await codeOf(foreign)).toBe(-31002);
+    const foreignAsAlice = mallory.peer.request('wmp.message.deliver', {
+      wmp: { version: '0.1', session_id: alice.session.id, sender: alice.keypair.did },
+      to: [bob.keypair.did],
+      body: 'on alice session',
+    });
+    expect(await codeOf(foreignAsAlice)).toBe(-31002);
+    await sleep(50);
+    expect(bob.inbox).toEqual([]);
+  });
+
+  it('routes nothing to a client that never authenticates, and refuses its calls', async () => {
+    const url = await setup();
+    const alice = await open(url);
+    const lurker = generateKeypair();
+    const { connectPeer } = await import('./fixtures/relay-clients.js');
+    const peer = await connectPeer(url);
+    const got: unknown[] = [];
+    peer.setNotificationHandler('wmp.message.deliver', (p) => void got.push(p));
+    const created = (await peer.request('wmp.session.create', {
+      wmp: { version: '0.1', sender: lurker.did },
+      capabilities_offered: { messaging: {}, relay: {}, offline: {} },
+    })) as { wmp: { session_id: string }; auth_required?: boolean };
+    expect(created.auth_required).toBe(true);
+    const register = peer.request('wmp.relay.register', {
+      wmp: { version: '0.1', session_id: created.wmp.session_id, sender: lurker.did },
+    });
+    expect(await codeOf(register)).toBe(-31002);
+    const { status } = (await alice.session.send([lurker.did], 'secret')) as { status: string };
+    expect(status).toBe('queued');
+    await waitFor(() => alice.statuses.some((s) => s.status === 'queued'));
+    await sleep(50);
+    expect(got).toEqual([]);
+    await peer.close();
+  });
+
+  it('needs the relay capability for third parties and a recipient list on a hop session', async () => {
+    const url = await setup();
+    const alice = await open(url, { capabilities: { messaging: {} } });
+    const bob = await open(url);
+    expect(await codeOf(alice.session.send([bob.keypair.did], 'x'))).toBe(-31005);
+    const carol = await open(url);
+    expect(await codeOf(carol.session.request('wmp.message.deliver', { body: 'to nobody' }))).toBe(-32602);
+  });
+});
