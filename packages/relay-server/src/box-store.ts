@@ -27,6 +27,13 @@ export interface FetchPage {
   readonly more: boolean;
 }
 
+/** A page as stored text: each event's JSON as the box keeps it, for answering without re-encoding. */
+export interface FetchPageText {
+  readonly items: readonly { readonly seq: number; readonly json: string }[];
+  readonly next: number;
+  readonly more: boolean;
+}
+
 export type CardResult =
   /** First card for this key. */
   | 'stored'
@@ -80,6 +87,8 @@ export interface BoxStore {
    * With `now`, events expired at `now` are skipped.
    */
   fetch(recipient: string, after: number, limit: number, now?: number): Promise<FetchPage>;
+  /** `fetch`, with each event as its stored JSON text (what a box serves, byte for byte). */
+  fetchText(recipient: string, after: number, limit: number, now?: number): Promise<FetchPageText>;
   /** Removes the named events (<= 500 ids) from this recipient's queue only; returns how many. */
   delivered(recipient: string, ids: readonly string[]): Promise<number>;
   /** Replaces the recipient's allow list (duplicates dropped, order kept). */

@@ -12,6 +12,7 @@ export {
   type CardResult,
   DEFAULT_BOX_LIMITS,
   type FetchPage,
+  type FetchPageText,
   type Lane,
   type PublishRefusal,
   type PublishResult,

@@ -8,6 +8,7 @@ import {
   type CardResult,
   DEFAULT_BOX_LIMITS,
   type FetchPage,
+  type FetchPageText,
   type Lane,
   type PublishResult,
 } from './box-store.js';
@@ -78,20 +79,26 @@ export class MemoryBoxStore implements BoxStore {
   }
 
   async fetch(recipient: string, after: number, limit: number, now?: number): Promise<FetchPage> {
+    const page = await this.fetchText(recipient, after, limit, now);
+    const events = page.items.map((i): StoredEvent => ({ ...(JSON.parse(i.json) as OhanEvent), seq: i.seq }));
+    return { events, next: page.next, more: page.more };
+  }
+
+  async fetchText(recipient: string, after: number, limit: number, now?: number): Promise<FetchPageText> {
     this.#open();
     checkSeq(after, 'after');
     const n = clampCount(limit, MAX_PAGE, 'limit');
-    const events: StoredEvent[] = [];
+    const items: { seq: number; json: string }[] = [];
     let more = false;
     for (const row of this.#queues.get(recipient)?.rows.values() ?? []) {
       if (row.seq <= after || (now !== undefined && row.expiresAt <= now)) continue;
-      if (events.length === n) {
+      if (items.length === n) {
         more = true;
         break;
       }
-      events.push({ ...(JSON.parse(row.json) as OhanEvent), seq: row.seq });
+      items.push({ seq: row.seq, json: row.json });
     }
-    return { events, next: events.at(-1)?.seq ?? after, more };
+    return { items, next: items.at(-1)?.seq ?? after, more };
   }
 
   async delivered(recipient: string, ids: readonly string[]): Promise<number> {

@@ -9,6 +9,7 @@ import {
   type CardResult,
   DEFAULT_BOX_LIMITS,
   type FetchPage,
+  type FetchPageText,
   type Lane,
   type PublishResult,
 } from './box-store.js';
@@ -168,6 +169,15 @@ export class SqliteBoxStore implements BoxStore {
       .slice(0, n)
       .map((row): StoredEvent => ({ ...(JSON.parse(row.body) as OhanEvent), seq: row.seq }));
     return { events, next: events.at(-1)?.seq ?? after, more };
+  }
+
+  async fetchText(recipient: string, after: number, limit: number, now?: number): Promise<FetchPageText> {
+    this.#open();
+    checkSeq(after, 'after');
+    const n = clampCount(limit, MAX_PAGE, 'limit');
+    const rows = this.#s.page.all(recipient, after, now ?? NO_EXPIRY_FILTER, n + 1);
+    const items = rows.slice(0, n).map((row) => ({ seq: row.seq, json: row.body }));
+    return { items, next: items.at(-1)?.seq ?? after, more: rows.length > n };
   }
 
   async delivered(recipient: string, ids: readonly string[]): Promise<number> {

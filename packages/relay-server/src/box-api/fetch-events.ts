@@ -3,7 +3,7 @@ import { authenticate } from './auth.js';
 import type { BoxContext } from './context.js';
 import { BoxApiError } from './errors.js';
 import { parseLimit, parseSeq } from './query.js';
-import { jsonResponse } from './respond.js';
+import { rawJsonResponse } from './respond.js';
 
 const QUERY_KEYS = new Set(['after', 'limit']);
 
@@ -20,6 +20,8 @@ export async function fetchEvents(c: Context, box: BoxContext): Promise<Response
   }
   const after = parseSeq(query.after, 'after');
   const limit = parseLimit(query.limit);
-  const page = await box.options.store.fetch(key, after, limit, box.options.now());
-  return jsonResponse(200, page);
+  const page = await box.options.store.fetchText(key, after, limit, box.options.now());
+  // The stored JSON goes out as it is, with `seq` added: no parse and re-encode per event.
+  const events = page.items.map((item) => `${item.json.slice(0, -1)},"seq":${item.seq}}`).join(',');
+  return rawJsonResponse(200, `{"events":[${events}],"next":${page.next},"more":${page.more}}`);
 }

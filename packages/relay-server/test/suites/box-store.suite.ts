@@ -121,6 +121,22 @@ export function boxStoreSuite(name: string, factory: BoxFactory, durable = false
         expect(await box.fetch(carol.key, 0, 10)).toEqual({ events: [], next: 0, more: false });
       });
 
+      it('serves the same page as stored text: each event exactly as published, with its seq', async () => {
+        const box = await open();
+        await box.putAllow(bob.key, [alice.key]);
+        const sent: OhanEvent[] = [];
+        for (let i = 0; i < 3; i++) sent.push(await event(alice, bob));
+        for (const e of sent) await box.publish(e);
+        const text = await box.fetchText(bob.key, 1, 10);
+        expect([text.next, text.more]).toEqual([3, false]);
+        expect(text.items.map((i) => ({ ...JSON.parse(i.json), seq: i.seq }))).toEqual(
+          (await box.fetch(bob.key, 1, 10)).events,
+        );
+        expect(text.items.map((i) => JSON.parse(i.json))).toEqual(sent.slice(1));
+        const page = await box.fetchText(bob.key, 0, 2);
+        expect([page.items.length, page.next, page.more]).toEqual([2, 2, true]);
+      });
+
       it('is idempotent on the id: the same event again is "exists", stored once', async () => {
         const box = await open({ lanes: { contact: 1, stranger: 1 } });
         const e = await event(alice, bob, SMALL);
