@@ -1,0 +1,461 @@
+// The relay's settings: every one from a flag or an environment variable (flag first, then the
+// variable, then the default), checked once at startup. Pure: no I/O, no process access.
+import { isIP } from 'node:net';
+import { parseArgs } from 'node:util';
+import { isBoxOrigin } from '@wmp/ohan-seal';
+import { DEFAULT_BOX_LIMITS, DEFAULT_RELAY_LIMITS, DEFAULT_RELAY_TIMINGS, type LogLevel } from '@wmp/relay-server';
+
+/** Everything `wmp-relay` needs to start, after defaults and validation. */
+export interface AppConfig {
+  readonly port: number;
+  readonly host: string;
+  /** As given (relative to the working directory); the caller resolves it. */
+  readonly dataDir: string;
+  /** The public origin; `undefined`: `http://127.0.0.1:<listening port>`. */
+  readonly publicUrl: string | undefined;
+  /** Memory store and a fresh identity: nothing is read from or written to disk. */
+  readonly ephemeral: boolean;
+  /** Directory box (cards, publish needs cards) or relay-only. */
+  readonly directory: boolean;
+  readonly logLevel: LogLevel;
+  readonly limits: {
+    readonly maxMessageBytes: number;
+    readonly maxConnections: number;
+    readonly maxConnectionsPerIdentity: number;
+    readonly maxSessionsPerConnection: number;
+    readonly maxQueued: number;
+    readonly maxQueueBytes: number;
+    readonly requestsPerSecond: number;
+    readonly requestBurst: number;
+  };
+  readonly timings: {
+    readonly messageTtlSeconds: number;
+    readonly maxMessageTtlSeconds: number;
+  };
+  readonly box: {
+    readonly boxBytes: number;
+    readonly strangerBits: number;
+    readonly maxEventBytes: number;
+    readonly requestsPerSecond: number;
+    readonly requestBurst: number;
+  };
+}
+
+export type ParseResult =
+  | { readonly kind: 'config'; readonly config: AppConfig }
+  | { readonly kind: 'help'; readonly text: string }
+  | { readonly kind: 'error'; readonly message: string };
+
+/** Exit code for a bad flag or value (usage error), as in BSD sysexits' EX_USAGE tradition. */
+export const EXIT_USAGE = 2;
+
+type Kind = 'int' | 'bytes' | 'string' | 'bool';
+
+interface OptionSpec {
+  readonly flag: string;
+  readonly kind: Kind;
+  readonly env?: string;
+  readonly help: string;
+  /** As shown in `--help`. */
+  readonly default: string;
+  readonly min?: number;
+  readonly max?: number;
+}
+
+const MiB = 1024 * 1024;
+const DEFAULT_BOX_RATE = { perSecond: 20, burst: 120 };
+
+// One table drives the parser, the environment names and `--help`.
+const OPTIONS: readonly OptionSpec[] = [
+  { flag: 'port', kind: 'int', help: 'TCP port (0: any free port)', default: '8080', min: 0, max: 65535 },
+  {
+    flag: 'host',
+    kind: 'string',
+    help: 'address to listen on (the container image uses 0.0.0.0)',
+    default: '127.0.0.1',
+  },
+  { flag: 'data-dir', kind: 'string', help: 'SQLite database and the relay key', default: './data' },
+  {
+    flag: 'public-url',
+    kind: 'string',
+    help: 'public origin: relay_chain, well-known, and the origin signed box requests must name',
+    default: 'http://127.0.0.1:<port>',
+  },
+  {
+    flag: 'ephemeral',
+    kind: 'bool',
+    help: 'keep everything in memory, with a fresh key (tests, demos)',
+    default: 'off',
+  },
+  {
+    flag: 'directory',
+    kind: 'bool',
+    env: 'WMP_BOX_MODE=directory',
+    help: 'directory box: cards routes on, a publish needs cards for both keys',
+    default: 'on',
+  },
+  {
+    flag: 'relay-only',
+    kind: 'bool',
+    env: 'WMP_BOX_MODE=relay-only',
+    help: 'box without a directory: no cards routes, no card check',
+    default: 'off',
+  },
+  {
+    flag: 'max-message-bytes',
+    kind: 'bytes',
+    help: 'largest WMP message on any binding',
+    default: String(DEFAULT_RELAY_LIMITS.maxMessageBytes),
+    min: 1024,
+    max: 64 * MiB,
+  },
+  {
+    flag: 'max-connections',
+    kind: 'int',
+    help: 'open WebSocket connections plus HTTP sessions',
+    default: String(DEFAULT_RELAY_LIMITS.maxConnections),
+    min: 1,
+  },
+  {
+    flag: 'max-connections-per-identity',
+    kind: 'int',
+    help: 'registered connections (devices) of one identity',
+    default: String(DEFAULT_RELAY_LIMITS.maxConnectionsPerIdentity),
+    min: 1,
+  },
+  {
+    flag: 'max-sessions-per-connection',
+    kind: 'int',
+    help: 'sessions on one connection',
+    default: String(DEFAULT_RELAY_LIMITS.maxSessionsPerConnection),
+    min: 1,
+  },
+  {
+    flag: 'max-queued',
+    kind: 'int',
+    help: 'messages queued per recipient (-31014 beyond)',
+    default: String(DEFAULT_RELAY_LIMITS.maxQueued),
+    min: 1,
+  },
+  {
+    flag: 'max-queue-bytes',
+    kind: 'bytes',
+    help: 'bytes queued per recipient (-31014 beyond)',
+    default: String(DEFAULT_RELAY_LIMITS.maxQueueBytes),
+    min: 1,
+  },
+  {
+    flag: 'rate',
+    kind: 'int',
+    help: 'WMP requests per second per identity (-31007 beyond)',
+    default: String(DEFAULT_RELAY_LIMITS.requestsPerSecond),
+    min: 1,
+  },
+  {
+    flag: 'rate-burst',
+    kind: 'int',
+    help: 'burst of that rate',
+    default: String(DEFAULT_RELAY_LIMITS.requestBurst),
+    min: 1,
+  },
+  {
+    flag: 'message-ttl',
+    kind: 'int',
+    help: 'seconds a queued message lives when neither it nor its session says',
+    default: String(DEFAULT_RELAY_TIMINGS.messageTtlSeconds),
+    min: 1,
+  },
+  {
+    flag: 'max-message-ttl',
+    kind: 'int',
+    help: 'upper bound in seconds for any queued message',
+    default: String(DEFAULT_RELAY_TIMINGS.maxMessageTtlSeconds),
+    min: 1,
+  },
+  {
+    flag: 'box-bytes',
+    kind: 'bytes',
+    help: 'box capacity: undelivered sealed events in total',
+    default: String(DEFAULT_BOX_LIMITS.boxBytes),
+    min: 1,
+  },
+  {
+    flag: 'stranger-bits',
+    kind: 'int',
+    help: 'stamp strength a stranger event needs',
+    default: String(DEFAULT_BOX_LIMITS.strangerBits),
+    min: 0,
+    max: 255,
+  },
+  {
+    flag: 'max-event-bytes',
+    kind: 'bytes',
+    help: 'largest sealed event',
+    default: String(96 * 1024),
+    min: 256,
+    max: 16 * MiB,
+  },
+  {
+    flag: 'box-rate',
+    kind: 'int',
+    help: 'box requests per second per key (429 beyond)',
+    default: String(DEFAULT_BOX_RATE.perSecond),
+    min: 1,
+  },
+  {
+    flag: 'box-rate-burst',
+    kind: 'int',
+    help: 'burst of that rate',
+    default: String(DEFAULT_BOX_RATE.burst),
+    min: 1,
+  },
+  { flag: 'log-level', kind: 'string', help: 'debug, info, warn, error or silent', default: 'info' },
+];
+
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+
+/** `--max-queue-bytes` -> `WMP_MAX_QUEUE_BYTES`. */
+export function envName(flag: string): string {
+  return `WMP_${flag.replace(/-/g, '_').toUpperCase()}`;
+}
+
+/** The variable read for an option (`undefined` for the two box-mode flags, read as WMP_BOX_MODE). */
+function envOf(spec: OptionSpec): string | undefined {
+  if (spec.env?.includes('=')) return undefined;
+  return spec.env ?? envName(spec.flag);
+}
+
+class ConfigError extends Error {}
+
+const UNITS: Readonly<Record<string, number>> = {
+  '': 1,
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: MiB,
+  mb: MiB,
+  mib: MiB,
+  g: 1024 * MiB,
+  gb: 1024 * MiB,
+  gib: 1024 * MiB,
+};
+
+function where(spec: OptionSpec, fromEnv: boolean): string {
+  return fromEnv ? `${envOf(spec)}` : `--${spec.flag}`;
+}
+
+function parseInteger(spec: OptionSpec, text: string, fromEnv: boolean): number {
+  let value: number;
+  if (spec.kind === 'bytes') {
+    // A count of bytes, with an optional binary unit: 1048576, 1MiB, 1m, 512k, 1GiB.
+    const m = /^(\d+)\s*([a-zA-Z]*)$/.exec(text.trim());
+    const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
+    if (!m || unit === undefined) {
+      throw new ConfigError(
+        `${where(spec, fromEnv)}: "${text}" is not a byte size (e.g. 1048576, 512KiB, 16MiB, 1GiB)`,
+      );
+    }
+    value = Number(m[1]) * unit;
+  } else {
+    if (!/^\d+$/.test(text.trim())) throw new ConfigError(`${where(spec, fromEnv)}: "${text}" is not an integer >= 0`);
+    value = Number(text.trim());
+  }
+  const min = spec.min ?? 0;
+  const max = spec.max ?? Number.MAX_SAFE_INTEGER;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    const range = spec.max === undefined ? `>= ${min}` : `${min}..${max}`;
+    throw new ConfigError(`${where(spec, fromEnv)}: ${text} is out of range (${range})`);
+  }
+  return value;
+}
+
+function parseBool(spec: OptionSpec, text: string): boolean {
+  const t = text.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(t)) return true;
+  if (['0', 'false', 'no', 'off'].includes(t)) return false;
+  throw new ConfigError(`${envOf(spec)}: "${text}" is not a boolean (1/0, true/false, yes/no, on/off)`);
+}
+
+/** A host name or an IP address to bind to. */
+function checkHost(text: string, fromEnv: boolean): string {
+  const ok =
+    isIP(text) !== 0 || /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)*$/.test(text);
+  if (!ok) throw new ConfigError(`${fromEnv ? 'WMP_HOST' : '--host'}: "${text}" is not a host name or IP address`);
+  return text;
+}
+
+function checkPublicUrl(text: string, fromEnv: boolean): string {
+  const origin = text.replace(/\/+$/, '');
+  if (!isBoxOrigin(origin)) {
+    throw new ConfigError(
+      `${fromEnv ? 'WMP_PUBLIC_URL' : '--public-url'}: "${text}" is not an origin like https://relay.example ` +
+        '(scheme, host and port only; http:// only on loopback)',
+    );
+  }
+  return origin;
+}
+
+/**
+ * Parses `argv` (without `node` and the script) and `env`: flag first, then the environment
+ * variable, then the default. An empty environment variable counts as unset.
+ */
+export function parseConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParseResult {
+  try {
+    return parseOrThrow(argv, env);
+  } catch (error) {
+    if (error instanceof ConfigError) return { kind: 'error', message: error.message };
+    // parseArgs reports unknown flags and missing values with a TypeError and an ERR_PARSE_ARGS_* code.
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
+      const message = (error as Error).message;
+      const option = /'(-[^' ]+)/.exec(message)?.[1];
+      if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option)
+        return { kind: 'error', message: `unknown option ${option}` };
+      if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) {
+        return {
+          kind: 'error',
+          message: `${option}: ${/argument missing/.test(message) ? 'needs a value' : 'takes no value'}`,
+        };
+      }
+      return { kind: 'error', message };
+    }
+    throw error;
+  }
+}
+
+function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParseResult {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+    help: { type: 'boolean', short: 'h' },
+  };
+  for (const spec of OPTIONS) options[spec.flag] = { type: spec.kind === 'bool' ? 'boolean' : 'string' };
+  const { values, positionals } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
+  if (values.help) return { kind: 'help', text: helpText() };
+  if (positionals.length > 0) throw new ConfigError(`unexpected argument "${positionals[0]}" (see --help)`);
+
+  // The value of one option and whether it came from the environment (for the error message).
+  const raw = (flag: string): { text: string; fromEnv: boolean } | undefined => {
+    const spec = OPTIONS.find((o) => o.flag === flag)!;
+    const v = values[flag];
+    if (typeof v === 'string') return { text: v, fromEnv: false };
+    const name = envOf(spec);
+    const e = name === undefined ? undefined : env[name];
+    if (e !== undefined && e !== '') return { text: e, fromEnv: true };
+    return undefined;
+  };
+  const int = (flag: string): number => {
+    const spec = OPTIONS.find((o) => o.flag === flag)!;
+    const r = raw(flag);
+    return r === undefined ? Number(spec.default) : parseInteger(spec, r.text, r.fromEnv);
+  };
+  const bool = (flag: string): boolean | undefined => {
+    const spec = OPTIONS.find((o) => o.flag === flag)!;
+    if (values[flag] === true) return true;
+    const name = envOf(spec);
+    const e = name === undefined ? undefined : env[name];
+    return e === undefined || e === '' ? undefined : parseBool(spec, e);
+  };
+
+  const hostRaw = raw('host');
+  const host = hostRaw === undefined ? '127.0.0.1' : checkHost(hostRaw.text, hostRaw.fromEnv);
+  const dataRaw = raw('data-dir');
+  if (dataRaw !== undefined && dataRaw.text.trim() === '') throw new ConfigError('--data-dir: must not be empty');
+  const urlRaw = raw('public-url');
+  const levelRaw = raw('log-level');
+  const logLevel = (levelRaw?.text ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(
+      `${levelRaw!.fromEnv ? 'WMP_LOG_LEVEL' : '--log-level'}: "${levelRaw!.text}" is not one of ${LOG_LEVELS.join(', ')}`,
+    );
+  }
+
+  // Box mode: --directory and --relay-only are the two values of one setting, WMP_BOX_MODE.
+  if (values.directory === true && values['relay-only'] === true) {
+    throw new ConfigError('--directory and --relay-only exclude each other');
+  }
+  let directory = true;
+  if (values.directory === true) directory = true;
+  else if (values['relay-only'] === true) directory = false;
+  else if (env.WMP_BOX_MODE !== undefined && env.WMP_BOX_MODE !== '') {
+    if (env.WMP_BOX_MODE !== 'directory' && env.WMP_BOX_MODE !== 'relay-only') {
+      throw new ConfigError(`WMP_BOX_MODE: "${env.WMP_BOX_MODE}" is not "directory" or "relay-only"`);
+    }
+    directory = env.WMP_BOX_MODE === 'directory';
+  }
+
+  const maxMessageTtlSeconds = int('max-message-ttl');
+  const messageTtlSeconds = int('message-ttl');
+  if (messageTtlSeconds > maxMessageTtlSeconds) {
+    throw new ConfigError(
+      `--message-ttl (${messageTtlSeconds}) must not exceed --max-message-ttl (${maxMessageTtlSeconds})`,
+    );
+  }
+  const requestsPerSecond = int('rate');
+  const requestBurst = int('rate-burst');
+  const boxRate = int('box-rate');
+  const boxBurst = int('box-rate-burst');
+
+  const config: AppConfig = {
+    port: int('port'),
+    host,
+    dataDir: dataRaw?.text ?? './data',
+    publicUrl: urlRaw === undefined ? undefined : checkPublicUrl(urlRaw.text, urlRaw.fromEnv),
+    ephemeral: bool('ephemeral') ?? false,
+    directory,
+    logLevel,
+    limits: {
+      maxMessageBytes: int('max-message-bytes'),
+      maxConnections: int('max-connections'),
+      maxConnectionsPerIdentity: int('max-connections-per-identity'),
+      maxSessionsPerConnection: int('max-sessions-per-connection'),
+      maxQueued: int('max-queued'),
+      maxQueueBytes: int('max-queue-bytes'),
+      requestsPerSecond,
+      requestBurst,
+    },
+    timings: { messageTtlSeconds, maxMessageTtlSeconds },
+    box: {
+      boxBytes: int('box-bytes'),
+      strangerBits: int('stranger-bits'),
+      maxEventBytes: int('max-event-bytes'),
+      requestsPerSecond: boxRate,
+      requestBurst: boxBurst,
+    },
+  };
+  return { kind: 'config', config };
+}
+
+/** 16777216 -> `16MiB`; a size that is no whole KiB/MiB/GiB stays a number. */
+function bytesText(n: number): string {
+  for (const [unit, size] of [
+    ['GiB', 1024 * MiB],
+    ['MiB', MiB],
+    ['KiB', 1024],
+  ] as const) {
+    if (n >= size && n % size === 0) return `${n / size}${unit}`;
+  }
+  return String(n);
+}
+
+/** `wmp-relay --help`: every option with its environment variable and default. */
+export function helpText(): string {
+  const rows = OPTIONS.map((o) => {
+    const flag = `--${o.flag}${o.kind === 'bool' ? '' : o.kind === 'bytes' ? ' <bytes>' : o.kind === 'int' ? ' <n>' : ' <value>'}`;
+    const env = o.env ?? envName(o.flag);
+    const shown = o.kind === 'bytes' ? bytesText(Number(o.default)) : o.default;
+    return { flag, env, text: `${o.help} (default: ${shown})` };
+  });
+  const w1 = Math.max(...rows.map((r) => r.flag.length));
+  const w2 = Math.max(...rows.map((r) => r.env.length));
+  return [
+    'Usage: wmp-relay [options]',
+    '',
+    'The WMP relay: WebSocket and HTTP+SSE at /wmp, the OHAN box at /ohan/v1, /health and /metrics on one port.',
+    'Every option can also be set by its environment variable; a flag wins over the variable.',
+    'Byte sizes take an optional binary unit: 512KiB, 16MiB, 1GiB (or k, m, g).',
+    '',
+    ...rows.map((r) => `  ${r.flag.padEnd(w1)}  ${r.env.padEnd(w2)}  ${r.text}`),
+    `  ${'-h, --help'.padEnd(w1)}  ${''.padEnd(w2)}  this text`,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// wmp-relay: parse flags and environment, start the relay, print its URL, stop on SIGTERM/SIGINT.
+// Logs are JSON lines on stderr (never addresses or message content); stdout gets exactly one
+// line, `wmp-relay listening on <url>`, once the relay accepts connections.
+import { createJsonLogger } from '@wmp/relay-server';
+import { EXIT_USAGE, parseConfig } from './config.js';
+import { startRelayApp } from './server.js';
+
+/** How long a graceful stop may take before the process gives up and exits 1. */
+const SHUTDOWN_TIMEOUT_MS = 8_000;
+
+const parsed = parseConfig(process.argv.slice(2), process.env);
+if (parsed.kind === 'help') {
+  process.stdout.write(parsed.text);
+  process.exit(0);
+}
+if (parsed.kind === 'error') {
+  process.stderr.write(`wmp-relay: ${parsed.message}\nRun wmp-relay --help for the options.\n`);
+  process.exit(EXIT_USAGE);
+}
+const { config } = parsed;
+const logger = createJsonLogger({ level: config.logLevel, write: (line) => process.stderr.write(line) });
+
+let running: Awaited<ReturnType<typeof startRelayApp>>;
+try {
+  running = await startRelayApp(config, { logger });
+} catch (error) {
+  const e = error as NodeJS.ErrnoException;
+  logger.error('relay.start_failed', { error: e.name, code: e.code, message: e.message });
+  process.stderr.write(`wmp-relay: could not start: ${e.message}\n`);
+  process.exit(1);
+}
+logger.info('relay.started', {
+  url: running.url,
+  relay_id: running.id,
+  store: running.store,
+  box: config.directory ? 'directory' : 'relay-only',
+});
+process.stdout.write(`wmp-relay listening on ${running.url}\n`);
+
+let stopping = false;
+function stop(signal: NodeJS.Signals): void {
+  if (stopping) {
+    // A second signal while stopping: give up waiting.
+    logger.warn('relay.forced_exit', { signal });
+    process.exit(1);
+  }
+  stopping = true;
+  logger.info('relay.stopping', { signal });
+  const timer = setTimeout(() => {
+    logger.error('relay.stop_timeout', { ms: SHUTDOWN_TIMEOUT_MS });
+    process.exit(1);
+  }, SHUTDOWN_TIMEOUT_MS);
+  timer.unref();
+  running.close().then(
+    () => {
+      logger.info('relay.stopped');
+      process.exit(0);
+    },
+    (error: unknown) => {
+      logger.error('relay.stop_failed', { error: (error as Error)?.name ?? 'unknown' });
+      process.exit(1);
+    },
+  );
+}
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

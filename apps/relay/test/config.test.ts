@@ -1,0 +1,226 @@
+import { DEFAULT_BOX_LIMITS, DEFAULT_RELAY_LIMITS, DEFAULT_RELAY_TIMINGS } from '@wmp/relay-server';
+import { describe, expect, it } from 'vitest';
+import { type AppConfig, envName, helpText, type ParseResult, parseConfig } from '../src/config.js';
+import { runRelay } from './fixtures/relay-process.js';
+
+function ok(result: ParseResult): AppConfig {
+  if (result.kind !== 'config') throw new Error(`expected a config, got ${JSON.stringify(result)}`);
+  return result.config;
+}
+function error(result: ParseResult): string {
+  if (result.kind !== 'error') throw new Error(`expected an error, got ${JSON.stringify(result)}`);
+  return result.message;
+}
+const parse = (argv: string[], env: Record<string, string> = {}) => parseConfig(argv, env);
+
+const MiB = 1024 * 1024;
+
+/** Every numeric option: its flag, where it lands in the config, and a valid value. */
+const NUMERIC: readonly [flag: string, get: (c: AppConfig) => number, value: number][] = [
+  ['port', (c) => c.port, 9000],
+  ['max-message-bytes', (c) => c.limits.maxMessageBytes, 2 * MiB],
+  ['max-connections', (c) => c.limits.maxConnections, 50],
+  ['max-connections-per-identity', (c) => c.limits.maxConnectionsPerIdentity, 3],
+  ['max-sessions-per-connection', (c) => c.limits.maxSessionsPerConnection, 4],
+  ['max-queued', (c) => c.limits.maxQueued, 77],
+  ['max-queue-bytes', (c) => c.limits.maxQueueBytes, 5 * MiB],
+  ['rate', (c) => c.limits.requestsPerSecond, 10],
+  ['rate-burst', (c) => c.limits.requestBurst, 20],
+  ['message-ttl', (c) => c.timings.messageTtlSeconds, 60],
+  ['max-message-ttl', (c) => c.timings.maxMessageTtlSeconds, 86_400],
+  ['box-bytes', (c) => c.box.boxBytes, 64 * MiB],
+  ['stranger-bits', (c) => c.box.strangerBits, 20],
+  ['max-event-bytes', (c) => c.box.maxEventBytes, 64 * 1024],
+  ['box-rate', (c) => c.box.requestsPerSecond, 5],
+  ['box-rate-burst', (c) => c.box.requestBurst, 9],
+];
+
+describe('parseConfig: defaults', () => {
+  it('gives the documented defaults with no flags and no environment', () => {
+    expect(ok(parse([]))).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      dataDir: './data',
+      publicUrl: undefined,
+      ephemeral: false,
+      directory: true,
+      logLevel: 'info',
+      limits: {
+        maxMessageBytes: DEFAULT_RELAY_LIMITS.maxMessageBytes,
+        maxConnections: DEFAULT_RELAY_LIMITS.maxConnections,
+        maxConnectionsPerIdentity: DEFAULT_RELAY_LIMITS.maxConnectionsPerIdentity,
+        maxSessionsPerConnection: DEFAULT_RELAY_LIMITS.maxSessionsPerConnection,
+        maxQueued: DEFAULT_RELAY_LIMITS.maxQueued,
+        maxQueueBytes: DEFAULT_RELAY_LIMITS.maxQueueBytes,
+        requestsPerSecond: DEFAULT_RELAY_LIMITS.requestsPerSecond,
+        requestBurst: DEFAULT_RELAY_LIMITS.requestBurst,
+      },
+      timings: {
+        messageTtlSeconds: DEFAULT_RELAY_TIMINGS.messageTtlSeconds,
+        maxMessageTtlSeconds: DEFAULT_RELAY_TIMINGS.maxMessageTtlSeconds,
+      },
+      box: {
+        boxBytes: 1024 ** 3,
+        strangerBits: 18,
+        maxEventBytes: 96 * 1024,
+        requestsPerSecond: 20,
+        requestBurst: 120,
+      },
+    } satisfies AppConfig);
+    expect(DEFAULT_BOX_LIMITS.boxBytes).toBe(1024 ** 3);
+    expect(DEFAULT_BOX_LIMITS.strangerBits).toBe(18);
+  });
+
+  it('treats an empty environment variable as unset', () => {
+    expect(ok(parse([], { WMP_PORT: '', WMP_HOST: '', WMP_EPHEMERAL: '', WMP_BOX_MODE: '' }))).toEqual(ok(parse([])));
+  });
+});
+
+describe('parseConfig: every numeric option by flag, by environment, flag first', () => {
+  for (const [flag, get, value] of NUMERIC) {
+    it(`--${flag} / ${envName(flag)}`, () => {
+      expect(get(ok(parse([`--${flag}`, String(value)])))).toBe(value);
+      expect(get(ok(parse([`--${flag}=${value}`])))).toBe(value);
+      expect(get(ok(parse([], { [envName(flag)]: String(value) })))).toBe(value);
+      // The flag wins over the variable.
+      expect(get(ok(parse([`--${flag}`, String(value)], { [envName(flag)]: String(value + 1) })))).toBe(value);
+      // Not a number, negative, fractional: refused, naming the flag or the variable.
+      for (const bad of ['abc', '-1', '1.5', '']) {
+        expect(error(parse([`--${flag}=${bad}`]))).toContain(`--${flag}`);
+      }
+      expect(error(parse([], { [envName(flag)]: 'abc' }))).toContain(envName(flag));
+    });
+  }
+
+  it('takes byte sizes with binary units', () => {
+    const c = ok(parse(['--max-queue-bytes', '16MiB', '--box-bytes', '2g', '--max-event-bytes', '64k']));
+    expect(c.limits.maxQueueBytes).toBe(16 * MiB);
+    expect(c.box.boxBytes).toBe(2 * 1024 * MiB);
+    expect(c.box.maxEventBytes).toBe(64 * 1024);
+    expect(ok(parse([], { WMP_MAX_MESSAGE_BYTES: '512KiB' })).limits.maxMessageBytes).toBe(512 * 1024);
+    expect(error(parse(['--box-bytes', '1TB']))).toMatch(/--box-bytes: "1TB" is not a byte size/);
+    expect(error(parse(['--box-bytes', 'MiB']))).toMatch(/not a byte size/);
+  });
+
+  it('refuses values out of range', () => {
+    expect(error(parse(['--port', '65536']))).toBe('--port: 65536 is out of range (0..65535)');
+    expect(ok(parse(['--port', '0'])).port).toBe(0);
+    expect(error(parse(['--max-queued', '0']))).toBe('--max-queued: 0 is out of range (>= 1)');
+    expect(error(parse(['--stranger-bits', '256']))).toMatch(/out of range \(0\.\.255\)/);
+    expect(ok(parse(['--stranger-bits', '0'])).box.strangerBits).toBe(0);
+    expect(error(parse(['--max-message-bytes', '100']))).toMatch(/--max-message-bytes: 100 is out of range/);
+    expect(error(parse(['--max-event-bytes', '255']))).toMatch(/out of range/);
+    expect(error(parse(['--box-bytes', String(2 ** 60)]))).toMatch(/out of range/);
+    expect(error(parse(['--message-ttl', '100', '--max-message-ttl', '50']))).toMatch(
+      /--message-ttl \(100\) must not exceed --max-message-ttl \(50\)/,
+    );
+  });
+});
+
+describe('parseConfig: the other options', () => {
+  it('--host / WMP_HOST: an IP address or a host name', () => {
+    expect(ok(parse(['--host', '0.0.0.0'])).host).toBe('0.0.0.0');
+    expect(ok(parse(['--host', '::'])).host).toBe('::');
+    expect(ok(parse([], { WMP_HOST: 'relay.internal' })).host).toBe('relay.internal');
+    expect(ok(parse(['--host', '::1'], { WMP_HOST: '0.0.0.0' })).host).toBe('::1');
+    expect(error(parse(['--host', 'not a host']))).toBe('--host: "not a host" is not a host name or IP address');
+    expect(error(parse([], { WMP_HOST: 'http://x' }))).toMatch(/^WMP_HOST: /);
+  });
+
+  it('--data-dir / WMP_DATA_DIR', () => {
+    expect(ok(parse(['--data-dir', '/var/lib/wmp'])).dataDir).toBe('/var/lib/wmp');
+    expect(ok(parse([], { WMP_DATA_DIR: '/data' })).dataDir).toBe('/data');
+    expect(ok(parse(['--data-dir', 'a'], { WMP_DATA_DIR: 'b' })).dataDir).toBe('a');
+    expect(error(parse(['--data-dir', ' ']))).toMatch(/--data-dir: must not be empty/);
+  });
+
+  it('--public-url / WMP_PUBLIC_URL: an https origin, or http on loopback; a trailing slash is dropped', () => {
+    expect(ok(parse(['--public-url', 'https://relay.example'])).publicUrl).toBe('https://relay.example');
+    expect(ok(parse(['--public-url', 'https://relay.example:8443/'])).publicUrl).toBe('https://relay.example:8443');
+    expect(ok(parse([], { WMP_PUBLIC_URL: 'http://127.0.0.1:8080' })).publicUrl).toBe('http://127.0.0.1:8080');
+    expect(ok(parse(['--public-url', 'http://localhost:9'])).publicUrl).toBe('http://localhost:9');
+    for (const bad of [
+      'http://relay.example',
+      'https://relay.example/path',
+      'ftp://x',
+      'relay.example',
+      'https://u@x',
+    ]) {
+      expect(error(parse(['--public-url', bad]))).toMatch(/^--public-url: .* is not an origin/);
+    }
+    expect(error(parse([], { WMP_PUBLIC_URL: 'http://example.com' }))).toMatch(/^WMP_PUBLIC_URL: /);
+  });
+
+  it('--ephemeral / WMP_EPHEMERAL', () => {
+    expect(ok(parse(['--ephemeral'])).ephemeral).toBe(true);
+    for (const t of ['1', 'true', 'yes', 'on', 'TRUE'])
+      expect(ok(parse([], { WMP_EPHEMERAL: t })).ephemeral).toBe(true);
+    for (const f of ['0', 'false', 'no', 'off']) expect(ok(parse([], { WMP_EPHEMERAL: f })).ephemeral).toBe(false);
+    expect(ok(parse(['--ephemeral'], { WMP_EPHEMERAL: '0' })).ephemeral).toBe(true);
+    expect(error(parse([], { WMP_EPHEMERAL: 'maybe' }))).toMatch(/^WMP_EPHEMERAL: "maybe" is not a boolean/);
+    expect(error(parse(['--ephemeral=yes']))).toBe('--ephemeral: takes no value');
+  });
+
+  it('--directory / --relay-only / WMP_BOX_MODE (default: directory)', () => {
+    expect(ok(parse(['--directory'])).directory).toBe(true);
+    expect(ok(parse(['--relay-only'])).directory).toBe(false);
+    expect(ok(parse([], { WMP_BOX_MODE: 'relay-only' })).directory).toBe(false);
+    expect(ok(parse([], { WMP_BOX_MODE: 'directory' })).directory).toBe(true);
+    expect(ok(parse(['--directory'], { WMP_BOX_MODE: 'relay-only' })).directory).toBe(true);
+    expect(ok(parse(['--relay-only'], { WMP_BOX_MODE: 'directory' })).directory).toBe(false);
+    expect(error(parse(['--directory', '--relay-only']))).toBe('--directory and --relay-only exclude each other');
+    expect(error(parse([], { WMP_BOX_MODE: 'open' }))).toBe('WMP_BOX_MODE: "open" is not "directory" or "relay-only"');
+  });
+
+  it('--log-level / WMP_LOG_LEVEL', () => {
+    for (const level of ['debug', 'info', 'warn', 'error', 'silent'] as const) {
+      expect(ok(parse(['--log-level', level])).logLevel).toBe(level);
+      expect(ok(parse([], { WMP_LOG_LEVEL: level })).logLevel).toBe(level);
+    }
+    expect(error(parse(['--log-level', 'loud']))).toBe(
+      '--log-level: "loud" is not one of debug, info, warn, error, silent',
+    );
+    expect(error(parse([], { WMP_LOG_LEVEL: 'LOUD' }))).toMatch(/^WMP_LOG_LEVEL: /);
+  });
+
+  it('refuses unknown flags, missing values and positional arguments', () => {
+    expect(error(parse(['--bogus']))).toBe('unknown option --bogus');
+    expect(error(parse(['-x']))).toBe('unknown option -x');
+    expect(error(parse(['--port']))).toBe('--port: needs a value');
+    expect(error(parse(['serve']))).toBe('unexpected argument "serve" (see --help)');
+  });
+
+  it('--help lists every option with its variable and default', () => {
+    expect(parse(['--help'])).toEqual({ kind: 'help', text: helpText() });
+    expect(parse(['-h', '--bogus-after-help-is-still-an-error']).kind).toBe('error');
+    expect(parse(['-h']).kind).toBe('help');
+    const text = helpText();
+    for (const [flag] of NUMERIC)
+      expect(text).toMatch(new RegExp(`--${flag} <\\w+> +${envName(flag)} +.*\\(default: `));
+    for (const flag of ['host', 'data-dir', 'public-url', 'ephemeral', 'log-level']) {
+      expect(text).toMatch(new RegExp(`--${flag}\\b.* ${envName(flag)} .*\\(default: `));
+    }
+    expect(text).toMatch(/--directory +WMP_BOX_MODE=directory .*\(default: on\)/);
+    expect(text).toMatch(/--relay-only +WMP_BOX_MODE=relay-only .*\(default: off\)/);
+    expect(text).toMatch(/--box-bytes .*\(default: 1GiB\)/);
+    expect(text).toMatch(/--data-dir .*\(default: \.\/data\)/);
+    expect(text).toMatch(/--port .*\(default: 8080\)/);
+  });
+});
+
+describe('wmp-relay exit codes', () => {
+  it('exits 2 with a clear message on a bad value, 0 with the help text', async () => {
+    const bad = await runRelay(['--port', 'eighty']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe(
+      'wmp-relay: --port: "eighty" is not an integer >= 0\nRun wmp-relay --help for the options.\n',
+    );
+    expect(bad.stdout).toBe('');
+    const badEnv = await runRelay([], { WMP_STRANGER_BITS: '300' });
+    expect(badEnv.code).toBe(2);
+    expect(badEnv.stderr).toMatch(/^wmp-relay: WMP_STRANGER_BITS: 300 is out of range \(0\.\.255\)/);
+    const help = await runRelay(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toBe(helpText());
+  });
+});
