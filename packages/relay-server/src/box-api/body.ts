@@ -1,4 +1,5 @@
 import { parseStrictJson } from '@wmp/jsonrpc-envelope';
+import { readBoundedBody } from '@wmp/transports';
 import { BoxApiError } from './errors.js';
 
 /** Deepest JSON a box body may nest: an event (with its stamp) is 2 deep, the others 2 at most. */
@@ -11,29 +12,8 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * at the cap, so an oversized body is never buffered whole nor parsed.
  */
 export async function readBody(request: Request, max: number): Promise<Uint8Array> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null && !(Number(declared) <= max)) throw new BoxApiError('too_large');
-  if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      void reader.cancel().catch(() => {});
-      throw new BoxApiError('too_large');
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0]!;
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
+  const bytes = await readBoundedBody(request.body, max, request.headers.get('content-length'));
+  if (bytes === undefined) throw new BoxApiError('too_large');
   return bytes;
 }
 
