@@ -10,8 +10,8 @@ import { WebSocketClientTransport } from '@wmp/transports/node';
 import { WebSocket } from 'ws';
 import { type Benchmark, type Figure, median } from './lib.js';
 
-const ROUND_MS = 1500;
-const ROUNDS = 3;
+const ROUND_MS = 1200;
+const ROUNDS = 7;
 
 /** Starts bench/servers/rpc-server.ts in a child process; resolves with its URL. */
 async function startServer(mode: 'wmp' | 'echo'): Promise<{ url: string; close(): Promise<void> }> {
