@@ -2,28 +2,10 @@ import { generateKeypair } from '@wmp/jcs-signing';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createJsonLogger, type Relay, type RelayConfig } from '../src/node.js';
-import { type Client, codeOf, openClient, startRelay } from './fixtures/relay-clients.js';
+import { type Client, codeOf, openClient, relayTestbed, startRelay } from './fixtures/relay-clients.js';
 
-let relay: Relay | undefined;
-const clients: Client[] = [];
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) await c.peer.close().catch(() => undefined);
-  await relay?.close();
-  relay = undefined;
-});
-
-async function setup(config: RelayConfig = {}) {
-  const started = await startRelay(config);
-  relay = started.relay;
-  return started.url;
-}
-
-async function open(url: string, options: Parameters<typeof openClient>[1] = {}): Promise<Client> {
-  const c = await openClient(url, options);
-  clients.push(c);
-  return c;
-}
+const testbed = relayTestbed();
+const { setup, open } = testbed;
 
 describe('the relay over HTTP', () => {
   it('publishes its configuration, its own key packages, health and metrics', async () => {
@@ -38,7 +20,7 @@ describe('the relay over HTTP', () => {
       events: `${url}/wmp/events`,
     });
     expect(doc.relay).toBe(`${url}/wmp`);
-    expect(doc.relay_id).toBe(relay!.id);
+    expect(doc.relay_id).toBe(testbed.relay!.id);
     expect(doc.relay_id).toMatch(/^did:key:z6Mk/);
     expect(doc.security_modes).toContain('tls');
     expect(doc.accepted_schemes).toEqual(['did']);
@@ -94,8 +76,7 @@ describe('the relay over HTTP', () => {
     const url = await setup({ logger: createJsonLogger({ level: 'debug', write: (l) => lines.push(l) }) });
     const alice = await open(url);
     await alice.session.send([alice.keypair.did], { secret: 'do-not-log' });
-    await relay!.close();
-    relay = undefined;
+    await testbed.closeRelay();
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) {
       const entry = JSON.parse(line) as Record<string, unknown>;

@@ -8,25 +8,14 @@ import {
   type Client,
   codeOf,
   openClient,
+  relayTestbed,
   sleep,
   startRelay,
   waitFor,
 } from './fixtures/relay-clients.js';
 
-let relay: Relay | undefined;
-const clients: Client[] = [];
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) await c.peer.close().catch(() => undefined);
-  await relay?.close();
-  relay = undefined;
-});
-
-async function open(url: string, options: Parameters<typeof openClient>[1] = {}): Promise<Client> {
-  const c = await openClient(url, options);
-  clients.push(c);
-  return c;
-}
+const testbed = relayTestbed();
+const { setup, open } = testbed;
 
 /** Joins a group session on the client's connection; group messages are collected raw. */
 async function join(client: Client, groupId: string): Promise<Record<string, any>[]> {
@@ -41,9 +30,7 @@ async function join(client: Client, groupId: string): Promise<Record<string, any
 
 describe('group sessions at the relay (DESIGN §3)', () => {
   it('fans out to every other participant, live or queued, and refuses everyone else', async () => {
-    const started = await startRelay({ store: new MemoryStore() });
-    relay = started.relay;
-    const { url } = started;
+    const url = await setup({ store: new MemoryStore() });
     const alice = await open(url);
     const bob = await open(url);
     const carolKey = generateKeypair();
@@ -59,7 +46,7 @@ describe('group sessions at the relay (DESIGN §3)', () => {
     await waitFor(() => bobGot.length === 1);
     expect(bobGot[0]!.wmp.session_id).toBe(group.id);
     expect(bobGot[0]!.wmp.sender).toBe(alice.keypair.did);
-    await expect(verifyRelayChain(asMessage(bobGot[0]!), { lastRelayId: relay.id })).resolves.toBe(1);
+    await expect(verifyRelayChain(asMessage(bobGot[0]!), { lastRelayId: testbed.relay!.id })).resolves.toBe(1);
     await waitFor(() => alice.statuses.length === 1);
     expect(alice.statuses[0]).toMatchObject({ message_id, status: 'queued', recipient: carolKey.did });
 
@@ -120,10 +107,9 @@ describe('group sessions at the relay (DESIGN §3)', () => {
 
 describe('key packages (ohan.mls.keypackage.*)', () => {
   it('stores up to N per identity and hands each out once', async () => {
-    const started = await startRelay({ limits: { maxKeyPackagesPerIdentity: 2 } });
-    relay = started.relay;
-    const alice = await open(started.url, { register: false });
-    const bob = await open(started.url, { register: false });
+    const url = await setup({ limits: { maxKeyPackagesPerIdentity: 2 } });
+    const alice = await open(url, { register: false });
+    const bob = await open(url, { register: false });
     const published = await alice.session.request('ohan.mls.keypackage.publish', {
       key_packages: [
         { key_package: 'AAAA', cipher_suite: 1 },

@@ -1,27 +1,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Relay, RelayConfig } from '../src/node.js';
-import { type Client, codeOf, connectPeer, openClient, sleep, startRelay, waitFor } from './fixtures/relay-clients.js';
+import {
+  type Client,
+  codeOf,
+  connectPeer,
+  openClient,
+  relayTestbed,
+  sleep,
+  startRelay,
+  waitFor,
+} from './fixtures/relay-clients.js';
 
-let relay: Relay | undefined;
-const clients: Client[] = [];
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) await c.peer.close().catch(() => undefined);
-  await relay?.close();
-  relay = undefined;
-});
-
-async function setup(config: RelayConfig = {}) {
-  const started = await startRelay(config); // the default store: memory, with the config's limits
-  relay = started.relay;
-  return started.url;
-}
-
-async function open(url: string, options: Parameters<typeof openClient>[1] = {}): Promise<Client> {
-  const c = await openClient(url, options);
-  clients.push(c);
-  return c;
-}
+const testbed = relayTestbed();
+const { setup, open } = testbed;
 
 describe('offline recipients (DESIGN §3 delivery guarantee)', () => {
   it('queues for an offline recipient, replays in order on resume: queued, then exactly one delivered', async () => {

@@ -1,32 +1,23 @@
 import { generateKeypair, verifyRelayChain } from '@wmp/jcs-signing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore, type Relay } from '../src/node.js';
-import { asMessage, type Client, codeOf, openClient, sleep, startRelay, waitFor } from './fixtures/relay-clients.js';
+import {
+  asMessage,
+  type Client,
+  codeOf,
+  openClient,
+  relayTestbed,
+  sleep,
+  startRelay,
+  waitFor,
+} from './fixtures/relay-clients.js';
 
-let relay: Relay | undefined;
-const clients: Client[] = [];
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) await c.peer.close().catch(() => undefined);
-  await relay?.close();
-  relay = undefined;
-});
-
-async function setup() {
-  const started = await startRelay({ store: new MemoryStore() });
-  relay = started.relay;
-  return started.url;
-}
-
-async function open(url: string, options: Parameters<typeof openClient>[1] = {}): Promise<Client> {
-  const c = await openClient(url, options);
-  clients.push(c);
-  return c;
-}
+const testbed = relayTestbed();
+const { setup, open } = testbed;
 
 describe('live routing through the relay', () => {
   it('routes between two WebSocket clients and one on HTTP + SSE, with a verifiable relay_chain', async () => {
-    const url = await setup();
+    const url = await setup({ store: new MemoryStore() });
     const alice = await open(url);
     const bob = await open(url);
     const carol = await open(url, { binding: 'http' });
@@ -48,8 +39,8 @@ describe('live routing through the relay', () => {
       expect(got.wmp.message_id).toBe(answer.message_id);
       expect(got.wmp.session_id).toBe(who.session.id); // delivered on the recipient's own session
       expect(got.wmp.relay_chain).toHaveLength(1);
-      expect(got.wmp.relay_chain[0].relay_id).toBe(relay!.id);
-      await expect(verifyRelayChain(asMessage(got), { lastRelayId: relay!.id })).resolves.toBe(1);
+      expect(got.wmp.relay_chain[0].relay_id).toBe(testbed.relay!.id);
+      await expect(verifyRelayChain(asMessage(got), { lastRelayId: testbed.relay!.id })).resolves.toBe(1);
       // The content is unchanged: tampering with it breaks the chain.
       await expect(verifyRelayChain(asMessage({ ...got, body: { text: 'changed' } }))).rejects.toMatchObject({
         code: -31010,
@@ -67,7 +58,7 @@ describe('live routing through the relay', () => {
   });
 
   it('gives every registered device of an identity every message; acks give exactly one delivered', async () => {
-    const url = await setup();
+    const url = await setup({ store: new MemoryStore() });
     const alice = await open(url);
     const bob = await open(url);
     const bob2 = await open(url, { keypair: bob.keypair });
@@ -83,7 +74,7 @@ describe('live routing through the relay', () => {
   });
 
   it('refuses a spoofed sender and a foreign session id (-31002)', async () => {
-    const url = await setup();
+    const url = await setup({ store: new MemoryStore() });
     const alice = await open(url);
     const bob = await open(url);
     const mallory = await open(url);
@@ -110,7 +101,7 @@ describe('live routing through the relay', () => {
   });
 
   it('routes nothing to a client that never authenticates, and refuses its calls', async () => {
-    const url = await setup();
+    const url = await setup({ store: new MemoryStore() });
     const alice = await open(url);
     const lurker = generateKeypair();
     const { connectPeer } = await import('./fixtures/relay-clients.js');
@@ -135,7 +126,7 @@ describe('live routing through the relay', () => {
   });
 
   it('needs the relay capability for third parties and a recipient list on a hop session', async () => {
-    const url = await setup();
+    const url = await setup({ store: new MemoryStore() });
     const alice = await open(url, { capabilities: { messaging: {} } });
     const bob = await open(url);
     expect(await codeOf(alice.session.send([bob.keypair.did], 'x'))).toBe(-31005);
