@@ -1,8 +1,8 @@
 import { generateKeypair } from '@wmp/jcs-signing';
 import { Hono } from 'hono';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createJsonLogger, type Relay, type RelayConfig } from '../src/node.js';
-import { type Client, codeOf, openClient, relayTestbed, startRelay } from './fixtures/relay-clients.js';
+import { describe, expect, it } from 'vitest';
+import { createJsonLogger } from '../src/node.js';
+import { codeOf, relayTestbed } from './fixtures/relay-clients.js';
 
 const testbed = relayTestbed();
 const { setup, open } = testbed;

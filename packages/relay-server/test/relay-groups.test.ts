@@ -1,16 +1,14 @@
 import { generateKeypair, verifyRelayChain } from '@wmp/jcs-signing';
 import { WmpSession } from '@wmp/session';
-import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryStore, type Relay } from '../src/node.js';
+import { describe, expect, it } from 'vitest';
+import { MemoryStore } from '../src/node.js';
 import {
   asMessage,
   CLIENT_CAPABILITIES,
   type Client,
   codeOf,
-  openClient,
   relayTestbed,
   sleep,
-  startRelay,
   waitFor,
 } from './fixtures/relay-clients.js';
 

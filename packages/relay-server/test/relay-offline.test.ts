@@ -1,15 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Relay, RelayConfig } from '../src/node.js';
-import {
-  type Client,
-  codeOf,
-  connectPeer,
-  openClient,
-  relayTestbed,
-  sleep,
-  startRelay,
-  waitFor,
-} from './fixtures/relay-clients.js';
+import { describe, expect, it } from 'vitest';
+import { codeOf, connectPeer, relayTestbed, sleep, waitFor } from './fixtures/relay-clients.js';
 
 const testbed = relayTestbed();
 const { setup, open } = testbed;

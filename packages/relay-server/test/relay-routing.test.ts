@@ -1,16 +1,7 @@
 import { generateKeypair, verifyRelayChain } from '@wmp/jcs-signing';
-import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryStore, type Relay } from '../src/node.js';
-import {
-  asMessage,
-  type Client,
-  codeOf,
-  openClient,
-  relayTestbed,
-  sleep,
-  startRelay,
-  waitFor,
-} from './fixtures/relay-clients.js';
+import { describe, expect, it } from 'vitest';
+import { MemoryStore } from '../src/node.js';
+import { asMessage, codeOf, relayTestbed, sleep, waitFor } from './fixtures/relay-clients.js';
 
 const testbed = relayTestbed();
 const { setup, open } = testbed;
