@@ -2,13 +2,26 @@ import { type Signer, signChallenge } from '@wmp/jcs-signing';
 import {
   type Auth,
   type Capabilities,
+  EncryptionRequiredError,
   errorFromJsonRpc,
   FlowError,
+  InvalidParamsError,
   type JsonRpcId,
+  MlsError,
   NotAuthorizedError,
   type Security,
+  toWmpError,
+  type WmpError,
 } from '@wmp/jsonrpc-envelope';
 import { newRequestId } from './ids.js';
+import { type MlsJoin, openParams, type SessionCipher, sealParams } from './mls/cipher.js';
+import {
+  CONTENT_METHODS,
+  encryptionRequiredFor,
+  incomingCapabilities,
+  isEncrypted,
+  outgoingCapabilities,
+} from './mls/policy.js';
 import { WMP_VERSION } from './negotiate.js';
 import type { BaseContext, Peer, RequestOptions } from './peer.js';
 
@@ -25,6 +38,39 @@ export interface OpenSessionOptions {
   readonly ttl?: number;
   readonly version?: string;
   readonly requestOptions?: RequestOptions;
+  /**
+   * Join the group the responder creates for an `mls` / `mls-optional` session: our key package
+   * goes with create, the Welcome comes back and `join` turns it into the session's cipher.
+   */
+  readonly mls?: MlsJoin;
+  /** A group we already share with the other members (e.g. made through a relay): the session's cipher. */
+  readonly cipher?: SessionCipher;
+}
+
+/** What `updateCapabilities` changes (core §4.2.4). */
+export interface CapabilityUpdate {
+  readonly add?: Capabilities;
+  readonly remove?: readonly string[];
+  readonly security?: Security;
+  /** With an upgrade to MLS: join the group the responder creates, as at open. */
+  readonly mls?: MlsJoin;
+}
+
+/** An incoming message refused on our side (its request, if it was one, was answered with `error`). */
+export interface SessionErrorEvent {
+  readonly method: string;
+  readonly error: WmpError;
+}
+
+/** What `WmpSession.restore` needs: the public state of a session saved earlier or just joined. */
+export interface RestoredSessionState {
+  readonly id: string;
+  readonly version: string;
+  readonly sender: string | undefined;
+  readonly capabilities?: Capabilities | undefined;
+  readonly security?: Security | undefined;
+  readonly resumptionToken: string | undefined;
+  readonly lastReceivedId?: string | undefined;
 }
 
 type Listener<T> = (params: T) => void;
@@ -37,6 +83,12 @@ export interface SessionEvents {
   status: Record<string, unknown>;
   /** Any other notification on this session (flow updates included). */
   notification: { method: string; params: Record<string, unknown> };
+  /**
+   * An incoming message we refused: it does not decrypt (-31004), its MLS sender is not its
+   * `wmp.sender` (-31004), or it came in the clear where the security mode wants it encrypted
+   * (-31003). The session stays usable.
+   */
+  error: SessionErrorEvent;
 }
 
 interface FlowWaiter {
@@ -70,8 +122,12 @@ export class WmpSession {
     message: new Set(),
     status: new Set(),
     notification: new Set(),
+    error: new Set(),
   };
   readonly #flows = new Map<string, FlowWaiter>();
+  #cipher: SessionCipher | undefined;
+  /** Who the responder counts as the session's participants, when known (see `outgoingCapabilities`). */
+  #participants: readonly string[] | undefined;
 
   private constructor(
     peer: Peer<BaseContext>,
@@ -87,6 +143,7 @@ export class WmpSession {
     this.capabilities = (result.capabilities ?? {}) as Capabilities;
     this.security = result.security as Security | undefined;
     this.#resumptionToken = result.resumption_token as string | undefined;
+    if (Array.isArray(result.participants)) this.#participants = result.participants as string[];
     this.#register(peer);
   }
 
@@ -101,6 +158,9 @@ export class WmpSession {
       ...(options.security ? { security: options.security } : {}),
       ...(options.ttl ? { ttl: options.ttl } : {}),
       ...(options.auth ? { auth: options.auth } : {}),
+      ...(options.mls && options.security && options.security.mode !== 'tls'
+        ? { mls_key_package: options.mls.keyPackage }
+        : {}),
     };
     const result = (await peer.request('wmp.session.create', params, options.requestOptions)) as Record<
       string,
@@ -109,6 +169,12 @@ export class WmpSession {
     const wmp = result.wmp as { session_id?: string; version?: string } | undefined;
     if (!wmp?.session_id) throw new NotAuthorizedError({ reason: 'no session id in the create result' });
     const session = new WmpSession(peer, wmp.session_id, wmp.version ?? version, sender, result);
+    // The responder's participants: the creator's claim and the listed ones.
+    session.#participants = [...new Set([...(sender ? [sender] : []), ...(options.participants ?? [])])];
+    if (options.cipher) session.useCipher(options.cipher);
+    if (options.mls && typeof result.mls_welcome === 'string') {
+      session.useCipher(await options.mls.join(result.mls_welcome));
+    }
     if (result.auth_required === true || (options.signer && typeof result.challenge === 'string' && !options.auth)) {
       if (!options.signer || !sender || typeof result.challenge !== 'string') {
         throw new NotAuthorizedError({ reason: 'the responder requires authentication and no signer was given' });
@@ -118,12 +184,40 @@ export class WmpSession {
     return session;
   }
 
+  /**
+   * A session known from before, attached to `peer` without a request: saved state (then call
+   * `resume`), or the answer of a `wmp.session.join` sent on `peer`.
+   */
+  static restore(peer: Peer<BaseContext>, state: RestoredSessionState): WmpSession {
+    const session = new WmpSession(peer, state.id, state.version, state.sender, {
+      capabilities: state.capabilities,
+      security: state.security,
+      resumption_token: state.resumptionToken,
+    });
+    session.lastReceivedId = state.lastReceivedId;
+    return session;
+  }
+
   get peer(): Peer<BaseContext> {
     return this.#peer;
   }
 
   get resumptionToken(): string | undefined {
     return this.#resumptionToken;
+  }
+
+  /** The MLS group this session encrypts and decrypts with, if any. */
+  get cipher(): SessionCipher | undefined {
+    return this.#cipher;
+  }
+
+  /**
+   * Attaches the session's MLS group (or detaches it with `undefined`). From then on, content
+   * messages that the security mode wants encrypted are encrypted with it (core §5.2), and
+   * encrypted incoming ones are decrypted before any listener sees them.
+   */
+  useCipher(cipher: SessionCipher | undefined): void {
+    this.#cipher = cipher;
   }
 
   on<K extends keyof SessionEvents>(event: K, listener: Listener<SessionEvents[K]>): () => void {
@@ -147,14 +241,61 @@ export class WmpSession {
     return { version: this.version, session_id: this.id, ...(this.sender ? { sender: this.sender } : {}), ...extra };
   }
 
+  /**
+   * Calls a method on the session. A content method the security mode wants encrypted is sent
+   * MLS-encrypted with the session's cipher (without one it is refused here with -31003).
+   */
   async request(method: string, params: Record<string, unknown> = {}, options?: RequestOptions): Promise<unknown> {
-    const { wmp, ...rest } = params as { wmp?: Record<string, unknown> };
-    return this.#peer.request(method, { wmp: this.metadata(wmp), ...rest }, options);
+    const out = this.#outgoing(method, params);
+    return this.#peer.request(method, out instanceof Promise ? await out : out, options);
   }
 
   async notify(method: string, params: Record<string, unknown> = {}): Promise<void> {
+    const out = this.#outgoing(method, params);
+    await this.#peer.notify(method, out instanceof Promise ? await out : out, this.id);
+  }
+
+  /**
+   * `wmp.capability.update` (core §4.2.4): adopts the new capabilities and security; an upgrade
+   * to MLS with `mls` joins the responder's new group as at open.
+   */
+  async updateCapabilities(update: CapabilityUpdate, options?: RequestOptions): Promise<Capabilities> {
+    const upgrade = update.mls && update.security && update.security.mode !== 'tls';
+    const result = (await this.request(
+      'wmp.capability.update',
+      {
+        ...(update.add ? { add: update.add } : {}),
+        ...(update.remove ? { remove: [...update.remove] } : {}),
+        ...(update.security ? { security: update.security } : {}),
+        ...(upgrade ? { mls_key_package: update.mls!.keyPackage } : {}),
+      },
+      options,
+    )) as { capabilities?: Capabilities; security?: Security; mls_welcome?: unknown };
+    if (result.capabilities) this.capabilities = result.capabilities;
+    if (result.security) this.security = result.security;
+    if (upgrade && typeof result.mls_welcome === 'string') this.useCipher(await update.mls!.join(result.mls_welcome));
+    return this.capabilities;
+  }
+
+  /**
+   * Our params with the session's metadata, encrypted when the security mode says so (a promise
+   * only then: clear messages take no extra microtask).
+   */
+  #outgoing(
+    method: string,
+    params: Record<string, unknown>,
+  ): Record<string, unknown> | Promise<Record<string, unknown>> {
     const { wmp, ...rest } = params as { wmp?: Record<string, unknown> };
-    await this.#peer.notify(method, { wmp: this.metadata(wmp), ...rest }, this.id);
+    const full = { wmp: this.metadata(wmp), ...rest };
+    if (wmp?.encrypted === true) return full; // encrypted by the caller
+    const capability = encryptionRequiredFor(
+      this.security,
+      method,
+      outgoingCapabilities(method, rest, this.#participants),
+    );
+    if (capability === undefined) return full;
+    if (!this.#cipher) throw new EncryptionRequiredError({ capability });
+    return sealParams(this.#cipher, method, full);
   }
 
   /** Sends `wmp.message.deliver` as a request (acknowledged) to `to`. */
@@ -229,7 +370,7 @@ export class WmpSession {
         const p = (params ?? {}) as Record<string, unknown>;
         const id = (p.wmp as { session_id?: string } | undefined)?.session_id ?? ctx.extra?.sessionId;
         const target = id ? sessions!.get(id) : sessions!.size === 1 ? [...sessions!.values()][0] : undefined;
-        if (target) target.#receive(method, p, ctx.requestId);
+        return target ? target.#incoming(method, p, ctx.requestId) : undefined;
       };
       for (const method of [
         'wmp.message.deliver',
@@ -244,6 +385,40 @@ export class WmpSession {
       }
     }
     sessions.set(this.id, this);
+  }
+
+  /**
+   * Security first: encrypted content is decrypted (its MLS sender must be its `wmp.sender`), clear
+   * content the mode wants encrypted is refused (-31003). A refusal is an `error` event and, for a
+   * request, the error answer; nothing reaches the other listeners.
+   */
+  #incoming(method: string, params: Record<string, unknown>, requestId: JsonRpcId | undefined): Promise<void> | void {
+    if (isEncrypted(params)) return this.#decryptAndReceive(method, params, requestId);
+    const capability = encryptionRequiredFor(this.security, method, incomingCapabilities(method));
+    if (capability !== undefined) this.#refuse(method, new EncryptionRequiredError({ capability }));
+    this.#receive(method, params, requestId);
+  }
+
+  async #decryptAndReceive(
+    method: string,
+    params: Record<string, unknown>,
+    requestId: JsonRpcId | undefined,
+  ): Promise<void> {
+    let opened: Record<string, unknown>;
+    try {
+      if (!CONTENT_METHODS.has(method)) throw new InvalidParamsError({ reason: `${method} is never encrypted` });
+      if (!this.#cipher) throw new MlsError({ reason: 'no_group' });
+      const sender = (params.wmp as { sender?: unknown }).sender;
+      opened = await openParams(this.#cipher, method, params, typeof sender === 'string' ? sender : undefined);
+    } catch (e) {
+      this.#refuse(method, toWmpError(e));
+    }
+    this.#receive(method, opened, requestId);
+  }
+
+  #refuse(method: string, error: WmpError): never {
+    for (const l of this.#listeners.error) l({ method, error });
+    throw error;
   }
 
   #receive(method: string, params: Record<string, unknown>, requestId: JsonRpcId | undefined): void {

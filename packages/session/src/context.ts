@@ -18,4 +18,6 @@ export interface WmpContext extends BaseContext {
   /** The authenticated identity of this connection for that session, if any. */
   readonly sender: string | undefined;
   readonly connection: Connection;
+  /** The message arrived MLS-encrypted (its params, as the handler gets them, are decrypted when we could). */
+  readonly encrypted?: boolean;
 }

@@ -8,6 +8,7 @@ import {
   TimestampInvalidError,
   type WmpMetadata,
 } from '@wmp/jsonrpc-envelope';
+import { encryptionRequiredFor } from './mls/policy.js';
 import type { SessionRecord } from './session-model.js';
 
 /** Methods a pending (unauthenticated) session may still call. */
@@ -54,22 +55,21 @@ export function checkCapabilities(used: readonly string[], session: SessionRecor
   }
 }
 
-/** -31003 when the security mode wants this message encrypted and it is not (core §4.2.3). */
+/**
+ * -31003 when the security mode wants this message encrypted and it is not (core §4.2.3, §8.4):
+ * under `mls` every content method, under `mls-optional` a content method exercising a listed
+ * capability (a deliver always exercises `messaging`). `used` are the capabilities of the message.
+ */
 export function checkEncryption(
-  message: JsonRpcRequest | JsonRpcNotification,
+  method: string,
+  encrypted: boolean,
   used: readonly string[],
   session: SessionRecord,
 ): void {
-  const wmp = (message.params as { wmp?: WmpMetadata } | undefined)?.wmp;
-  if (wmp?.encrypted === true) return;
-  const { mode, encrypted_capabilities: encrypted } = session.security;
-  if (mode === 'mls' && message.method === 'wmp.message.deliver') {
-    throw new EncryptionRequiredError({ capability: 'messaging' });
-  }
-  if (mode === 'mls-optional') {
-    const cap = used.find((c) => encrypted?.includes(c));
-    if (cap) throw new EncryptionRequiredError({ capability: cap });
-  }
+  if (encrypted) return;
+  const capabilities = method === 'wmp.message.deliver' ? ['messaging', ...used] : used;
+  const capability = encryptionRequiredFor(session.security, method, capabilities);
+  if (capability !== undefined) throw new EncryptionRequiredError({ capability });
 }
 
 /** -31011 when a self-asserted timestamp is outside the skew window (core §8.5.1). */

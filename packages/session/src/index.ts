@@ -1,7 +1,14 @@
 export type { AuthAttempt, Authenticator } from './auth/authenticator.js';
 export { type BearerOptions, bearerAuthenticator } from './auth/bearer.js';
 export { signedChallengeAuthenticator } from './auth/signed-challenge.js';
-export { type OpenSessionOptions, type SessionEvents, WmpSession } from './client-session.js';
+export {
+  type CapabilityUpdate,
+  type OpenSessionOptions,
+  type RestoredSessionState,
+  type SessionErrorEvent,
+  type SessionEvents,
+  WmpSession,
+} from './client-session.js';
 export type { Connection, WmpContext } from './context.js';
 export { ConnectionClosedError, PeerError, RequestTimeoutError } from './errors.js';
 export {
@@ -16,6 +23,8 @@ export {
 } from './flows.js';
 export { newMessageId, newRequestId, newSecret, newSessionId, requestIdSequence } from './ids.js';
 export { InMemoryTransport } from './in-memory-transport.js';
+export { type MlsJoin, openParams, type SessionCipher, sealParams } from './mls/cipher.js';
+export { CONTENT_METHODS, encryptionRequiredFor, isEncrypted } from './mls/policy.js';
 export {
   DEFAULT_SECURITY_POLICY,
   negotiateCapabilities,

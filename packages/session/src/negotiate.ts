@@ -2,6 +2,7 @@ import {
   type Capabilities,
   CapabilityNotSupportedError,
   InvalidParamsError,
+  MlsError,
   type Security,
   VersionNotSupportedError,
 } from '@wmp/jsonrpc-envelope';
@@ -69,7 +70,13 @@ export interface SecurityPolicy {
 
 export const DEFAULT_SECURITY_POLICY: SecurityPolicy = { modes: ['tls', 'mls', 'mls-optional'], cipherSuites: [1, 2] };
 
-/** Security mode selection (core §4.2.3); an offer we cannot meet is -31005. */
+/**
+ * Security mode selection (core §4.2.3). A mode we do not run is -31005 (`capability: security`);
+ * for `mls` and `mls-optional` the suite is our most preferred one among those offered (an offer
+ * without `cipher_suites` offers 0x0001, the suite every implementation must support), and no
+ * common suite is -31004 naming ours. `mls-optional` keeps the offered `encrypted_capabilities`;
+ * `mls` needs none (everything is encrypted) and `tls` carries no MLS fields.
+ */
 export function negotiateSecurity(offered: Security | undefined, policy: SecurityPolicy): Security {
   const requested = offered ?? { mode: 'tls' as const };
   if (!policy.modes.includes(requested.mode)) {
@@ -78,8 +85,9 @@ export function negotiateSecurity(offered: Security | undefined, policy: Securit
   if (requested.mode === 'tls') return { mode: 'tls' };
   const suites = requested.cipher_suites ?? [1];
   const suite = policy.cipherSuites.find((s) => suites.includes(s));
-  if (suite === undefined)
-    throw new CapabilityNotSupportedError({ capability: 'security', unsupported: 'cipher_suites' });
+  if (suite === undefined) {
+    throw new MlsError({ reason: 'no_common_cipher_suite', supported_cipher_suites: [...policy.cipherSuites] });
+  }
   const out: Security = { mode: requested.mode, cipher_suite: suite };
   if (requested.mode === 'mls-optional' && requested.encrypted_capabilities) {
     return { ...out, encrypted_capabilities: [...requested.encrypted_capabilities] };

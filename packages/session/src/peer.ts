@@ -29,6 +29,11 @@ export interface BaseContext {
   readonly request: JsonRpcRequest | JsonRpcNotification;
   /** What the binding knew about the frame (HTTP session header, Authorization). */
   readonly extra: TransportMessageExtra | undefined;
+  /**
+   * The params the handler gets when an interceptor replaced the message's own (the decrypted
+   * content of an MLS-encrypted message); `request.params` stays what came over the wire.
+   */
+  readonly params?: unknown;
   /** Sends a notification to the peer, tied to this request (bindings route it with the response). */
   notify(method: string, params?: Record<string, unknown>): Promise<void>;
 }
@@ -277,7 +282,7 @@ export class Peer<C extends BaseContext = BaseContext> {
       // Await only real promises: each needless await is a microtask hop on the hot path.
       const intercepted = this.#interceptor ? this.#interceptor(message, base) : (base as C);
       const context = isPromiseLike(intercepted) ? await intercepted : intercepted;
-      const returned = handler(message.params ?? {}, context);
+      const returned = handler(context.params ?? message.params ?? {}, context);
       const result = isPromiseLike(returned) ? await returned : returned;
       return isRequest ? { jsonrpc: '2.0', id: requestId!, result: result === undefined ? {} : result } : undefined;
     } catch (e) {

@@ -4,6 +4,7 @@ import {
   InvalidParamsError,
   type JsonRpcNotification,
   type JsonRpcRequest,
+  MlsError,
   NotAuthorizedError,
   RateLimitedError,
   SessionExpiredError,
@@ -29,9 +30,12 @@ import { flowHandlers } from './handlers/flow.js';
 import { messagingHandlers } from './handlers/messaging.js';
 import { resolveHandlers } from './handlers/resolve.js';
 import { sessionHandlers, withWmp } from './handlers/session.js';
+import { openParams, sealParams } from './mls/cipher.js';
+import { validateEncryptedParams } from './mls/encrypted-params.js';
+import { encryptionRequiredFor, isEncrypted } from './mls/policy.js';
 import { type BaseContext, Peer, type RequestHandler } from './peer.js';
 import type { ServerServices, WmpServerOptions } from './services.js';
-import { isExpired } from './session-model.js';
+import { isExpired, type SessionRecord } from './session-model.js';
 import { MemorySessionStore, type SessionStore } from './session-store.js';
 import type { Transport } from './transport.js';
 
@@ -124,10 +128,14 @@ export class WmpServer {
     return connection;
   }
 
-  /** Sends a notification to every connection bound to a session. */
+  /**
+   * Sends a notification to every connection bound to a session, MLS-encrypted when the session's
+   * security mode requires it of this method (and not at all if this responder cannot encrypt).
+   */
   async notifySession(sessionId: string, method: string, params: Record<string, unknown>): Promise<void> {
     const session = await this.#store.get(sessionId);
-    const full = session ? withWmp(session, params) : params;
+    const full = session ? await this.#seal(session, method, withWmp(session, params)) : params;
+    if (full === undefined) return;
     const targets = [...(this.#bindings.get(sessionId) ?? [])];
     await Promise.all(targets.map((c) => c.peer.notify(method, full, sessionId).catch(() => undefined)));
   }
@@ -141,6 +149,40 @@ export class WmpServer {
     await Promise.all([...this.#connections].map((c) => c.peer.close().catch(() => undefined)));
   }
 
+  /**
+   * What we send on a session: encrypted, as our group member, when the mode requires it of the
+   * method (a flow notification also exercises its flow type's capability); undefined when it is
+   * required and we hold no cipher for the session.
+   */
+  async #seal(
+    session: SessionRecord,
+    method: string,
+    params: Record<string, unknown>,
+  ): Promise<Record<string, unknown> | undefined> {
+    if (isEncrypted(params)) return params; // a member's ciphertext we pass on
+    const used = method === 'wmp.message.deliver' ? ['messaging'] : method.startsWith('wmp.flow.') ? ['flows'] : [];
+    const flow = typeof params.flow_id === 'string' ? this.#flows.get(session.id, params.flow_id) : undefined;
+    if (flow) {
+      // As `capabilitiesUsed` counts a start: a registered type's capability, an unknown type's name.
+      const type = this.#flows.type(flow.type);
+      const capability = type ? type.capability : flow.type;
+      if (capability) used.push(capability);
+    }
+    if (encryptionRequiredFor(session.security, method, used) === undefined) return params;
+    const cipher = await this.#options.mls?.cipherOf?.(session.id);
+    if (!cipher) return undefined;
+    const { wmp, ...content } = params as { wmp: Record<string, unknown> };
+    return sealParams(cipher, method, { wmp: { ...wmp, sender: cipher.identity }, ...content });
+  }
+
+  /** The session ended (closed or expired): flows, bindings, the relay's hook and the MLS group go. */
+  #ended(session: SessionRecord): void {
+    this.#flows.closeSession(session.id);
+    this.#services().unbind(session.id);
+    this.#options.hooks?.sessionEnded?.(session);
+    void Promise.resolve(this.#options.mls?.deleteGroup?.(session.id)).catch(() => undefined);
+  }
+
   #services(): ServerServices {
     return {
       options: this.#options,
@@ -150,6 +192,8 @@ export class WmpServer {
       supportedCapabilities: this.#supported,
       now: () => this.#now(),
       notifySession: (id, method, params) => this.notifySession(id, method, params),
+      seal: (session, method, params) => this.#seal(session, method, params),
+      ended: (session) => this.#ended(session),
       bind: (connection, sessionId, identity) => {
         if (
           !connection.sessions.has(sessionId) &&
@@ -186,7 +230,13 @@ export class WmpServer {
     message: JsonRpcRequest | JsonRpcNotification,
     base: BaseContext,
   ): Promise<WmpContext> {
-    const params = validateParams(message.method, message.params);
+    // Encrypted content is checked in two steps: its clear part here, the plaintext once decrypted.
+    const encrypted = isEncrypted(message.params);
+    const params = (
+      encrypted
+        ? validateEncryptedParams(message.method, message.params)
+        : validateParams(message.method, message.params)
+    ) as Record<string, unknown>;
     const wmp = (params as { wmp: WmpMetadata }).wmp;
     const now = this.#now();
     checkTimestamp(wmp, now, this.#options.skewSeconds ?? 30);
@@ -199,9 +249,7 @@ export class WmpServer {
     if (!session || session.state === 'closed') throw new SessionNotFoundError();
     if (isExpired(session, now)) {
       await this.#store.delete(sessionId);
-      this.#flows.closeSession(sessionId);
-      this.#services().unbind(sessionId);
-      this.#options.hooks?.sessionEnded?.(session);
+      this.#ended(session);
       throw new SessionExpiredError();
     }
     // A session id alone is never enough: the session must be bound to this connection.
@@ -214,24 +262,56 @@ export class WmpServer {
     const recent = connection.recentIds.get(sessionId) ?? new Set<string | number>();
     connection.recentIds.set(sessionId, recent);
     checkDuplicateId(recent, 'id' in message ? message.id : undefined);
-    const context: WmpContext = { ...base, session, sender: binding.identity, connection };
+    // A member decrypts; a responder without a cipher for the session relays deliveries unread.
+    const plain = encrypted
+      ? await this.#decrypt(message.method, params, session.id, wmp.sender ?? binding.identity ?? session.initiator)
+      : params;
+    const handled: JsonRpcRequest | JsonRpcNotification = plain === params ? message : { ...message, params: plain };
+    const context: WmpContext = {
+      ...base,
+      session,
+      sender: binding.identity,
+      connection,
+      ...(plain === params ? {} : { params: plain }),
+      ...(encrypted ? { encrypted } : {}),
+    };
     if (this.#options.authorize && !(await this.#options.authorize(context))) throw new NotAuthorizedError();
-    const reason = this.#options.validate?.(message.method, params);
+    const reason = this.#options.validate?.(message.method, plain);
     if (reason !== undefined) throw new InvalidParamsError({ reason });
-    const used = capabilitiesUsed(message, session, (type) => {
+    const used = capabilitiesUsed(handled, session, (type) => {
       const flowType = this.#flows.type(type);
       return flowType ? (flowType.capability ?? null) : undefined;
     });
     checkCapabilities(used, session);
-    checkEncryption(message, used, session);
+    checkEncryption(message.method, encrypted, used, session);
     const policy = this.#options.requireSignatures;
     if (policy === true || (Array.isArray(policy) && policy.includes(message.method))) {
-      await verifyMessage(message, {
+      // Over the content as the handler sees it: a sender signs before it encrypts.
+      await verifyMessage(handled, {
         required: true,
         ...(this.#options.keyResolver ? { resolver: this.#options.keyResolver } : {}),
         ...(binding.identity ? { signer: binding.identity } : {}),
       });
     }
     return context;
+  }
+
+  /**
+   * The plaintext params of an encrypted message, checked against the method's schema, when we
+   * are a member of the session's group; the encrypted params themselves for a deliver we only
+   * relay; -31004 `no_group` for anything else we cannot read.
+   */
+  async #decrypt(
+    method: string,
+    params: Record<string, unknown>,
+    sessionId: string,
+    sender: string | undefined,
+  ): Promise<Record<string, unknown>> {
+    const cipher = await this.#options.mls?.cipherOf?.(sessionId);
+    if (!cipher) {
+      if (method === 'wmp.message.deliver') return params;
+      throw new MlsError({ reason: 'no_group' });
+    }
+    return validateParams(method, await openParams(cipher, method, params, sender)) as Record<string, unknown>;
   }
 }

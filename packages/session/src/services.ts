@@ -3,6 +3,7 @@ import type { Capabilities, ParamsOf } from '@wmp/jsonrpc-envelope';
 import type { Authenticator } from './auth/authenticator.js';
 import type { Connection, WmpContext } from './context.js';
 import type { FlowManager } from './flows.js';
+import type { SessionCipher } from './mls/cipher.js';
 import type { SecurityPolicy } from './negotiate.js';
 import type { SessionRecord } from './session-model.js';
 import type { SessionStore } from './session-store.js';
@@ -24,11 +25,30 @@ export interface ResolveOutcome {
 }
 
 /**
- * The MLS side of a session, implemented by @wmp/mls-bridge. With it, a responder creates the
- * session's group when MLS is negotiated and returns its GroupInfo (`security.mls_group_info`).
+ * The MLS side of a responder (implemented with @wmp/mls-bridge). When a session negotiates `mls`
+ * or `mls-optional`, the responder creates the session's group and returns its GroupInfo
+ * (`security.mls_group_info`); with the initiator's key package it also adds the initiator and
+ * returns the Welcome (`mls_welcome` in the result), which is how the initiator joins. A responder
+ * that is a member decrypts what it handles and encrypts its flow notifications; one without a
+ * cipher for a session (a relay) forwards encrypted deliveries unread.
  */
 export interface MlsSessionProvider {
-  createGroup(input: { sessionId: string; cipherSuite: number }): Promise<{ groupInfo: string }>;
+  /**
+   * Creates the group of a session with this responder as its member. With `keyPackage`, adds it
+   * in one commit applied at once (the responder orders its own group's commits) and returns the
+   * Welcome. Must refuse (-31004) a key package whose identity is not `initiator`.
+   */
+  createGroup(input: {
+    sessionId: string;
+    cipherSuite: number;
+    /** The identity the initiator claims (`wmp.sender` of create); it authenticates afterwards. */
+    initiator?: string | undefined;
+    keyPackage?: string | undefined;
+  }): Promise<{ groupInfo: string; welcome?: string | undefined }>;
+  /** This responder's member of a session's group; undefined: it only relays that session's ciphertext. */
+  cipherOf?(sessionId: string): SessionCipher | undefined | Promise<SessionCipher | undefined>;
+  /** The session was closed or expired: forget its group. */
+  deleteGroup?(sessionId: string): void | Promise<void>;
 }
 
 /** Application hooks for what a plain responder cannot decide itself (a relay fills these in). */
@@ -44,6 +64,8 @@ export interface ServerHooks {
     lastReceivedId: string | undefined,
     connection: Connection,
   ): Promise<number> | number;
+  /** After a successful `wmp.session.join`: e.g. hand the joiner what was queued for it (a relay). */
+  joined?(session: SessionRecord, identity: string, connection: Connection): void | Promise<void>;
   /** A session was closed or expired. */
   sessionEnded?(session: SessionRecord): void;
 }
@@ -92,6 +114,17 @@ export interface ServerServices {
   readonly supportedCapabilities: Capabilities;
   readonly now: () => number;
   notifySession(sessionId: string, method: string, params: Record<string, unknown>): Promise<void>;
+  /**
+   * What the responder sends on a session, encrypted when the security mode requires it of this
+   * method; undefined when it requires it and this responder holds no cipher (nothing is sent).
+   */
+  seal(
+    session: SessionRecord,
+    method: string,
+    params: Record<string, unknown>,
+  ): Promise<Record<string, unknown> | undefined>;
+  /** A session was closed or expired: its flows, bindings, hook and MLS group are done with. */
+  ended(session: SessionRecord): void;
   bind(connection: Connection, sessionId: string, identity: string | undefined): void;
   unbind(sessionId: string): void;
 }

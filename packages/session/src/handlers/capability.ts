@@ -1,8 +1,9 @@
 import type { ParamsOf } from '@wmp/jsonrpc-envelope';
 import type { WmpContext } from '../context.js';
-import { negotiateSecurity, updateCapabilities } from '../negotiate.js';
+import { DEFAULT_SECURITY_POLICY, negotiateSecurity, updateCapabilities } from '../negotiate.js';
 import type { RequestHandler } from '../peer.js';
 import type { ServerServices } from '../services.js';
+import { keyPackageOf } from './session.js';
 
 /** wmp.capability.list / update (core §4.2.4, §4.2.5). */
 export function capabilityHandlers(s: ServerServices): Record<string, RequestHandler<WmpContext>> {
@@ -18,22 +19,26 @@ export function capabilityHandlers(s: ServerServices): Record<string, RequestHan
     'wmp.capability.update': async (raw, ctx) => {
       const params = raw as ParamsOf<'wmp.capability.update'>;
       const session = ctx.session!;
-      session.capabilities = updateCapabilities(
-        session.capabilities,
-        params.add,
-        params.remove,
-        s.supportedCapabilities,
-      );
-      if (params.security) {
-        const next = negotiateSecurity(
-          params.security,
-          s.options.security ?? { modes: ['tls', 'mls', 'mls-optional'], cipherSuites: [1, 2] },
-        );
-        // The session's MLS group outlives a change between MLS modes.
+      const keyPackage = keyPackageOf(raw);
+      const capabilities = updateCapabilities(session.capabilities, params.add, params.remove, s.supportedCapabilities);
+      const next = params.security
+        ? negotiateSecurity(params.security, s.options.security ?? DEFAULT_SECURITY_POLICY)
+        : undefined;
+      session.capabilities = capabilities;
+      let welcome: string | undefined;
+      if (next) {
+        // The session's MLS group outlives a change between MLS modes; an upgrade from `tls`
+        // creates it, adding the caller's key package as at create.
         let groupInfo = session.security.mls_group_info;
         if (next.mode !== 'tls' && groupInfo === undefined && s.options.mls && next.cipher_suite !== undefined) {
-          groupInfo = (await s.options.mls.createGroup({ sessionId: session.id, cipherSuite: next.cipher_suite }))
-            .groupInfo;
+          const group = await s.options.mls.createGroup({
+            sessionId: session.id,
+            cipherSuite: next.cipher_suite,
+            initiator: ctx.sender ?? session.initiator,
+            keyPackage,
+          });
+          groupInfo = group.groupInfo;
+          welcome = group.welcome;
         }
         session.security =
           next.mode !== 'tls' && groupInfo !== undefined ? { ...next, mls_group_info: groupInfo } : next;
@@ -43,6 +48,7 @@ export function capabilityHandlers(s: ServerServices): Record<string, RequestHan
         wmp: { version: session.version, session_id: session.id },
         capabilities: session.capabilities,
         security: session.security,
+        ...(welcome ? { mls_welcome: welcome } : {}),
       };
     },
   };

@@ -1,5 +1,11 @@
 import { createChallenge, signChallenge } from '@wmp/jcs-signing';
-import { NotAuthorizedError, type ParamsOf, SessionExpiredError, SessionNotFoundError } from '@wmp/jsonrpc-envelope';
+import {
+  InvalidParamsError,
+  NotAuthorizedError,
+  type ParamsOf,
+  SessionExpiredError,
+  SessionNotFoundError,
+} from '@wmp/jsonrpc-envelope';
 import type { WmpContext } from '../context.js';
 import { newSessionId } from '../ids.js';
 import { negotiateCapabilities, negotiateSecurity, negotiateVersion, WMP_VERSION } from '../negotiate.js';
@@ -69,9 +75,18 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       createdAt: now,
       expiresAt: now + ttl * 1000,
     };
+    // MLS (DESIGN: initiators join by Welcome): the responder creates the group, adding the
+    // initiator's key package when one came, and answers with the GroupInfo and the Welcome.
+    let welcome: string | undefined;
     if (security.mode !== 'tls' && options.mls && security.cipher_suite !== undefined) {
-      const group = await options.mls.createGroup({ sessionId: session.id, cipherSuite: security.cipher_suite });
+      const group = await options.mls.createGroup({
+        sessionId: session.id,
+        cipherSuite: security.cipher_suite,
+        initiator: identity ?? sender,
+        keyPackage: keyPackageOf(raw),
+      });
       session.security = { ...security, mls_group_info: group.groupInfo };
+      welcome = group.welcome;
     }
     const resumptionToken = issueResumptionToken(session, identity);
     await s.store.put(session);
@@ -84,6 +99,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       resumption_token: resumptionToken,
       ...(challenge ? { challenge } : {}),
       ...(pending ? { auth_required: true } : {}),
+      ...(welcome ? { mls_welcome: welcome } : {}),
     };
     if (typeof params.nonce === 'string' && options.identity) {
       // Mutual authentication (core §4.4.5): sign the initiator's nonce for this session.
@@ -161,8 +177,9 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     if (flows.length > 0) {
       setTimeout(() => {
         for (const f of flows)
-          void ctx.connection.peer
-            .notify('wmp.flow.progress', withWmp(session, f.lastProgress!), session.id)
+          void s
+            .seal(session, 'wmp.flow.progress', withWmp(session, f.lastProgress!))
+            .then((sealed) => sealed && ctx.connection.peer.notify('wmp.flow.progress', sealed, session.id))
             .catch(() => undefined);
       }, 0);
     }
@@ -197,11 +214,14 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     const token = issueResumptionToken(session, identity);
     await s.store.put(session);
     s.bind(ctx.connection, session.id, identity);
+    await options.hooks?.joined?.(session, identity, ctx.connection);
     return {
       wmp: { version: session.version, session_id: session.id },
       capabilities: session.capabilities,
       security: session.security,
       resumption_token: token,
+      // Who else is in it: a joiner knows only the id it was given.
+      participants: [...session.participants],
     };
   };
 
@@ -209,9 +229,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     const session = ctx.session!;
     session.state = 'closed';
     await s.store.delete(session.id);
-    s.flows.closeSession(session.id);
-    s.unbind(session.id);
-    options.hooks?.sessionEnded?.(session);
+    s.ended(session);
   };
 
   return {
@@ -221,6 +239,18 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     'wmp.session.join': join,
     'wmp.session.close': close,
   };
+}
+
+const MAX_KEY_PACKAGE_CHARS = 16 * 1024;
+
+/** The initiator's `mls_key_package` (ours, beside `security`): base64url, bounded, else -32602. */
+export function keyPackageOf(raw: unknown): string | undefined {
+  const value = (raw as { mls_key_package?: unknown }).mls_key_package;
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length > MAX_KEY_PACKAGE_CHARS || !/^[A-Za-z0-9_-]+$/.test(value)) {
+    throw new InvalidParamsError({ reason: 'mls_key_package: must be base64url, at most 16 KiB' });
+  }
+  return value;
 }
 
 export function withWmp(session: SessionRecord, params: Record<string, unknown>): Record<string, unknown> {
