@@ -28,10 +28,29 @@ export {
   StoreSchemaError,
   StoreWriteError,
 } from './errors.js';
+export {
+  DEFAULT_KEY_PACKAGE_LIMITS,
+  type KeyPackageInput,
+  type KeyPackageLimits,
+  type KeyPackageStore,
+  MAX_KEY_PACKAGE_BYTES,
+  type PublishOptions as KeyPackagePublishOptions,
+  type StoredKeyPackage,
+} from './key-package-store.js';
 export { MAX_IDS_PER_CALL, MAX_PAGE, MAX_SWEEP_BATCH } from './limits.js';
 export { MemoryBoxStore } from './memory-box-store.js';
+export { MemoryKeyPackageStore } from './memory-key-package-store.js';
+export { MemoryMlsGroupStore } from './memory-mls-group-store.js';
 export { MemoryQueueStore } from './memory-queue-store.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
+export {
+  type AdvanceResult,
+  type CreateGroupResult,
+  DEFAULT_MAX_GROUPS,
+  type MlsGroupInput,
+  type MlsGroupRecord,
+  type MlsGroupStore,
+} from './mls-group-store.js';
 export {
   type AppendOptions,
   type AppendResult,
@@ -53,8 +72,9 @@ export {
   type RelayLimits,
   type RelayTimings,
 } from './relay/config.js';
-export { type KeyPackageEntry, KeyPackageStore } from './relay/key-packages.js';
+export { MAX_EPOCH_LAG } from './relay/encrypted-deliver.js';
 export { createJsonLogger, type LogFields, type Logger, type LogLevel, silentLogger } from './relay/logger.js';
+export type { RelayMlsReason } from './relay/mls-input.js';
 export { wellKnownConfiguration } from './relay/well-known.js';
 export type { RelayStores } from './relay-stores.js';
 export { EMPTY_TOTALS, type Totals } from './totals.js';

@@ -1,6 +1,9 @@
 import { MemorySessionStore } from '@wmp/session';
 import type { BoxLimits } from './box-store.js';
+import type { KeyPackageLimits } from './key-package-store.js';
 import { MemoryBoxStore } from './memory-box-store.js';
+import { MemoryKeyPackageStore } from './memory-key-package-store.js';
+import { MemoryMlsGroupStore } from './memory-mls-group-store.js';
 import { MemoryQueueStore } from './memory-queue-store.js';
 import type { QueueLimits } from './queue-store.js';
 import type { RelayStores } from './relay-stores.js';
@@ -9,6 +12,8 @@ export interface MemoryStoreOptions {
   readonly queue?: Partial<QueueLimits>;
   readonly box?: Partial<BoxLimits>;
   readonly maxSessions?: number;
+  readonly keyPackages?: Partial<KeyPackageLimits>;
+  readonly maxGroups?: number;
 }
 
 /**
@@ -20,6 +25,8 @@ export class MemoryStore implements RelayStores {
   readonly queue: MemoryQueueStore;
   readonly box: MemoryBoxStore;
   readonly sessions: MemorySessionStore;
+  readonly keyPackages: MemoryKeyPackageStore;
+  readonly groups: MemoryMlsGroupStore;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.queue = new MemoryQueueStore(options.queue);
@@ -28,10 +35,14 @@ export class MemoryStore implements RelayStores {
       options.maxSessions === undefined
         ? new MemorySessionStore()
         : new MemorySessionStore({ maxSessions: options.maxSessions });
+    this.keyPackages = new MemoryKeyPackageStore(options.keyPackages);
+    this.groups = new MemoryMlsGroupStore(options.maxGroups === undefined ? {} : { maxGroups: options.maxGroups });
   }
 
   async close(): Promise<void> {
     this.queue.close();
     this.box.close();
+    this.keyPackages.close();
+    this.groups.close();
   }
 }

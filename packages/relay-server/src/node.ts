@@ -11,6 +11,8 @@ export { createRelay, type Relay } from './relay/create-relay.js';
 export { createRelayApp, type RelayAppInput } from './relay/http-app.js';
 export { SqliteBoxStore } from './sqlite-box-store.js';
 export { type OpenDatabaseOptions, openDatabase } from './sqlite-database.js';
+export { SqliteKeyPackageStore } from './sqlite-key-package-store.js';
+export { SqliteMlsGroupStore } from './sqlite-mls-group-store.js';
 export { SqliteQueueStore } from './sqlite-queue-store.js';
 export { SCHEMA_VERSION } from './sqlite-schema.js';
 export { SqliteSessionStore } from './sqlite-session-store.js';

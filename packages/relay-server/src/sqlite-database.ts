@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { StoreError, StoreSchemaError } from './errors.js';
-import { SCHEMA, SCHEMA_VERSION } from './sqlite-schema.js';
+import { MIGRATIONS, SCHEMA, SCHEMA_VERSION } from './sqlite-schema.js';
 
 export interface OpenDatabaseOptions {
   /** Page cache in KiB (default 64 MiB, as measured in notes/relay-anchors.md §2.1). */
@@ -35,8 +35,9 @@ function migrate(db: Database.Database): void {
   db.transaction(() => {
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version === SCHEMA_VERSION) return;
-    if (version !== 0) throw new StoreSchemaError(`unknown schema version ${version}`);
-    db.exec(SCHEMA);
+    if (version < 0 || version > SCHEMA_VERSION) throw new StoreSchemaError(`unknown schema version ${version}`);
+    if (version === 0) db.exec(SCHEMA);
+    else for (let v = version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

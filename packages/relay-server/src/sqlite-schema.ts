@@ -5,9 +5,41 @@
  * transaction as the rows they count, so cap checks read one row. Recipient rows are kept after
  * their queue empties: `next_seq` is what keeps a seq from ever being reused.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
-export const SCHEMA = `
+/**
+ * Version 2: MLS key packages (single use, by identity in publish order) and the relay's per-session
+ * MLS group state (epoch and the commit that reached it; never a key).
+ */
+const MLS_SCHEMA = `
+INSERT INTO totals (name, count, bytes) VALUES ('mls_key_packages', 0, 0), ('mls_groups', 0, 0);
+
+-- rowid is publish order: the oldest key package of an identity is handed out first.
+CREATE TABLE mls_key_packages (
+  ref TEXT NOT NULL UNIQUE,
+  identity TEXT NOT NULL,
+  cipher_suite INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  body TEXT NOT NULL
+);
+CREATE INDEX mls_key_packages_identity ON mls_key_packages (identity);
+CREATE INDEX mls_key_packages_expiry ON mls_key_packages (expires_at);
+
+CREATE TABLE mls_groups (
+  session_id TEXT PRIMARY KEY,
+  group_id TEXT NOT NULL,
+  cipher_suite INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  last_commit TEXT,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX mls_groups_expiry ON mls_groups (expires_at);
+`;
+
+/** What takes a file of version N to N + 1 (applied in order, in the opening transaction). */
+export const MIGRATIONS: Readonly<Record<number, string>> = { 1: MLS_SCHEMA };
+
+const SCHEMA_V1 = `
 CREATE TABLE totals (
   name TEXT PRIMARY KEY,
   count INTEGER NOT NULL,
@@ -90,3 +122,6 @@ CREATE TABLE wmp_sessions (
 );
 CREATE INDEX wmp_sessions_expiry ON wmp_sessions (expires_at);
 `;
+
+/** A new file: everything at the current version. */
+export const SCHEMA = SCHEMA_V1 + MLS_SCHEMA;

@@ -1,9 +1,12 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { BoxLimits } from './box-store.js';
+import type { KeyPackageLimits } from './key-package-store.js';
 import type { QueueLimits } from './queue-store.js';
 import type { RelayStores } from './relay-stores.js';
 import { SqliteBoxStore } from './sqlite-box-store.js';
 import { openDatabase } from './sqlite-database.js';
+import { SqliteKeyPackageStore } from './sqlite-key-package-store.js';
+import { SqliteMlsGroupStore } from './sqlite-mls-group-store.js';
 import { SqliteQueueStore } from './sqlite-queue-store.js';
 import { SqliteSessionStore } from './sqlite-session-store.js';
 import { WriteQueue, type WriteQueueStats } from './write-queue.js';
@@ -14,6 +17,8 @@ export interface SqliteStoreOptions {
   readonly queue?: Partial<QueueLimits>;
   readonly box?: Partial<BoxLimits>;
   readonly maxSessions?: number;
+  readonly keyPackages?: Partial<KeyPackageLimits>;
+  readonly maxGroups?: number;
   /** Operations per transaction, 1..100 (default 100). */
   readonly maxBatch?: number;
   /** SQLite page cache in KiB (default 64 MiB). */
@@ -21,13 +26,16 @@ export interface SqliteStoreOptions {
 }
 
 /**
- * The relay's default storage: queue, box and sessions in one SQLite file, written by one
- * `WriteQueue` (group commit, acknowledged after COMMIT). Open one per file and process.
+ * The relay's default storage: queue, box, sessions, key packages and MLS group state in one
+ * SQLite file, written by one `WriteQueue` (group commit, acknowledged after COMMIT). Open one per
+ * file and process.
  */
 export class SqliteStore implements RelayStores {
   readonly queue: SqliteQueueStore;
   readonly box: SqliteBoxStore;
   readonly sessions: SqliteSessionStore;
+  readonly keyPackages: SqliteKeyPackageStore;
+  readonly groups: SqliteMlsGroupStore;
   readonly #db: BetterSqlite3.Database;
   readonly #writer: WriteQueue;
   #closing: Promise<void> | undefined;
@@ -41,6 +49,12 @@ export class SqliteStore implements RelayStores {
       db,
       this.#writer,
       options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions },
+    );
+    this.keyPackages = new SqliteKeyPackageStore(db, this.#writer, options.keyPackages);
+    this.groups = new SqliteMlsGroupStore(
+      db,
+      this.#writer,
+      options.maxGroups === undefined ? {} : { maxGroups: options.maxGroups },
     );
   }
 

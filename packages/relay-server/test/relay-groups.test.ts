@@ -102,23 +102,3 @@ describe('group sessions at the relay (DESIGN §3)', () => {
     expect(mallory.inbox).toEqual([]);
   });
 });
-
-describe('key packages (ohan.mls.keypackage.*)', () => {
-  it('stores up to N per identity and hands each out once', async () => {
-    const url = await setup({ limits: { maxKeyPackagesPerIdentity: 2 } });
-    const alice = await open(url, { register: false });
-    const bob = await open(url, { register: false });
-    const published = await alice.session.request('ohan.mls.keypackage.publish', {
-      key_packages: [
-        { key_package: 'AAAA', cipher_suite: 1 },
-        { key_package: 'BBBB', cipher_suite: 1 },
-        { key_package: 'CCCC', cipher_suite: 1 },
-      ],
-    });
-    expect(published).toMatchObject({ accepted: 2 });
-    const fetch = () => bob.session.request('ohan.mls.keypackage.fetch', { identity: alice.keypair.did });
-    await expect(fetch()).resolves.toMatchObject({ identity: alice.keypair.did, key_package: 'AAAA', cipher_suite: 1 });
-    await expect(fetch()).resolves.toMatchObject({ key_package: 'BBBB' });
-    expect(await codeOf(fetch())).toBe(-31008);
-  });
-});

@@ -42,6 +42,8 @@ describe('SQLite database', () => {
       tables.all().map((t) => [t, (db.pragma(`table_info(${t})`) as { name: string }[]).map((c) => c.name).join(',')]),
     );
     expect(columns).toEqual({
+      mls_groups: 'session_id,group_id,cipher_suite,epoch,last_commit,expires_at',
+      mls_key_packages: 'ref,identity,cipher_suite,expires_at,body',
       ohan_allow: 'recipient,contact',
       ohan_cards: 'key,ts,body',
       ohan_events: 'recipient,seq,id,sender,lane,strength,expires_at,size,body',

@@ -22,7 +22,7 @@ export interface RelayLimits {
   readonly requestsPerSecond: number;
   /** Burst size of that bucket. */
   readonly requestBurst: number;
-  /** Key packages kept per identity. */
+  /** Unexpired key packages kept per identity (each verified on publish). */
   readonly maxKeyPackagesPerIdentity: number;
 }
 
@@ -36,6 +36,8 @@ export interface RelayTimings {
   readonly registrationTtlSeconds: number;
   /** How often the expiry sweeper runs. */
   readonly sweepIntervalMs: number;
+  /** Longest a published key package is handed out (its own lifetime, usually 30 d, may end it sooner). */
+  readonly keyPackageTtlSeconds: number;
   /** Rows per sweep transaction, and most transactions per run (the rest waits for the next run). */
   readonly sweepBatch: number;
   readonly sweepBatchesPerRun: number;
@@ -57,6 +59,7 @@ export const DEFAULT_RELAY_TIMINGS: RelayTimings = Object.freeze({
   messageTtlSeconds: 24 * 3600,
   maxMessageTtlSeconds: 30 * 24 * 3600,
   registrationTtlSeconds: 3600,
+  keyPackageTtlSeconds: 30 * 24 * 3600,
   sweepIntervalMs: 30_000,
   sweepBatch: 1000,
   sweepBatchesPerRun: 10,

@@ -1,5 +1,5 @@
 import type { Keypair, RelayHop } from '@wmp/jcs-signing';
-import { type Transport, WmpServer } from '@wmp/session';
+import { signedChallengeAuthenticator, type Transport, WmpServer } from '@wmp/session';
 import { MemoryStore } from '../memory-store.js';
 import type { QueueLimits } from '../queue-store.js';
 import type { RelayStores } from '../relay-stores.js';
@@ -8,7 +8,6 @@ import { deliverHook } from './deliver.js';
 import { Forwarder } from './forwarder.js';
 import { relayHooks } from './hooks.js';
 import { relayKeypair } from './identity.js';
-import { KeyPackageStore } from './key-packages.js';
 import { type Logger, silentLogger } from './logger.js';
 import { RelayMetrics } from './metrics.js';
 import { ObservedTransport } from './observed-transport.js';
@@ -46,7 +45,7 @@ function openStores(input: RelayConfig, limits: RelayLimits): RelayStores {
   const queue = { maxQueued: limits.maxQueued, maxBytes: limits.maxQueueBytes };
   if (typeof input.store === 'function') return input.store(queue);
   if (input.store === undefined) return new MemoryStore({ queue });
-  const own = (input.store.queue as { limits?: Partial<QueueLimits> }).limits;
+  const own = ownQueueLimits(input.store);
   const asked = input.limits ?? {};
   if (
     (asked.maxQueued !== undefined && own?.maxQueued !== undefined && own.maxQueued !== asked.maxQueued) ||
@@ -55,6 +54,11 @@ function openStores(input: RelayConfig, limits: RelayLimits): RelayStores {
     throw new RangeError('limits.maxQueued / maxQueueBytes differ from the store queue limits');
   }
   return input.store;
+}
+
+/** The limits a ready queue store enforces, when it says (both adapters do). */
+function ownQueueLimits(stores: RelayStores): Partial<QueueLimits> | undefined {
+  return (stores.queue as { limits?: Partial<QueueLimits> }).limits;
 }
 
 /**
@@ -68,30 +72,45 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   const logger = input.logger ?? silentLogger;
   const identity = relayKeypair(input.identity);
   const stores = openStores(input, limits);
+  const own = ownQueueLimits(stores);
+  const queueLimits = {
+    maxQueued: own?.maxQueued ?? limits.maxQueued,
+    maxBytes: own?.maxBytes ?? limits.maxQueueBytes,
+  };
   const metrics = new RelayMetrics();
   const presence = new Presence(limits.maxConnectionsPerIdentity);
   const forwarder = new Forwarder(stores.queue, presence, metrics, logger, now);
-  const statuses = new StatusNotifier(presence, metrics, now);
+  const statuses = new StatusNotifier(
+    presence,
+    stores.queue,
+    forwarder,
+    { relayId: identity.did, ttlMs: timings.messageTtlSeconds * 1000, maxQueued: queueLimits.maxQueued },
+    metrics,
+    logger,
+    now,
+  );
   const limiter = new RateLimiter(limits.requestsPerSecond, limits.requestBurst, now);
 
   let origin = input.publicUrl?.replace(/\/+$/, '') ?? 'http://localhost';
   const hop = (): RelayHop => ({ relay: `${origin}/wmp`, relayId: identity.did, signer: identity });
+  let server!: WmpServer;
   const services: RelayServices = {
     config,
     queue: stores.queue,
+    queueLimits,
     sessions: stores.sessions,
+    keyPackages: stores.keyPackages,
+    groups: stores.groups,
     presence,
     forwarder,
     statuses,
-    keyPackages: new KeyPackageStore(limits.maxKeyPackagesPerIdentity, now),
+    connections: { connectionsOf: (id: string) => server.connectionsOf(id) },
     metrics,
     logger,
     hop,
     now,
   };
 
-  let server!: WmpServer;
-  const groups = { connectionsOf: (id: string) => server.connectionsOf(id) };
   server = new WmpServer({
     store: stores.sessions,
     capabilities: {
@@ -99,7 +118,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       relay: { destinations: ['*'] },
       offline: { max_queued: limits.maxQueued, ttl: timings.messageTtlSeconds, status_notifications: true },
     },
-    ...(input.authenticators ? { authenticators: input.authenticators } : {}),
+    // signed_challenge is always on; configured types (bearer, say) come beside it.
+    authenticators: { signed_challenge: signedChallengeAuthenticator(), ...input.authenticators },
     maxSessionsPerConnection: limits.maxSessionsPerConnection,
     maxConnections: limits.maxConnections,
     maxMessageBytes: limits.maxMessageBytes,
@@ -108,12 +128,12 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       limiter.take(ctx.sender ?? `connection:${ctx.connection.id}`);
       return true;
     },
-    hooks: { ...relayHooks(services), deliver: deliverHook(services, groups) },
+    hooks: { ...relayHooks(services), deliver: deliverHook(services) },
     now,
   });
   for (const [method, handler] of Object.entries(relayMethods(services))) server.handle(method, handler);
 
-  const sweeper = new Sweeper(stores.queue, stores.sessions, statuses, timings, logger, now);
+  const sweeper = new Sweeper(stores, statuses, timings, logger, now);
   let connections = 0;
   return {
     get origin() {

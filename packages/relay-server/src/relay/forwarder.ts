@@ -3,7 +3,11 @@ import type { Logger } from './logger.js';
 import type { RelayMetrics } from './metrics.js';
 import type { Endpoint, Presence } from './presence.js';
 
-/** A routed message as stored in the queue and forwarded: a `wmp.message.deliver` notification. */
+/**
+ * A routed message as stored in the queue and forwarded: a `wmp.message.deliver`, a
+ * `wmp.mls.group.*` message of a group session, or a `wmp.message.status` the relay kept for a
+ * sender who was offline when it arose; always a notification.
+ */
 export interface RoutedMessage {
   readonly jsonrpc: '2.0';
   readonly method: string;
@@ -12,6 +16,8 @@ export interface RoutedMessage {
     unknown
   >;
 }
+
+export const STATUS_METHOD = 'wmp.message.status';
 
 /** Messages read per queue page while an endpoint catches up. */
 const PAGE = 100;
@@ -57,6 +63,23 @@ export class Forwarder {
     return live;
   }
 
+  /**
+   * A participant joined group `sessionId` on this endpoint's connection: the next pump reads the
+   * queue from the start again and sends, of what the endpoint had passed over, the messages of
+   * that group, in order and ahead of anything newer (DESIGN §3: a joiner gets the group's
+   * backlog at once). The caller pumps.
+   */
+  rewind(endpoint: Endpoint, sessionId: string): void {
+    const until = Math.max(endpoint.cursor, endpoint.replay?.until ?? 0);
+    if (until === 0) return; // nothing passed over yet: the next pump reads everything anyway
+    const sessions = endpoint.replay?.sessions ?? new Set<string>();
+    sessions.add(sessionId);
+    endpoint.replay = { until, sessions, restart: true };
+    // A pump that is reading now goes back to the start after its current message.
+    if (endpoint.running) endpoint.again = true;
+    else endpoint.cursor = 0;
+  }
+
   /** Reads the endpoint's queue after its cursor and forwards what is for it; one pump at a time. */
   async pump(endpoint: Endpoint): Promise<void> {
     if (endpoint.running) {
@@ -69,15 +92,24 @@ export class Forwarder {
         endpoint.again = false;
         let more = true;
         while (more && !endpoint.connection.peer.closed) {
+          if (endpoint.replay?.restart) {
+            endpoint.replay.restart = false;
+            endpoint.cursor = 0;
+          }
           const page = await this.#queue.after(endpoint.identity, endpoint.cursor, PAGE, this.#now());
+          more = page.more;
           for (const queued of page.messages) {
+            if (endpoint.replay?.restart) {
+              more = true;
+              break;
+            }
             endpoint.cursor = queued.seq;
             const message = JSON.parse(queued.body) as RoutedMessage;
-            const session = this.#target(endpoint, message);
+            const session = this.#target(endpoint, message, queued.seq);
             if (session !== undefined) await this.#send(endpoint, session, message);
           }
-          more = page.more;
         }
+        if (endpoint.replay && endpoint.cursor >= endpoint.replay.until) endpoint.replay = undefined;
       } while (endpoint.again && !endpoint.connection.peer.closed);
     } catch (e) {
       this.#logger.warn('relay.forward_failed', { error: (e as { code?: string }).code ?? 'unknown' });
@@ -89,14 +121,21 @@ export class Forwarder {
   /**
    * The session a message goes out on at this endpoint, or undefined when it is not for it: a
    * group message on its group session when the connection is bound to it as the recipient; a
-   * hop message on the session the recipient registered on this connection, while it holds.
+   * hop message on the session the recipient registered on this connection, while it holds; a
+   * kept status there too, when that session takes statuses. While a join replays the queue,
+   * only the joined groups' messages go out of the part read before.
    */
-  #target(endpoint: Endpoint, message: RoutedMessage): string | undefined {
+  #target(endpoint: Endpoint, message: RoutedMessage, seq?: number): string | undefined {
     const group = message.params.wmp.session_id;
+    const replay = endpoint.replay;
+    if (replay && seq !== undefined && seq <= replay.until && (group === undefined || !replay.sessions.has(group))) {
+      return undefined;
+    }
     const sessions = endpoint.connection.sessions;
     if (group !== undefined) return sessions.get(group)?.identity === endpoint.identity ? group : undefined;
     const hop = endpoint.hopSession;
     if (hop === undefined || endpoint.registeredUntil <= this.#now() || !sessions.has(hop)) return undefined;
+    if (message.method === STATUS_METHOD && !endpoint.statuses) return undefined;
     return hop;
   }
 
@@ -107,6 +146,6 @@ export class Forwarder {
         : { ...message.params, wmp: { ...message.params.wmp, session_id: session } };
     this.#metrics.deliveries++;
     // A connection that went away keeps the message in the queue: it is replayed on resume.
-    await endpoint.connection.peer.notify('wmp.message.deliver', params, session).catch(() => undefined);
+    await endpoint.connection.peer.notify(message.method, params, session).catch(() => undefined);
   }
 }

@@ -11,7 +11,8 @@ const MAX_POLL = 100;
  * The WmpServer hooks a relay fills in (besides `deliver`): acknowledgements remove from the
  * queue and tell the sender `delivered`; a resume acknowledges through `last_received_id`,
  * restores the registration on the new connection and replays the rest in order; poll reads the
- * queue without removing anything; a session that ends takes its registrations with it.
+ * queue without removing anything; a join of a group session hands over the group's backlog; a
+ * session that ends takes its registrations (and its MLS group state) with it.
  */
 export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
   return {
@@ -37,6 +38,7 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
       if (until !== undefined && until > s.now()) {
         endpoint = s.presence.ensure(identity, connection, 0, true);
         if (endpoint) s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
+        if (wantsStatuses(session)) s.statuses.subscribe(identity);
       } else if (isGroupSession(session)) {
         endpoint = s.presence.ensure(identity, connection, 0, true);
       }
@@ -52,8 +54,26 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
       return count;
     },
 
+    // A participant joined a group session: what the queue holds for that group goes to this
+    // connection now, in order, after the join answer (DESIGN §3), without waiting for a register.
+    joined(session, identity, connection) {
+      if (!isGroupSession(session)) return;
+      const endpoint = s.presence.ensure(identity, connection, 0, true);
+      if (endpoint === undefined) {
+        s.logger.warn('relay.join_unrouted', { reason: 'connections per identity' });
+        return;
+      }
+      s.forwarder.rewind(endpoint, session.id);
+      setTimeout(() => void s.forwarder.pump(endpoint), 0);
+    },
+
     sessionEnded(session) {
       s.presence.dropSession(session.id);
+      if (isGroupSession(session)) {
+        s.groups.delete(session.id).catch((e: unknown) => {
+          s.logger.warn('relay.group_delete_failed', { error: (e as { code?: string }).code ?? 'unknown' });
+        });
+      }
     },
   };
 }

@@ -1,72 +1,64 @@
-/** One MLS key package as published (`ohan.mls.keypackage.publish`). */
-export interface KeyPackageEntry {
-  readonly key_package: string;
-  readonly cipher_suite: number;
-  readonly expires?: string | undefined;
-}
+import { MlsError, NotAuthorizedError, type ParamsOf, ParticipantNotFoundError } from '@wmp/jsonrpc-envelope';
+import { isSupportedCipherSuite, MlsBridgeError, verifyKeyPackage } from '@wmp/mls-bridge';
+import type { KeyPackageInput } from '../key-package-store.js';
+import type { RelayServices } from './services.js';
 
-/** Identities with key packages kept at once; a new identity beyond it is refused. */
-const MAX_IDENTITIES = 100_000;
+type Published = ParamsOf<'ohan.mls.keypackage.publish'>['key_packages'][number];
 
 /**
- * Key packages per identity, in memory (DESIGN §3): up to `maxPerIdentity` each, handed out
- * once (a key package must not be used twice), oldest first. Nothing survives a restart: owners
- * publish again when they reconnect. A persistent adapter can replace this class later.
+ * Checks one published key package (DESIGN §3) without a group: a suite we know, both
+ * signatures, its lifetime, and a basic credential whose DID names the leaf's signature key
+ * (mls-bridge `verifyKeyPackage`), and that DID must be the publisher's own identity. A bad one
+ * is -31004 with mls-bridge's `data.reason`; someone else's is -31002. `data.index` says which.
  */
-export class KeyPackageStore {
-  readonly #byIdentity = new Map<string, KeyPackageEntry[]>();
-  readonly #maxPerIdentity: number;
-  readonly #now: () => number;
-
-  constructor(maxPerIdentity: number, now: () => number) {
-    this.#maxPerIdentity = maxPerIdentity;
-    this.#now = now;
+async function verified(s: RelayServices, identity: string, entry: Published, index: number): Promise<KeyPackageInput> {
+  const now = s.now();
+  if (!isSupportedCipherSuite(entry.cipher_suite)) throw new MlsError({ reason: 'unsupported_cipher_suite', index });
+  let info: Awaited<ReturnType<typeof verifyKeyPackage>>;
+  try {
+    info = await verifyKeyPackage(entry.key_package, { cipherSuite: entry.cipher_suite, now });
+  } catch (e) {
+    if (e instanceof MlsBridgeError) throw new MlsError({ reason: e.reason, index });
+    throw e;
   }
+  if (info.identity !== identity) throw new NotAuthorizedError({ reason: 'key package of another identity', index });
+  // Handed out until the earliest of: its own lifetime, the publisher's `expires`, the relay's cap.
+  const ends = [Date.parse(info.expires), now + s.config.timings.keyPackageTtlSeconds * 1000];
+  if (entry.expires !== undefined) ends.push(Date.parse(entry.expires));
+  return {
+    ref: info.ref,
+    keyPackage: entry.key_package,
+    cipherSuite: info.cipherSuite,
+    expiresAt: Math.min(...ends.filter(Number.isFinite)),
+  };
+}
 
-  /** Adds what fits under the cap (expired ones are skipped); returns how many were kept. */
-  publish(identity: string, entries: readonly KeyPackageEntry[]): number {
-    let list = this.#byIdentity.get(identity);
-    if (list === undefined) {
-      if (this.#byIdentity.size >= MAX_IDENTITIES) return 0;
-      list = [];
-      this.#byIdentity.set(identity, list);
-    }
-    this.#dropExpired(list);
-    let accepted = 0;
-    for (const e of entries) {
-      if (list.length >= this.#maxPerIdentity) break;
-      if (this.#expired(e)) continue;
-      list.push({
-        key_package: e.key_package,
-        cipher_suite: e.cipher_suite,
-        ...(e.expires === undefined ? {} : { expires: e.expires }),
-      });
-      accepted++;
-    }
-    if (list.length === 0) this.#byIdentity.delete(identity);
-    return accepted;
-  }
+/**
+ * `ohan.mls.keypackage.publish` for the caller's own identity: every key package that fits under
+ * `maxKeyPackagesPerIdentity` is verified (one bad one refuses the call and stores nothing), then
+ * stored durably; `accepted` says how many were added (a retry of a stored one adds nothing).
+ */
+export async function publishKeyPackages(
+  s: RelayServices,
+  identity: string,
+  entries: readonly Published[],
+): Promise<number> {
+  const now = s.now();
+  const maxPerIdentity = s.config.limits.maxKeyPackagesPerIdentity;
+  // Only what can fit is verified: verification costs two signature checks each.
+  const room = maxPerIdentity - (await s.keyPackages.count(identity, now));
+  if (room <= 0) return 0;
+  const inputs: KeyPackageInput[] = [];
+  for (const [index, entry] of entries.slice(0, room).entries()) inputs.push(await verified(s, identity, entry, index));
+  return s.keyPackages.publish(identity, inputs, { now, maxPerIdentity });
+}
 
-  /** Takes (removes) the oldest unexpired key package of `identity`, of `cipherSuite` if given. */
-  take(identity: string, cipherSuite?: number): KeyPackageEntry | undefined {
-    const list = this.#byIdentity.get(identity);
-    if (list === undefined) return undefined;
-    this.#dropExpired(list);
-    const at = list.findIndex((e) => cipherSuite === undefined || e.cipher_suite === cipherSuite);
-    const [taken] = at < 0 ? [] : list.splice(at, 1);
-    if (list.length === 0) this.#byIdentity.delete(identity);
-    return taken;
-  }
-
-  count(identity: string): number {
-    return this.#byIdentity.get(identity)?.length ?? 0;
-  }
-
-  #expired(e: KeyPackageEntry): boolean {
-    return e.expires !== undefined && Date.parse(e.expires) <= this.#now();
-  }
-
-  #dropExpired(list: KeyPackageEntry[]): void {
-    for (let i = list.length - 1; i >= 0; i--) if (this.#expired(list[i]!)) list.splice(i, 1);
-  }
+/** `ohan.mls.keypackage.fetch`: hands out (and removes) the oldest one of `identity`; none: -31008. */
+export async function takeKeyPackage(
+  s: RelayServices,
+  params: ParamsOf<'ohan.mls.keypackage.fetch'>,
+): Promise<{ identity: string; key_package: string; cipher_suite: number }> {
+  const taken = await s.keyPackages.take(params.identity, params.cipher_suite, s.now());
+  if (taken === undefined) throw new ParticipantNotFoundError({ reason: 'no key package for this identity' });
+  return { identity: taken.identity, key_package: taken.keyPackage, cipher_suite: taken.cipherSuite };
 }

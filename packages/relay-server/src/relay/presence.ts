@@ -20,6 +20,12 @@ export interface Endpoint {
   /** A pump is reading the queue for this endpoint; `again` asks it for one more pass. */
   running: boolean;
   again: boolean;
+  /**
+   * After a group join: the queue up to seq `until` is read again from the start (`restart`: the
+   * pump has not gone back yet), and of it only the messages of `sessions` are sent (the rest went
+   * out, or was not for this connection, before).
+   */
+  replay: { until: number; readonly sessions: Set<string>; restart: boolean } | undefined;
 }
 
 /**
@@ -79,6 +85,7 @@ export class Presence {
       cursor,
       running: false,
       again: false,
+      replay: undefined,
     };
     map.set(connection.id, endpoint);
     this.#count++;

@@ -45,12 +45,12 @@ export function registerHandler(s: RelayServices): RequestHandler<WmpContext> {
     const until = now + ttl * 1000;
     const endpoint = s.presence.ensure(identity, ctx.connection, 0); // -31007 past the per-identity cap
     if (endpoint === undefined) throw new NotAuthorizedError({ reason: 'connection closed' });
-    // A register asks for everything unacknowledged again (as a resume without last_received_id):
-    // that is how a participant who joined a group session since gets the group's backlog.
+    // A register asks for everything unacknowledged again (as a resume without last_received_id).
     endpoint.cursor = 0;
     setRegistration(session, identity, until);
     await s.sessions.put(session);
     s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
+    if (wantsStatuses(session)) s.statuses.subscribe(identity);
     // After the answer: what waits in the queue follows the registration, in order.
     setTimeout(() => void s.forwarder.pump(endpoint), 0);
     return { wmp: metaFor(session.id, session.version), registered: true, ttl };

@@ -1,23 +1,30 @@
 import type { RelayHop } from '@wmp/jcs-signing';
 import type { SessionStore } from '@wmp/session';
-import type { QueueStore } from '../queue-store.js';
+import type { KeyPackageStore } from '../key-package-store.js';
+import type { MlsGroupStore } from '../mls-group-store.js';
+import type { QueueLimits, QueueStore } from '../queue-store.js';
 import type { ResolvedConfig } from './config.js';
 import type { Forwarder } from './forwarder.js';
-import type { KeyPackageStore } from './key-packages.js';
 import type { Logger } from './logger.js';
 import type { RelayMetrics } from './metrics.js';
 import type { Presence } from './presence.js';
+import type { GroupConnections } from './route.js';
 import type { StatusNotifier } from './statuses.js';
 
 /** What the relay's handlers share: one object, built once by `createRelayCore`. */
 export interface RelayServices {
   readonly config: ResolvedConfig;
   readonly queue: QueueStore;
+  /** The limits the queue store enforces (the config's, or a ready store's own). */
+  readonly queueLimits: QueueLimits;
   readonly sessions: SessionStore;
+  readonly keyPackages: KeyPackageStore;
+  readonly groups: MlsGroupStore;
   readonly presence: Presence;
   readonly forwarder: Forwarder;
   readonly statuses: StatusNotifier;
-  readonly keyPackages: KeyPackageStore;
+  /** The connections bound to each session (from the session engine). */
+  readonly connections: GroupConnections;
   readonly metrics: RelayMetrics;
   readonly logger: Logger;
   /** This relay as a hop of relay_chain (its URL is known once it listens). */

@@ -1,4 +1,8 @@
-import type { QueueRemoval } from '../queue-store.js';
+import { newMessageId } from '@wmp/session';
+import type { QueueRemoval, QueueStore } from '../queue-store.js';
+import type { Forwarder, RoutedMessage } from './forwarder.js';
+import { STATUS_METHOD } from './forwarder.js';
+import type { Logger } from './logger.js';
 import type { RelayMetrics } from './metrics.js';
 import type { Presence } from './presence.js';
 import { metaFor } from './services.js';
@@ -13,38 +17,109 @@ export interface StatusParams {
   readonly reason?: string;
 }
 
+export interface StatusKeeping {
+  /** The relay's own identity: kept statuses are queued as sent by it (no status about a status). */
+  readonly relayId: string;
+  /** How long a kept status waits for its sender (ms). */
+  readonly ttlMs: number;
+  /** The per-recipient queue cap: kept statuses may fill at most half of a sender's queue. */
+  readonly maxQueued: number;
+}
+
+/** Identities remembered as taking statuses (in memory, least recently registered dropped first). */
+const MAX_SUBSCRIBERS = 100_000;
+
 /**
  * `wmp.message.status` to a sender (core §5.3.1): to each connection where the sender is
- * registered on a session that negotiated `offline.status_notifications`. Statuses are
- * notifications and are not queued: a sender offline at that moment misses them (its own
- * request-form `deliver` result is the durable acknowledgement).
+ * registered on a session that negotiated `offline.status_notifications`. A terminal status
+ * (`delivered`, `expired`, `dropped`) that no such connection takes is kept for a sender that
+ * registered for statuses since this relay started: appended to the sender's own queue, so it
+ * arrives when the sender comes back (resume or register) and is acknowledged like a message.
+ * `queued` is only sent live: the terminal status follows it. Senders that never asked for
+ * statuses (group-only participants, say) get none kept.
  */
 export class StatusNotifier {
   readonly #presence: Presence;
+  readonly #queue: QueueStore;
+  readonly #forwarder: Forwarder;
+  readonly #keeping: StatusKeeping;
   readonly #metrics: RelayMetrics;
+  readonly #logger: Logger;
   readonly #now: () => number;
+  readonly #subscribers = new Set<string>();
 
-  constructor(presence: Presence, metrics: RelayMetrics, now: () => number) {
+  constructor(
+    presence: Presence,
+    queue: QueueStore,
+    forwarder: Forwarder,
+    keeping: StatusKeeping,
+    metrics: RelayMetrics,
+    logger: Logger,
+    now: () => number,
+  ) {
     this.#presence = presence;
+    this.#queue = queue;
+    this.#forwarder = forwarder;
+    this.#keeping = keeping;
     this.#metrics = metrics;
+    this.#logger = logger;
     this.#now = now;
   }
 
+  /** `identity` registered (or resumed a registration) on a session that takes statuses. */
+  subscribe(identity: string): void {
+    this.#subscribers.delete(identity);
+    if (this.#subscribers.size >= MAX_SUBSCRIBERS) {
+      this.#subscribers.delete(this.#subscribers.values().next().value as string);
+    }
+    this.#subscribers.add(identity);
+  }
+
+  /** Sends to the sender's live status connections; keeps a terminal status nobody took. */
   send(sender: string, params: StatusParams): void {
+    if (sender === this.#keeping.relayId) return; // a kept status left the queue: nothing to report
     this.#metrics.status(params.status);
     const now = this.#now();
+    let live = 0;
     for (const e of this.#presence.endpoints(sender)) {
       const session = e.hopSession;
       if (!e.statuses || session === undefined || e.registeredUntil <= now || !e.connection.sessions.has(session))
         continue;
+      live++;
       void e.connection.peer
-        .notify('wmp.message.status', { wmp: metaFor(session), ...params }, session)
+        .notify(STATUS_METHOD, { wmp: metaFor(session), ...params }, session)
         .catch(() => undefined);
     }
+    if (live === 0 && params.status !== 'queued' && this.#subscribers.has(sender)) void this.#keep(sender, params);
   }
 
   /** The terminal status of each message that left a queue (ack, resume or expiry): one each. */
   removed(removals: readonly QueueRemoval[], status: 'delivered' | 'expired'): void {
     for (const r of removals) this.send(r.sender, { message_id: r.id, status, recipient: r.recipient });
+  }
+
+  /**
+   * Appends the status to the sender's queue, under half of its cap so kept statuses never
+   * crowd out messages to it; past that, or on any store failure, the status is dropped.
+   */
+  async #keep(sender: string, params: StatusParams): Promise<void> {
+    try {
+      const { count } = await this.#queue.stats(sender);
+      if (count >= Math.floor(this.#keeping.maxQueued / 2)) return;
+      const id = newMessageId();
+      const message: RoutedMessage = {
+        jsonrpc: '2.0',
+        method: STATUS_METHOD,
+        params: { wmp: { version: '0.1', message_id: id }, ...params },
+      };
+      const appended = await this.#queue.append(
+        sender,
+        { id, sender: this.#keeping.relayId, body: JSON.stringify(message) },
+        { expiresAt: this.#now() + this.#keeping.ttlMs },
+      );
+      if (appended.status === 'queued') this.#forwarder.offer(sender, appended.seq, message);
+    } catch (e) {
+      this.#logger.warn('relay.status_not_kept', { error: (e as { code?: string | number }).code ?? 'unknown' });
+    }
   }
 }

@@ -1,17 +1,16 @@
-import type { SessionStore } from '@wmp/session';
-import type { QueueStore } from '../queue-store.js';
+import type { RelayStores } from '../relay-stores.js';
 import type { RelayTimings } from './config.js';
 import type { Logger } from './logger.js';
 import type { StatusNotifier } from './statuses.js';
 
 /**
  * Removes expired messages in bounded batches (one short transaction each, at most
- * `sweepBatchesPerRun` per run) and tells each sender `expired`; then expired sessions. Runs on
+ * `sweepBatchesPerRun` per run) and tells each sender `expired`; then expired sessions, the MLS
+ * group state of expired sessions and expired key packages, in the same bounded batches. Runs on
  * an unref'd interval, never two runs at once, so it neither keeps a process alive nor piles up.
  */
 export class Sweeper {
-  readonly #queue: QueueStore;
-  readonly #sessions: SessionStore;
+  readonly #stores: RelayStores;
   readonly #statuses: StatusNotifier;
   readonly #timings: RelayTimings;
   readonly #logger: Logger;
@@ -19,16 +18,8 @@ export class Sweeper {
   #timer: ReturnType<typeof setInterval> | undefined;
   #running: Promise<void> | undefined;
 
-  constructor(
-    queue: QueueStore,
-    sessions: SessionStore,
-    statuses: StatusNotifier,
-    timings: RelayTimings,
-    logger: Logger,
-    now: () => number,
-  ) {
-    this.#queue = queue;
-    this.#sessions = sessions;
+  constructor(stores: RelayStores, statuses: StatusNotifier, timings: RelayTimings, logger: Logger, now: () => number) {
+    this.#stores = stores;
     this.#statuses = statuses;
     this.#timings = timings;
     this.#logger = logger;
@@ -59,12 +50,17 @@ export class Sweeper {
   async #sweep(): Promise<void> {
     const { sweepBatch, sweepBatchesPerRun } = this.#timings;
     try {
+      const { queue, sessions, groups, keyPackages } = this.#stores;
+      const batch = Math.min(sweepBatch, 1000);
       for (let i = 0; i < sweepBatchesPerRun; i++) {
-        const removed = await this.#queue.sweepExpired(this.#now(), sweepBatch);
+        const removed = await queue.sweepExpired(this.#now(), sweepBatch);
         this.#statuses.removed(removed, 'expired');
-        if (removed.length < Math.min(sweepBatch, 1000)) break;
+        if (removed.length < batch) break;
       }
-      await this.#sessions.sweep(this.#now());
+      await sessions.sweep(this.#now());
+      for (const sweep of [groups.sweepExpired.bind(groups), keyPackages.sweepExpired.bind(keyPackages)]) {
+        for (let i = 0; i < sweepBatchesPerRun; i++) if ((await sweep(this.#now(), batch)) < batch) break;
+      }
     } catch (e) {
       this.#logger.warn('relay.sweep_failed', { error: (e as { code?: string }).code ?? 'unknown' });
     }

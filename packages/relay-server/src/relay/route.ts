@@ -1,0 +1,128 @@
+import { appendRelayEntry } from '@wmp/jcs-signing';
+import type { JsonRpcNotification } from '@wmp/jsonrpc-envelope';
+import type { Connection, SessionRecord } from '@wmp/session';
+import { QueueFullError } from '../errors.js';
+import type { AppendResult } from '../queue-store.js';
+import type { RoutedMessage } from './forwarder.js';
+import { metaFor, type RelayServices, rfc3339 } from './services.js';
+
+/** The connections bound to a session (the session engine knows them). */
+export interface GroupConnections {
+  connectionsOf(sessionId: string): Connection[];
+}
+
+/**
+ * The message as the relay forwards and stores it: the sender's content untouched, `wmp` with
+ * the authenticated sender, the relay's message id, the group session (hop messages carry none:
+ * each recipient gets it on its own session), any `extra` metadata and this relay's signed
+ * relay_chain entry.
+ */
+export async function routedMessage(
+  s: RelayServices,
+  method: string,
+  params: Record<string, unknown>,
+  sender: string,
+  messageId: string,
+  group: string | undefined,
+  extra: Record<string, unknown> = {},
+): Promise<RoutedMessage> {
+  const { wmp = {}, ...content } = params as { wmp?: Record<string, unknown> };
+  const { session_id: _ignored, ...meta } = wmp;
+  const message: JsonRpcNotification = {
+    jsonrpc: '2.0',
+    method,
+    params: {
+      ...content,
+      wmp: { ...meta, ...extra, sender, message_id: messageId, ...(group ? { session_id: group } : {}) },
+    },
+  };
+  return (await appendRelayEntry(message, s.hop())) as RoutedMessage;
+}
+
+export interface RouteInput {
+  readonly sender: string;
+  readonly messageId: string;
+  readonly expiresAt: number;
+  /** The group session the message belongs to, if any. */
+  readonly group: string | undefined;
+  /** What each recipient gets (most share one object; a Welcome goes only to its participant). */
+  readonly messages: ReadonlyMap<string, RoutedMessage>;
+  /** The request form: a message that no recipient could take is answered with -31014 instead. */
+  readonly isRequest: boolean;
+}
+
+export interface RouteOutcome {
+  /** Recipients whose queue took it (or already had it). */
+  readonly accepted: number;
+  /** The first full queue's error, when some recipient's queue was full. */
+  readonly full: QueueFullError | undefined;
+}
+
+type Outcome = { readonly recipient: string } & (
+  | { readonly appended: AppendResult; readonly message: RoutedMessage }
+  | { readonly full: QueueFullError }
+);
+
+/**
+ * Routes one message to its recipients (DESIGN §3): a durable append to every recipient's queue
+ * before anything is acknowledged, then forwarding from the queue to live connections, `queued`
+ * to the sender for recipients with none, `dropped` for full queues (or, for a request that no
+ * recipient took, nothing: the caller answers -31014).
+ */
+export async function routeToRecipients(s: RelayServices, input: RouteInput): Promise<RouteOutcome> {
+  const { sender, messageId, expiresAt, group } = input;
+  const outcomes = await Promise.all(
+    [...input.messages].map(([recipient, message]) =>
+      s.queue.append(recipient, { id: messageId, sender, body: JSON.stringify(message) }, { expiresAt }).then(
+        (appended): Outcome => ({ recipient, appended, message }),
+        (e: unknown): Outcome => {
+          if (e instanceof QueueFullError) return { recipient, full: e };
+          throw e;
+        },
+      ),
+    ),
+  );
+  s.metrics.routed++;
+
+  const accepted = outcomes.filter((o) => 'appended' in o).length;
+  for (const o of outcomes) {
+    if ('full' in o) {
+      // The request form with no recipient accepted answers -31014 instead (one answer, no status).
+      if (!input.isRequest || accepted > 0)
+        s.statuses.send(sender, {
+          message_id: messageId,
+          status: 'dropped',
+          recipient: o.recipient,
+          reason: o.full.reason,
+        });
+      continue;
+    }
+    if (o.appended.status === 'exists') continue; // a retry of a message it already holds
+    if (group) reachGroupMembers(s, group, o.recipient, o.appended.seq);
+    if (s.forwarder.offer(o.recipient, o.appended.seq, o.message) === 0) {
+      s.statuses.send(sender, {
+        message_id: messageId,
+        status: 'queued',
+        recipient: o.recipient,
+        queued_until: rfc3339(expiresAt),
+      });
+    }
+  }
+  const full = outcomes.find((o): o is Outcome & { full: QueueFullError } => 'full' in o)?.full;
+  return { accepted, full };
+}
+
+/**
+ * Joined participants of a group that never registered still get its messages live: give each
+ * connection bound to the group as `recipient` an endpoint that starts at this message.
+ */
+function reachGroupMembers(s: RelayServices, group: string, recipient: string, seq: number): void {
+  for (const connection of s.connections.connectionsOf(group)) {
+    if (connection.sessions.get(group)?.identity === recipient) s.presence.ensure(recipient, connection, seq - 1, true);
+  }
+}
+
+/** The request-form answer of a routed message. */
+export function routedResult(session: SessionRecord, messageId: string): Record<string, unknown> {
+  return { wmp: metaFor(session.id, session.version), message_id: messageId, status: 'queued' };
+}

@@ -1,0 +1,185 @@
+import { WmpSession } from '@wmp/session';
+import { describe, expect, it } from 'vitest';
+import {
+  CLIENT_CAPABILITIES,
+  type Client,
+  codeOf,
+  connectPeer,
+  relayTestbed,
+  sleep,
+  waitFor,
+} from './fixtures/relay-clients.js';
+
+const testbed = relayTestbed();
+const { setup, open } = testbed;
+
+/** Opens a group session of `creator` with `others` (tls: the relay has no MLS group to check against). */
+async function groupOf(creator: Client, others: readonly Client[]): Promise<WmpSession> {
+  return WmpSession.open(creator.peer, {
+    signer: creator.keypair,
+    participants: others.map((o) => o.keypair.did),
+    capabilities: CLIENT_CAPABILITIES,
+  });
+}
+
+/** Joins a group session; what arrives on it is collected raw. */
+async function join(client: Client, groupId: string): Promise<Record<string, any>[]> {
+  const got: Record<string, any>[] = [];
+  client.peer.setNotificationHandler('wmp.message.deliver', (p) => {
+    const params = p as Record<string, any>;
+    if (params.wmp.session_id === groupId) got.push(params);
+  });
+  await client.peer.request('wmp.session.join', {
+    wmp: { version: '0.1', sender: client.keypair.did },
+    session_id: groupId,
+  });
+  return got;
+}
+
+/** Polls an async check until it holds (bounded). */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await check()) return;
+    await sleep(20);
+  }
+  throw new Error('timed out waiting');
+}
+
+describe('wmp.message.fetch (the MLS relay queue)', () => {
+  it('filters by since_epoch and sessions, pages with after/limit, removes nothing', async () => {
+    const url = await setup();
+    const alice = await open(url);
+    const bob = await open(url, { register: false });
+    const g1 = await groupOf(alice, [bob]);
+    const g2 = await groupOf(alice, [bob]);
+    const send = (g: WmpSession, epoch: number, n: number) =>
+      g.request('wmp.message.deliver', { wmp: { encrypted: true, epoch }, ciphertext: `AAE${n}` });
+    for (const epoch of [1, 2, 3, 4, 5]) await send(g1, epoch, epoch);
+    await send(g2, 9, 6);
+    await alice.session.send([bob.keypair.did], 'plain, no epoch');
+    const fetch = (params: Record<string, unknown>) => bob.session.request('wmp.message.fetch', params) as Promise<any>;
+
+    const all = await fetch({});
+    expect(all.messages).toHaveLength(7);
+    expect(all.has_more).toBe(false);
+    const recent = await fetch({ since_epoch: 3 });
+    expect(recent.messages.map((m: any) => m.wmp.epoch)).toEqual([3, 4, 5, 9]);
+    expect(recent.messages[0]).toMatchObject({ ciphertext: 'AAE3', wmp: { encrypted: true, session_id: g1.id } });
+    const second = await fetch({ sessions: [g2.id] });
+    expect(second.messages.map((m: any) => m.ciphertext)).toEqual(['AAE6']);
+    expect((await fetch({ since_epoch: 2, sessions: [g1.id] })).messages).toHaveLength(4);
+
+    // Paging: `limit`, then `after` the answer's `next`.
+    const p1 = await fetch({ since_epoch: 1, limit: 2 });
+    expect([p1.messages.map((m: any) => m.wmp.epoch), p1.has_more]).toEqual([[1, 2], true]);
+    const p2 = await fetch({ since_epoch: 1, limit: 2, after: p1.next });
+    expect([p2.messages.map((m: any) => m.wmp.epoch), p2.has_more]).toEqual([[3, 4], true]);
+    const p3 = await fetch({ since_epoch: 1, limit: 2, after: p2.next });
+    expect([p3.messages.map((m: any) => m.wmp.epoch), p3.has_more]).toEqual([[5, 9], true]);
+    const p4 = await fetch({ since_epoch: 1, limit: 2, after: p3.next });
+    expect([p4.messages, p4.has_more]).toEqual([[], false]);
+    // Nothing was removed; bad paging is -32602.
+    expect((await fetch({})).messages).toHaveLength(7);
+    expect(await codeOf(fetch({ limit: 0 }))).toBe(-32602);
+    expect(await codeOf(fetch({ after: 7 }))).toBe(-32602);
+    expect(await codeOf(fetch({ since_epoch: -1 }))).toBe(-32602);
+  });
+
+  it('reads at most 500 queue entries per call and says there is more', async () => {
+    const url = await setup();
+    const bob = await open(url, { register: false });
+    const queue = testbed.relay!.stores.queue;
+    const expiresAt = Date.now() + 60_000;
+    const entry = (i: number, epoch?: number) => ({
+      id: `msg-${i}`,
+      sender: 'did:key:z6MkAlice',
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'wmp.message.deliver',
+        params: {
+          wmp: { version: '0.1', ...(epoch === undefined ? {} : { epoch, encrypted: true }) },
+          ciphertext: 'AAAA',
+        },
+      }),
+    });
+    for (let i = 0; i < 520; i++) await queue.append(bob.keypair.did, entry(i), { expiresAt });
+    await queue.append(bob.keypair.did, entry(520, 4), { expiresAt });
+    const first = (await bob.session.request('wmp.message.fetch', { since_epoch: 1 })) as any;
+    expect(first).toMatchObject({ messages: [], has_more: true, next: 'msg-499' });
+    const second = (await bob.session.request('wmp.message.fetch', { since_epoch: 1, after: first.next })) as any;
+    expect(second.messages.map((m: any) => m.wmp.epoch)).toEqual([4]);
+    expect(second.has_more).toBe(false);
+  });
+});
+
+describe('joining a group session (the session engine join hook)', () => {
+  it('hands the group backlog to the joining connection at once, without a register', async () => {
+    const url = await setup();
+    const alice = await open(url);
+    const bob = await open(url, { register: false });
+    const carol = await open(url); // registered for hop messages before joining
+    const group = await groupOf(alice, [bob, carol]);
+    await alice.session.send([carol.keypair.did], 'hop before');
+    const ids: string[] = [];
+    for (const n of [1, 2, 3]) ids.push(((await group.request('wmp.message.deliver', { body: n })) as any).message_id);
+    await waitFor(() => carol.inbox.length === 1);
+
+    const bobGot = await join(bob, group.id);
+    const carolGot = await join(carol, group.id);
+    await waitFor(() => bobGot.length === 3 && carolGot.length === 3);
+    for (const got of [bobGot, carolGot]) {
+      expect(got.map((m) => m.body)).toEqual([1, 2, 3]);
+      expect(got.map((m) => m.wmp.message_id)).toEqual(ids);
+    }
+    // Live after the join, in order after the backlog; the hop message was not sent twice.
+    await group.request('wmp.message.deliver', { body: 4 });
+    await waitFor(() => bobGot.length === 4 && carolGot.length === 4);
+    await sleep(50);
+    expect(carol.inbox.map((m) => m.body)).toEqual(['hop before']);
+    expect(bobGot.map((m) => m.body)).toEqual([1, 2, 3, 4]);
+  });
+});
+
+describe('statuses for a sender who is offline when they arise', () => {
+  it('are kept in its queue and arrive when it comes back', async () => {
+    const url = await setup();
+    const alice = await open(url);
+    const bob = await open(url);
+    await bob.peer.close();
+    await sleep(20);
+    const { message_id } = (await alice.session.send([bob.keypair.did], 'while you were out')) as any;
+    await waitFor(() => alice.statuses.length === 1);
+    expect(alice.statuses[0]).toMatchObject({ message_id, status: 'queued' });
+
+    // Alice goes away; Bob comes back and acknowledges: `delivered` waits for Alice.
+    await alice.peer.close();
+    await sleep(20);
+    expect(await bob.session.resume(await connectPeer(url))).toBe(1);
+    await waitFor(() => bob.inbox.length === 1);
+    await bob.session.notify('wmp.message.ack', { message_ids: [message_id], status: 'received' });
+    const queue = testbed.relay!.stores.queue;
+    await eventually(async () => (await queue.stats(alice.keypair.did)).count === 1);
+
+    // Alice resumes: the status arrives, once; her acknowledgement removes it, with no status about it.
+    expect(await alice.session.resume(await connectPeer(url))).toBe(1);
+    await waitFor(() => alice.statuses.length === 2);
+    const delivered = alice.statuses[1]!;
+    expect(delivered).toMatchObject({ message_id, status: 'delivered', recipient: bob.keypair.did });
+    await alice.session.notify('wmp.message.ack', { message_ids: [delivered.wmp.message_id], status: 'received' });
+    await eventually(async () => (await queue.stats(alice.keypair.did)).count === 0);
+    await sleep(50);
+    expect(bob.statuses).toEqual([]);
+    expect(alice.statuses).toHaveLength(2);
+  });
+
+  it('are not kept for a sender that never asked for statuses', async () => {
+    const url = await setup();
+    const alice = await open(url, { register: false }); // never registered: no status connection
+    const bob = await open(url);
+    await alice.session.send([bob.keypair.did], 'hi');
+    await waitFor(() => bob.inbox.length === 1);
+    await bob.session.notify('wmp.message.ack', { message_ids: [bob.inbox[0]!.wmp.message_id], status: 'received' });
+    await sleep(100);
+    expect(await testbed.relay!.stores.queue.stats(alice.keypair.did)).toEqual({ count: 0, bytes: 0 });
+  });
+});
