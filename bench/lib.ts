@@ -18,6 +18,8 @@ export interface BenchReport {
   readonly name: string;
   readonly figures: Figure[];
   readonly baseline?: { readonly name: string; readonly value: number; readonly unit: string };
+  /** How the figures were measured (sizes, counts, modes), written to the JSON only. */
+  readonly conditions?: Readonly<Record<string, string | number | boolean>>;
 }
 
 export interface Benchmark {

@@ -1,0 +1,71 @@
+// Starts a bench server (a script in bench/servers/) in its own Node process with --expose-gc and
+// an IPC channel: the load generator never shares the server's event loop. The child prints its
+// port on stdout and exits when its stdin closes. BENCH_RELAY_FLAGS adds Node flags to the relay
+// child only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export interface BenchChild {
+  /** The first line the child printed, as a number (servers print their port). */
+  readonly port: number;
+  readonly process: ChildProcess;
+  /** Asks the child over IPC (relay-server.ts: `memory`, `stats`). */
+  ask(type: string): Promise<Record<string, number>>;
+  /** Closes its stdin and waits for it to exit. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `bench/servers/<script>`; resolves once it printed its first line (a port, or what the
+ * script reports when ready). With `files`, the child runs with its open-files limit raised to
+ * that many (through `ulimit -n`, which fails when the hard limit is lower).
+ */
+export async function startChild(
+  script: string,
+  args: readonly string[] = [],
+  options: { files?: number } = {},
+): Promise<BenchChild> {
+  const extra = script === 'relay-server.ts' ? (process.env.BENCH_RELAY_FLAGS ?? '').split(/\s+/).filter(Boolean) : [];
+  const node = [
+    process.execPath,
+    '--expose-gc',
+    ...extra,
+    '--conditions=@wmp/source',
+    '--import',
+    'tsx',
+    `bench/servers/${script}`,
+    ...args,
+  ];
+  const [command, ...argv] =
+    options.files === undefined ? node : ['/bin/sh', '-c', `ulimit -n ${options.files} && exec "$@"`, 'sh', ...node];
+  const child = spawn(command!, argv, {
+    cwd: fileURLToPath(new URL('../../', import.meta.url)),
+    stdio: ['pipe', 'pipe', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (d) => resolve(Number(String(d).trim())));
+    child.once('exit', (code) => reject(new Error(`bench child ${script} exited (${code})`)));
+  });
+  let next = 1;
+  const waiting = new Map<number, (answer: Record<string, number>) => void>();
+  child.on('message', (m: { id: number } & Record<string, number>) => {
+    waiting.get(m.id)?.(m);
+    waiting.delete(m.id);
+  });
+  return {
+    port,
+    process: child,
+    ask(type) {
+      const id = next++;
+      return new Promise((resolve) => {
+        waiting.set(id, resolve);
+        child.send({ id, type });
+      });
+    },
+    async close() {
+      child.stdin!.end();
+      await exited;
+    },
+  };
+}

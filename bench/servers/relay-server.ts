@@ -1,0 +1,49 @@
+// The relay side of bench/relay-routing and bench/idle-connections, in its own process (as in any
+// deployment): `createRelay` on the SQLite store (`sqlite <file>`: WAL, synchronous=FULL, group
+// commit, as the relay configures it) or the memory store (`memory`). Prints the port, answers
+// the parent over IPC (`memory`: GC, then memoryUsage; `stats`: counters) and serves until stdin
+// closes; then it closes the relay (queued writes commit) and exits.
+// The parent passes the limits as JSON in argv[4] and starts it with --expose-gc.
+import { createRelay, MemoryStore, type RelayLimits, SqliteStore } from '../../packages/relay-server/src/node.js';
+
+const [kind, path, limitsJson] = process.argv.slice(2);
+const limits = JSON.parse(limitsJson ?? '{}') as Partial<RelayLimits>;
+const relay = createRelay({
+  limits,
+  store: (queue) => (kind === 'sqlite' ? SqliteStore.open({ path: path!, queue }) : new MemoryStore({ queue })),
+});
+
+type Ask = { readonly id: number; readonly type: 'memory' | 'stats' };
+
+function collect(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('start the relay child with --expose-gc');
+  // Twice: the first pass can leave weakly held and finalizable objects for the second.
+  gc();
+  gc();
+}
+
+const answers: Record<Ask['type'], () => Record<string, number>> = {
+  memory: () => {
+    collect();
+    const m = process.memoryUsage();
+    return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, buffers: m.arrayBuffers };
+  },
+  stats: () => ({
+    connections: relay.core.connections,
+    registered: relay.core.services.presence.size,
+    routed: relay.core.metrics.routed,
+    deliveries: relay.core.metrics.deliveries,
+    errors: [...relay.core.metrics.errors.values()].reduce((a, b) => a + b, 0),
+    ...(relay.stores instanceof SqliteStore ? relay.stores.writeStats : {}),
+  }),
+};
+
+process.on('message', (ask: Ask) => process.send?.({ id: ask.id, ...answers[ask.type]() }));
+
+const { port } = await relay.listen();
+process.stdout.write(`${port}\n`);
+process.stdin.on('end', () => {
+  void relay.close().then(() => process.exit(0));
+});
+process.stdin.resume();
