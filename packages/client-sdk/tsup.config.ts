@@ -1,7 +1,8 @@
 import { defineConfig } from 'tsup';
 
+// Two entries: the browser-safe SDK (`.`) and the Node-only additions (`./node`: the file store).
 export default defineConfig({
-  entry: ['src/index.ts'],
+  entry: { index: 'src/index.ts', node: 'src/node.ts' },
   format: ['esm'],
   target: 'node20',
   dts: true,

@@ -218,8 +218,10 @@ export class HttpClientTransport implements Transport {
   #deliver(frame: string): void {
     if (this.#closed) return;
     // Learn the session from a create/resume answer before the Peer sees it (as wmp-js does), so
-    // that the next request already carries it.
-    if (frame.includes('"session_id"')) {
+    // that the next request already carries it. Only the first: the server names this HTTP
+    // session by the first session it announced, and later sessions carried on it (a group
+    // created or joined) are reached through that name too.
+    if (this.#sessionId === undefined && frame.includes('"session_id"')) {
       try {
         const id = announcedSessionId(JSON.parse(frame) as JsonRpcMessage);
         if (id !== undefined) this.setSessionId(id);

@@ -1,0 +1,42 @@
+/** Why a `WmpClient` call failed on this side (a peer's refusal is a `WmpError` instead). */
+export type WmpClientErrorCode =
+  /** The URL is not `ws:`, `wss:`, `http:` or `https:`, or does not parse. */
+  | 'ERR_CLIENT_URL'
+  /** `/.well-known/wmp-configuration` answered but could not be read as a configuration. */
+  | 'ERR_CLIENT_DISCOVERY'
+  /** No binding the relay offers can be used here (e.g. WebSocket only, and no WebSocket). */
+  | 'ERR_CLIENT_NO_TRANSPORT'
+  /** Too many calls are waiting for the connection to come back. */
+  | 'ERR_CLIENT_TOO_MANY_WAITING'
+  /** Too many flows are being followed at once. */
+  | 'ERR_CLIENT_TOO_MANY_FLOWS'
+  /** Too many group sessions on one client. */
+  | 'ERR_CLIENT_TOO_MANY_GROUPS'
+  /** A group session this client does not hold (never joined, closed, or lost). */
+  | 'ERR_CLIENT_UNKNOWN_GROUP'
+  /** A session answer without what it must carry (a message id, a session id). */
+  | 'ERR_CLIENT_BAD_ANSWER'
+  /** The mailbox fallback has no card for the recipient. */
+  | 'ERR_CLIENT_NO_CARD';
+
+const MESSAGES: Readonly<Record<WmpClientErrorCode, string>> = Object.freeze({
+  ERR_CLIENT_URL: 'unusable URL (ws:, wss:, http: or https:)',
+  ERR_CLIENT_DISCOVERY: 'the relay configuration could not be read',
+  ERR_CLIENT_NO_TRANSPORT: 'no usable transport',
+  ERR_CLIENT_TOO_MANY_WAITING: 'too many calls waiting for the connection',
+  ERR_CLIENT_TOO_MANY_FLOWS: 'too many flows followed at once',
+  ERR_CLIENT_TOO_MANY_GROUPS: 'too many group sessions',
+  ERR_CLIENT_UNKNOWN_GROUP: 'unknown group session',
+  ERR_CLIENT_BAD_ANSWER: 'unexpected answer from the relay',
+  ERR_CLIENT_NO_CARD: 'no card for the recipient',
+});
+
+/** A local failure of a `WmpClient`: a stable `code` and a fixed message that carries no peer data. */
+export class WmpClientError extends Error {
+  readonly code: WmpClientErrorCode;
+  constructor(code: WmpClientErrorCode, options?: { cause?: unknown }) {
+    super(MESSAGES[code], options);
+    this.name = 'WmpClientError';
+    this.code = code;
+  }
+}

@@ -1,0 +1,181 @@
+import type { Signer } from '@wmp/jcs-signing';
+import type { Capabilities, JsonRpcNotification, WmpError } from '@wmp/jsonrpc-envelope';
+import type { FetchLike, ReconnectPolicyOptions, WebSocketConstructorLike } from '@wmp/transports';
+import type { ClientStore } from '../store/store.js';
+
+/** Who the client is: `Identity` fits; only the DID and the signing key are used here. */
+export interface ClientIdentity {
+  readonly did: string;
+  readonly keypair: Signer;
+}
+
+/** `connecting` (first connection) -> `connected` <-> `reconnecting` -> `closed`. */
+export type ConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'closed';
+
+export interface StateChange {
+  readonly state: ConnectionState;
+  readonly previous: ConnectionState;
+  /** While reconnecting: the attempt about to be made (1-based) and the wait before it. */
+  readonly attempt?: number;
+  readonly delayMs?: number;
+  /** Why the connection dropped, why an attempt failed, or why the client gave up. */
+  readonly error?: unknown;
+}
+
+/** A `wmp.message.deliver` handed to the application (once per message id). */
+export interface ReceivedMessage {
+  /** `relay`: live or replayed by the relay; `mailbox`: handed over with `receiveMail`. */
+  readonly via: 'relay' | 'mailbox';
+  /** The relay's message id (`wmp.message_id`): what is acknowledged and deduplicated. */
+  readonly id: string | undefined;
+  /** The sender's own id of the message (`wmp.client_message_id`), the same on every retry. */
+  readonly clientMessageId: string | undefined;
+  /** The authenticated sender (`wmp.sender`, set by the relay). */
+  readonly from: string | undefined;
+  readonly to: readonly string[] | undefined;
+  /** The session it arrived on (undefined for a message that came another way, e.g. a mailbox). */
+  readonly sessionId: string | undefined;
+  /** The group session, when it arrived on one. */
+  readonly group: string | undefined;
+  readonly contentType: string | undefined;
+  readonly body: unknown;
+  /** Everything the deliver carried (`wmp.relay_chain`, `reply_to`, ...). */
+  readonly params: Readonly<Record<string, unknown>>;
+}
+
+/** A `wmp.message.status` about a message this client sent. */
+export interface MessageStatusEvent {
+  readonly messageId: string;
+  readonly status: 'queued' | 'delivered' | 'expired' | 'dropped';
+  readonly recipient: string | undefined;
+  readonly queuedUntil: string | undefined;
+  readonly reason: string | undefined;
+}
+
+/** Something that happened to a flow on one of the client's sessions (its own or another's). */
+export interface FlowEvent {
+  readonly sessionId: string;
+  readonly flowId: string;
+  readonly kind: 'progress' | 'completed' | 'failed';
+  readonly step?: string;
+  readonly payload?: Readonly<Record<string, unknown>>;
+  readonly result?: Readonly<Record<string, unknown>>;
+  readonly error?: WmpError;
+}
+
+/** A notification the client does not interpret itself. */
+export interface NotificationEvent {
+  readonly sessionId: string;
+  readonly method: string;
+  readonly params: Readonly<Record<string, unknown>>;
+}
+
+/** What `on(event, listener)` can listen to. */
+export interface ClientEvents {
+  message: ReceivedMessage;
+  status: MessageStatusEvent;
+  flow: FlowEvent;
+  state: StateChange;
+  notification: NotificationEvent;
+  /** A failure nobody awaits: a listener that threw, a store write, a fallback that failed. */
+  error: Error;
+}
+
+/** A message the relay could not hand to a live connection of `to` (status `queued` or `dropped`). */
+export interface UndeliveredMessage {
+  readonly to: string;
+  readonly status: 'queued' | 'dropped';
+  readonly messageId: string;
+  readonly clientMessageId: string;
+  /** The group session it was sent on, if any. */
+  readonly group: string | undefined;
+  readonly contentType: string;
+  readonly body: unknown;
+  readonly queuedUntil: string | undefined;
+  /**
+   * The message as a stand-alone envelope for another channel (a sealed mailbox): the sender and
+   * `client_message_id` in `wmp`, so a receiving `WmpClient` that gets both copies keeps one.
+   */
+  readonly envelope: JsonRpcNotification;
+}
+
+/**
+ * Called once per recipient for a message the relay queued (no live route) or dropped, when the
+ * application allowed it (`fallback` option of the client or of `send`). A rejection is reported
+ * on `error`; the relay copy stays queued either way.
+ */
+export type MessageFallback = (message: UndeliveredMessage) => void | Promise<void>;
+
+export interface ClientSendOptions {
+  /** Default `application/json`. */
+  readonly contentType?: string;
+  /** `wmp.expires_at`: the relay drops the message (status `expired`) after it. */
+  readonly expiresAt?: Date | string;
+  readonly messageType?: string;
+  readonly inReplyTo?: string;
+  /** The application's own id for the message; default a fresh random one. Retries keep it. */
+  readonly clientMessageId?: string;
+  /** Overrides the client's `fallback` for this message; `false` turns it off. */
+  readonly fallback?: MessageFallback | false;
+  readonly signal?: AbortSignal;
+  /** Per attempt; default the client's `requestTimeoutMs`. */
+  readonly timeoutMs?: number;
+}
+
+export interface ClientSendResult {
+  /** The relay's id: statuses name it (undefined from a responder that assigns none). */
+  readonly messageId: string | undefined;
+  readonly clientMessageId: string;
+  /** What the relay says (`queued` once it is stored for every recipient). */
+  readonly status: 'queued' | 'delivered' | 'expired' | 'dropped' | undefined;
+}
+
+export interface ClientCallOptions {
+  readonly signal?: AbortSignal;
+  readonly timeoutMs?: number;
+}
+
+export interface WmpClientOptions {
+  readonly identity: ClientIdentity;
+  /** Keeps the session, its resumption token, the last received id and the dedupe ids. Default: in memory. */
+  readonly store?: ClientStore;
+  /**
+   * `auto` (default): WebSocket for `ws:`/`wss:` URLs, HTTP + SSE for `http:`/`https:` URLs with a
+   * path, and for a bare origin what its `/.well-known/wmp-configuration` prefers.
+   */
+  readonly transport?: 'auto' | 'websocket' | 'http';
+  /** Default `globalThis.WebSocket` (browsers, Node >= 22); `@wmp/client-sdk/node` passes `ws`'s. */
+  readonly WebSocket?: WebSocketConstructorLike;
+  /** Default the global `fetch`. */
+  readonly fetch?: FetchLike;
+  /** Allows `ws:`/`http:` to hosts other than loopback. Insecure: tests and trusted networks only. */
+  readonly allowInsecure?: boolean;
+  /** Offered at session creation; default `{messaging, relay, offline, flows}`. */
+  readonly capabilities?: Capabilities;
+  /** Requested session lifetime in seconds; default 86 400 (the responder may shorten it). */
+  readonly ttl?: number;
+  /** Send `wmp.relay.register`; default: when the responder negotiated `relay`. */
+  readonly register?: boolean;
+  /** Backoff of reconnection (transport §3.5: 1 s doubling to 30 s, 10 attempts); `false`: never reconnect. */
+  readonly reconnect?: ReconnectPolicyOptions | false;
+  /** Timeout of each request; default 30 s. */
+  readonly requestTimeoutMs?: number;
+  /** Requests in flight at once; default 256. */
+  readonly maxPendingRequests?: number;
+  /** Calls waiting for a reconnection at once; default 256. */
+  readonly maxWaitingCalls?: number;
+  /** Received messages waiting for the application; more stay unacknowledged at the relay. Default 1000. */
+  readonly maxPendingMessages?: number;
+  /** Message ids remembered (and stored) for deduplication; default 8192. */
+  readonly maxSeenIds?: number;
+  /** Times a `send` is retried after the connection dropped under it; default 3. */
+  readonly sendRetries?: number;
+  /** Flows followed at once; default 64. */
+  readonly maxFlows?: number;
+  /** Group sessions held at once; default 15 (the relay's 16 sessions per connection, less ours). */
+  readonly maxGroups?: number;
+  /** Where undelivered messages go when the application allows it (e.g. a sealed `Mailbox`). */
+  readonly fallback?: MessageFallback;
+  /** How long after a send its `queued`/`dropped` status still triggers the fallback; default 10 s. */
+  readonly fallbackWindowMs?: number;
+}

@@ -1,0 +1,12 @@
+/** Why an identity could not be made or read. */
+export type IdentityErrorCode = 'invalid_identity';
+
+/** A refused identity (malformed JSON, wrong key sizes, a DID that does not match the key). */
+export class IdentityError extends Error {
+  readonly code: IdentityErrorCode;
+  constructor(code: IdentityErrorCode = 'invalid_identity') {
+    super('not a valid identity');
+    this.name = 'IdentityError';
+    this.code = code;
+  }
+}
