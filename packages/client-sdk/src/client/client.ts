@@ -739,6 +739,8 @@ export class WmpClient implements SessionHost {
     const sender = this.did;
     let main = this.#main;
     if (!main && this.#saved.session) main = WmpSession.restore(peer, { ...this.#saved.session, sender });
+    // Wired before the resume: the relay replays the queue right after its answer.
+    if (main) this.#wire(main, undefined);
     if (main && !(await this.#resume(main, peer))) main = undefined;
     let fresh = false;
     if (!main) {
@@ -758,6 +760,7 @@ export class WmpClient implements SessionHost {
 
     for (const [id, held] of [...this.#groups]) {
       const session = held.session ?? (held.saved ? WmpSession.restore(peer, { ...held.saved, sender }) : undefined);
+      if (session) this.#wire(session, id);
       if (session && (await this.#resume(session, peer))) {
         held.session = session;
         if (held.layer) session.useCipher(held.layer.cipher);
@@ -868,8 +871,9 @@ export class WmpClient implements SessionHost {
     for (const w of [...this.#waiters]) w.reject(error);
     this.#flows.closeAll(error);
     this.#fallback.close();
-    this.#inbox.close();
-    this.#keptStatuses.close();
+    // Not awaited: close() may be called from a message listener, whose handling waits for it.
+    void this.#inbox.close();
+    void this.#keptStatuses.close();
     const peer = this.#peer;
     this.#peer = undefined;
     // What the application already had is acknowledged, so the relay does not send it again
@@ -929,12 +933,14 @@ export class WmpClient implements SessionHost {
       return;
     }
     await this.#events.emitAndWait('message', this.#received(m.params, m.session.id, m.group, 'relay', from));
-    if (keys.length > 0) await this.#seen.add(keys).catch((e: unknown) => this.#report(e));
+    // Acknowledged at once (before the dedupe set is written), so a close() right after the
+    // listener still sends it; the relay does not send an acknowledged message again.
     if (id !== undefined) {
       this.#lastReceivedId = id;
-      this.#save();
       this.#acks.add(m.session, id);
     }
+    if (keys.length > 0) await this.#seen.add(keys).catch((e: unknown) => this.#report(e));
+    if (id !== undefined) this.#save();
   }
 
   #received(

@@ -20,7 +20,7 @@ export class Inbox {
   readonly #queue: Incoming[] = [];
   readonly #waiting = new Set<string>();
   #paused = true;
-  #running = false;
+  #running: Promise<void> | undefined;
   #closed = false;
 
   constructor(max: number, handle: (message: Incoming) => Promise<void>) {
@@ -45,23 +45,29 @@ export class Inbox {
     if (!paused) void this.#run();
   }
 
-  close(): void {
+  /**
+   * Stops taking messages; resolves once the one being handled (if any) is done, so that its
+   * acknowledgement is recorded before the connection goes.
+   */
+  close(): Promise<void> {
     this.#closed = true;
     this.#queue.length = 0;
     this.#waiting.clear();
+    return this.#running ?? Promise.resolve();
   }
 
-  async #run(): Promise<void> {
-    if (this.#running) return;
-    this.#running = true;
-    try {
-      while (!this.#paused && !this.#closed && this.#queue.length > 0) {
-        const next = this.#queue.shift()!;
-        if (next.id !== undefined) this.#waiting.delete(next.id);
-        await this.#handle(next);
-      }
-    } finally {
-      this.#running = false;
+  #run(): Promise<void> {
+    this.#running ??= this.#drain().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  async #drain(): Promise<void> {
+    while (!this.#paused && !this.#closed && this.#queue.length > 0) {
+      const next = this.#queue.shift()!;
+      if (next.id !== undefined) this.#waiting.delete(next.id);
+      await this.#handle(next);
     }
   }
 }

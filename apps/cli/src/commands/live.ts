@@ -1,0 +1,248 @@
+// wmp send|listen: live WMP messages through a relay (the relay queues a message for a recipient
+// who is not connected and hands it over when they are).
+import type { FlowEvent, Group, MessageStatusEvent, ReceivedMessage } from '@wmp/client-sdk';
+import type { CommandContext, CommandSpec } from '../command.js';
+import { CliError, InterruptedError, UnreachableError } from '../errors.js';
+import { connectLive, followState, liveRelay, liveRelayOption, retriesOption, withClient } from '../live.js';
+import { bodyText, printable, requireText, shortDid } from './common.js';
+import { groupNames, restoreGroups } from './group.js';
+
+/** A received live message as printed: JSON value and human line (`names`: group id -> name). */
+export function messageItem(m: ReceivedMessage, names: ReadonlyMap<string, string> = new Map()) {
+  const value = {
+    type: 'message',
+    id: m.id,
+    from: m.from,
+    to: m.to,
+    group: m.group,
+    ...(m.group && names.has(m.group) ? { group_name: names.get(m.group) } : {}),
+    content_type: m.contentType,
+    body: m.body,
+    received_at: new Date().toISOString(),
+  };
+  const where = m.group ? `[${names.get(m.group) ?? m.group}] ` : '';
+  const human = `${where}${m.from ? shortDid(m.from) : '(unknown sender)'}: ${printable(bodyText(m.body)).replace(/\n/g, '\n  ')}`;
+  return { value, human };
+}
+
+/** A flow event (progress, completion, failure) as printed. */
+export function flowItem(f: FlowEvent) {
+  const value = {
+    type: 'flow',
+    flow_id: f.flowId,
+    session_id: f.sessionId,
+    kind: f.kind,
+    ...(f.step !== undefined ? { step: f.step } : {}),
+    ...(f.payload ? { payload: f.payload } : {}),
+    ...(f.result ? { result: f.result } : {}),
+    ...(f.error ? { error: { code: f.error.code, message: f.error.message, data: f.error.data } } : {}),
+  };
+  const detail =
+    f.kind === 'progress'
+      ? `step ${f.step}`
+      : f.kind === 'completed'
+        ? `completed ${JSON.stringify(f.result ?? {})}`
+        : `failed: ${f.error?.message ?? ''} ${JSON.stringify(f.error?.data ?? {})}`;
+  return { value, human: `flow ${f.flowId} ${printable(detail)}` };
+}
+
+const TERMINAL = new Set(['delivered', 'expired', 'dropped']);
+
+/** Resolves when `ready()` holds (checked now and on each wake-up), after `timeoutMs`, or on abort. */
+function waitUntil(
+  ready: () => boolean,
+  subscribe: (wake: () => void) => () => void,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<void> {
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      signal.removeEventListener('abort', finish);
+      unsubscribe();
+      resolve();
+    };
+    const timer = setTimeout(finish, timeoutMs);
+    signal.addEventListener('abort', finish, { once: true });
+    const unsubscribe = subscribe(() => {
+      if (ready()) finish();
+    });
+    if (ready() || signal.aborted) finish();
+  });
+}
+
+const send: CommandSpec = {
+  path: ['send'],
+  summary: 'send a live message through a relay',
+  description: [
+    'The relay stores the message ("queued") and hands it to the recipient at once if they are',
+    'connected, else when they connect (for 24 hours by default). With --wait, wmp waits for the',
+    'recipient to take it ("delivered"); a message still undelivered after --timeout is exit 1.',
+  ],
+  args: [
+    { name: 'did', kind: 'did', help: 'recipient (did:key:z6Mk... or z6Mk...)' },
+    { name: 'text', rest: true, help: 'the message (the rest of the line)' },
+  ],
+  options: {
+    relay: liveRelayOption,
+    wait: { kind: 'flag', help: 'wait until the recipient has the message' },
+    timeout: { kind: 'int', min: 1, max: 3600, default: '30', help: 'seconds --wait waits' },
+    retries: retriesOption,
+  },
+  examples: [
+    'wmp send did:key:z6Mk... hello there --relay http://127.0.0.1:8080',
+    'wmp send did:key:z6Mk... "are you there?" --wait --timeout 10',
+  ],
+  async run(ctx) {
+    const to = ctx.args.did as string;
+    const text = requireText(ctx.args.text as string);
+    const wait = ctx.options.wait === true;
+    const timeoutS = (ctx.options.timeout as number | undefined) ?? 30;
+    await withClient(ctx, async (client, relay) => {
+      // Statuses can come before the send's own answer: listen first, match by id after.
+      const statuses: MessageStatusEvent[] = [];
+      let wake: (() => void) | undefined;
+      const off = client.on('status', (s) => {
+        statuses.push(s);
+        if (statuses.length > 1000) statuses.shift();
+        wake?.();
+      });
+      try {
+        const sent = await client.send(to, { text }, { signal: ctx.signal });
+        let status: string = sent.status ?? 'queued';
+        if (wait) {
+          const final = () => statuses.find((s) => s.messageId === sent.messageId && TERMINAL.has(s.status));
+          await waitUntil(
+            () => final() !== undefined,
+            (check) => {
+              wake = check;
+              return () => {
+                wake = undefined;
+              };
+            },
+            timeoutS * 1000,
+            ctx.signal,
+          );
+          const got = final();
+          if (!got && ctx.signal.aborted) throw new InterruptedError();
+          if (!got) {
+            throw new CliError(
+              `the message ${sent.messageId} is queued at ${relay} but not delivered within ${timeoutS} s`,
+              'The relay keeps it until the recipient connects (wmp listen) or it expires; or send sealed mail: wmp mail send',
+              { message_id: sent.messageId, status: 'queued' },
+            );
+          }
+          status = got.status;
+          if (got.status !== 'delivered') {
+            throw new CliError(
+              `the message ${sent.messageId} was ${got.status}${got.reason ? ` (${got.reason})` : ''}`,
+              got.status === 'expired'
+                ? 'It waited too long; send it again.'
+                : "The recipient's queue at the relay is full; try again later or send sealed mail: wmp mail send",
+              { message_id: sent.messageId, status: got.status },
+            );
+          }
+        }
+        ctx.out.result({ to, relay, message_id: sent.messageId, status }, () =>
+          status === 'delivered'
+            ? `delivered to ${shortDid(to)} (message ${sent.messageId})`
+            : `queued at ${relay} for ${shortDid(to)} (message ${sent.messageId}); the relay hands it over when they connect`,
+        );
+      } finally {
+        off();
+      }
+    });
+  },
+};
+
+const listen: CommandSpec = {
+  path: ['listen'],
+  summary: 'connect to a relay and show the messages you receive',
+  description: [
+    'Shows each message once, then acknowledges it (the relay deletes it); messages queued while',
+    'you were away come first. Runs until Ctrl-C, or until --count messages. A dropped connection',
+    'is retried (shown on stderr); with --json each message is one JSON object per line.',
+  ],
+  options: {
+    relay: liveRelayOption,
+    count: { kind: 'int', min: 1, max: 1_000_000, help: 'stop after this many messages' },
+    retries: retriesOption,
+  },
+  examples: ['wmp listen --relay http://127.0.0.1:8080', 'wmp --json listen --count 1'],
+  async run(ctx) {
+    const relay = await liveRelay(ctx);
+    let groups: Group[] = [];
+    const client = await connectLive(ctx, relay, {
+      receive: true,
+      prepare: async (c) => {
+        groups = await restoreGroups(ctx, c);
+      },
+    });
+    const names = await groupNames(ctx.home);
+    const limit = ctx.options.count as number | undefined;
+    let seen = 0;
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    const onAbort = () => finish();
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    const closed = followState(ctx, client, relay);
+    try {
+      client.on('flow', (f) => {
+        const item = flowItem(f);
+        ctx.out.item(item.value, () => item.human);
+      });
+      for (const g of groups) watchGroup(ctx, g, names);
+      client.on('message', (m) => {
+        if (limit !== undefined && seen >= limit) return;
+        const item = messageItem(m, names);
+        ctx.out.item(item.value, () => item.human);
+        seen += 1;
+        if (limit !== undefined && seen >= limit) finish();
+      });
+      ctx.out.note(`listening as ${client.did} on ${relay} (Ctrl-C to stop)`);
+      const lost = await Promise.race([finished.then(() => undefined), closed.then((e) => e ?? new Error('closed'))]);
+      if (lost !== undefined) {
+        throw new UnreachableError(
+          `lost the connection to ${relay} and could not reconnect`,
+          'Check that the relay is running, then listen again.',
+        );
+      }
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+      for (const g of groups) await g.close().catch(() => undefined);
+      await client.close();
+    }
+  },
+};
+
+/** Prints what happens to a group a live command holds: members added or removed, our removal. */
+export function watchGroup(ctx: Pick<CommandContext, 'out'>, group: Group, names: ReadonlyMap<string, string>): void {
+  const label = names.get(group.id) ?? group.id;
+  group.on('commit', (c) => {
+    const changes = [...c.added.map((d) => `+${shortDid(d)}`), ...c.removed.map((d) => `-${shortDid(d)}`)];
+    ctx.out.item(
+      {
+        type: 'group_commit',
+        group: group.id,
+        name: names.get(group.id) ?? null,
+        epoch: c.epoch,
+        sender: c.sender,
+        added: c.added,
+        removed: c.removed,
+      },
+      () => `[${label}] epoch ${c.epoch}${changes.length ? ` ${changes.join(' ')}` : ''}`,
+    );
+  });
+  group.on('removed', (r) => {
+    ctx.out.item(
+      { type: 'group_removed', group: group.id, name: names.get(group.id) ?? null, epoch: r.epoch, by: r.by },
+      () => `[${label}] you were removed${r.by ? ` by ${shortDid(r.by)}` : ''}`,
+    );
+  });
+  group.on('error', (e) => ctx.out.warn(`[${label}] ${e.error.message}`, e.error.code));
+}
+
+export const liveCommands: readonly CommandSpec[] = [send, listen];

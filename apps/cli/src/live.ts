@@ -1,0 +1,149 @@
+// Live connections to a relay: the first connection is retried a few times with backoff (a
+// progress line on a terminal says so), later drops are the SDK's to retry (the state is shown).
+// Only network failures are retried; a relay that answers "no" is an error at once.
+import { Mailbox, type WmpClient } from '@wmp/client-sdk';
+import { connect } from '@wmp/client-sdk/node';
+import { ReconnectPolicy } from '@wmp/transports';
+import type { CommandContext, OptionSpec } from './command.js';
+import { NotFoundError, UnreachableError } from './errors.js';
+import type { Progress } from './progress.js';
+import { isUnreachable } from './to-cli-error.js';
+
+/** `--relay <url>` of the live commands. */
+export const liveRelayOption: OptionSpec = {
+  kind: 'url',
+  help: 'the relay to connect to',
+  default: 'the first relay on your card',
+};
+
+/** `--retries <n>` of the live commands. */
+export const retriesOption: OptionSpec = {
+  kind: 'int',
+  min: 0,
+  max: 20,
+  default: '3',
+  help: 'how often to retry a relay that cannot be reached (backoff up to 30 s; for a drop later: 10 times)',
+};
+
+/** The relay of a live command: `--relay`, else the REPL's, else the first relay on your card. */
+export async function liveRelay(ctx: CommandContext): Promise<string> {
+  const given = ctx.options.relay;
+  if (typeof given === 'string') return given;
+  if (Array.isArray(given) && given.length > 0) return given[0]!;
+  if (ctx.live) return ctx.live.relay;
+  const card = await new Mailbox({ identity: await ctx.home.identity(), store: ctx.home.store() }).card();
+  if (card) return card.relays[0]!;
+  throw new NotFoundError(
+    'no relay given and you have no card naming one',
+    'Give the relay: --relay <url> (or publish your card with one: wmp card publish --relay <url>)',
+  );
+}
+
+/**
+ * Connects the home's identity to `relay`, retrying unreachable relays `retries` times. With
+ * `receive`, asks the relay once more for everything not yet acknowledged (see below).
+ */
+export async function connectLive(
+  ctx: CommandContext,
+  relay: string,
+  options: { receive?: boolean; prepare?: (client: WmpClient) => Promise<void> } = {},
+): Promise<WmpClient> {
+  const client = await dial(ctx, relay);
+  if (options.receive) {
+    // The SDK wires a session restored from the store only after its resume succeeded, so what
+    // the relay replays right after the resume answer can be missed in a new process. A
+    // register makes the relay replay everything unacknowledged again (deduplicated by the SDK).
+    try {
+      // First what reads the replay (groups restore their decryption), then the replay itself.
+      await options.prepare?.(client);
+      await client.request('wmp.relay.register', {}, { signal: ctx.signal });
+    } catch (error) {
+      await client.close();
+      throw error;
+    }
+  }
+  return client;
+}
+
+async function dial(ctx: CommandContext, relay: string): Promise<WmpClient> {
+  const identity = await ctx.home.identity();
+  const retries = (ctx.options.retries as number | undefined) ?? 3;
+  const policy = new ReconnectPolicy({ initialDelayMs: 500, maxDelayMs: 30_000 });
+  let progress: Progress | undefined;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await connect(relay, {
+          identity,
+          store: ctx.home.store(),
+          // A drop later is retried by the SDK: 1 s doubling to 30 s, 10 attempts.
+          reconnect: { initialDelayMs: 1000, maxDelayMs: 30_000, maxAttempts: 10 },
+        });
+      } catch (error) {
+        if (ctx.signal.aborted) throw error;
+        if (!isUnreachable(error)) throw error;
+        if (attempt > retries) {
+          throw new UnreachableError(
+            `could not connect to ${relay}${retries > 0 ? ` (${attempt} attempts)` : ''}`,
+            'Check the URL and that the relay is running (npm start starts one on http://127.0.0.1:8080).',
+            { relay },
+          );
+        }
+        const delayMs = policy.nextDelay(attempt);
+        progress ??= ctx.out.progress(`cannot reach ${relay}; retrying`);
+        progress.update(`(attempt ${attempt + 1} of ${retries + 1} in ${(delayMs / 1000).toFixed(1)} s)`);
+        await sleep(delayMs, ctx.signal);
+      }
+    }
+  } finally {
+    progress?.done();
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Shows connection drops and reconnections of a long-running client; resolves when it closes for good. */
+export function followState(ctx: CommandContext, client: WmpClient, relay: string): Promise<unknown> {
+  let progress: Progress | undefined;
+  return new Promise((resolve) => {
+    client.on('state', (change) => {
+      if (change.state === 'reconnecting') {
+        if (!progress) ctx.out.warn(`lost the connection to ${relay}; reconnecting`, 'reconnecting');
+        progress ??= ctx.out.progress(`reconnecting to ${relay}`);
+        if (change.attempt !== undefined) progress.update(`(attempt ${change.attempt})`);
+      } else if (change.state === 'connected') {
+        progress?.done();
+        progress = undefined;
+        ctx.out.note(`reconnected to ${relay}`);
+      } else if (change.state === 'closed') {
+        progress?.done();
+        resolve(change.error);
+      }
+    });
+  });
+}
+
+/** Runs `fn` with the REPL's client, or with a new connection that is closed afterwards. */
+export async function withClient<T>(
+  ctx: CommandContext,
+  fn: (client: WmpClient, relay: string) => Promise<T>,
+): Promise<T> {
+  const relay = await liveRelay(ctx);
+  if (ctx.live && ctx.live.relay === relay) return fn(ctx.live.client, relay);
+  const client = await connectLive(ctx, relay);
+  try {
+    return await fn(client, relay);
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,93 @@
+// Kinds of argument and option values, each with its check and conversion (a map, so a new kind is
+// one entry). A value that does not fit is a usage error that names the argument and shows a
+// correct example.
+import { decodeEd25519Multikey, didKeyFromPublicKey, publicKeyFromDidKey } from '@wmp/jcs-signing';
+import { isBoxOrigin } from '@wmp/ohan-seal';
+
+export type ValueKind = 'text' | 'int' | 'url' | 'did' | 'path' | 'name';
+
+/** Why a value was refused, with an example of a good one (the caller adds the argument's name). */
+export class ValueError extends Error {
+  override readonly name = 'ValueError';
+}
+
+interface Limits {
+  readonly min?: number | undefined;
+  readonly max?: number | undefined;
+}
+
+/** What each kind is called in help (`--relay <url>`). */
+export const PLACEHOLDER: Readonly<Record<ValueKind, string>> = {
+  text: 'text',
+  int: 'n',
+  url: 'url',
+  did: 'did',
+  path: 'file',
+  name: 'name',
+};
+
+const MAX_TEXT = 64 * 1024;
+
+/** An identity as `did:key:z6Mk...` (an Ed25519 Multikey `z6Mk...` is accepted and converted). */
+export function toDid(text: string): string {
+  const t = text.trim();
+  try {
+    const publicKey = t.startsWith('did:key:') ? publicKeyFromDidKey(t) : decodeEd25519Multikey(t);
+    return didKeyFromPublicKey(publicKey);
+  } catch {
+    throw new ValueError(`"${short(t)}" is not an Ed25519 did:key (like did:key:z6Mk...) or Multikey (z6Mk...)`);
+  }
+}
+
+/** A relay origin: `https://host[:port]`, or `http://` on loopback; a trailing slash or `/wmp` is dropped. */
+export function toRelayUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    throw new ValueError(`"${short(text)}" is not a URL (like https://relay.example or http://127.0.0.1:8080)`);
+  }
+  if (url.protocol === 'ws:' || url.protocol === 'wss:') url.protocol = url.protocol === 'ws:' ? 'http:' : 'https:';
+  const path = url.pathname.replace(/\/+$/, '');
+  if (path !== '' && path !== '/wmp') {
+    throw new ValueError(`"${short(text)}" has a path; give the relay's origin (like https://relay.example)`);
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    throw new ValueError(`"${short(text)}" has a query, fragment or credentials; give the relay's origin only`);
+  }
+  if (!isBoxOrigin(url.origin)) {
+    throw new ValueError(`"${short(text)}" must be https:// (http:// only on 127.0.0.1, localhost or [::1])`);
+  }
+  return url.origin;
+}
+
+function short(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+export const CONVERT: Readonly<Record<ValueKind, (text: string, limits: Limits) => string | number>> = {
+  text(text) {
+    if (text.length > MAX_TEXT) throw new ValueError(`is longer than ${MAX_TEXT} characters`);
+    return text;
+  },
+  int(text, { min = 0, max = Number.MAX_SAFE_INTEGER }) {
+    const t = text.trim();
+    const n = /^\d+$/.test(t) ? Number(t) : Number.NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      throw new ValueError(`"${short(text)}" is not a whole number from ${min} to ${max}`);
+    }
+    return n;
+  },
+  url: toRelayUrl,
+  did: toDid,
+  path(text) {
+    if (text.trim() === '') throw new ValueError('is empty; give a file name (or - for standard input/output)');
+    return text;
+  },
+  name(text) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(text)) {
+      throw new ValueError(`"${short(text)}" is not a name (letters, digits, . _ -; up to 64; like team-a)`);
+    }
+    return text;
+  },
+};
