@@ -12,9 +12,28 @@ export function fromUtf8(bytes: Uint8Array): string {
   return strictDecoder.decode(bytes);
 }
 
-/** Unpadded base64url (RFC 7515 §2). */
+const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * Unpadded base64url (RFC 7515 §2). Written out rather than @scure/base's generic radix
+ * encoder, which cost a relay 2% of its CPU on signatures and hashes; decoding stays strict there.
+ */
 export function b64urlEncode(bytes: Uint8Array): string {
-  return base64urlnopad.encode(bytes);
+  let out = '';
+  const whole = bytes.length - (bytes.length % 3);
+  for (let i = 0; i < whole; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    out += B64URL[n >> 18]! + B64URL[(n >> 12) & 63]! + B64URL[(n >> 6) & 63]! + B64URL[n & 63]!;
+  }
+  const rest = bytes.length - whole;
+  if (rest === 1) {
+    const n = bytes[whole]!;
+    out += B64URL[n >> 2]! + B64URL[(n & 3) << 4]!;
+  } else if (rest === 2) {
+    const n = (bytes[whole]! << 8) | bytes[whole + 1]!;
+    out += B64URL[n >> 10]! + B64URL[(n >> 4) & 63]! + B64URL[(n & 15) << 2]!;
+  }
+  return out;
 }
 
 /** Strict unpadded base64url: throws on padding, foreign characters or non-canonical trailing bits. */

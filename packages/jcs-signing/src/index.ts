@@ -68,6 +68,7 @@ export {
   contentHash,
   MAX_RELAY_HOPS,
   type RelayHop,
+  relayChainWith,
   type VerifyRelayChainOptions,
   verifyRelayChain,
 } from './relay-chain.js';

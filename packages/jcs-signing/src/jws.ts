@@ -76,14 +76,28 @@ function signingInput(encodedHeader: string, payload: Uint8Array): Uint8Array {
   return concatBytes(utf8(`${encodedHeader}.`), payload);
 }
 
+/** Encoded plain headers by kid: a relay signs every routed message with the same one. Bounded. */
+const encodedHeaders = new Map<string, string>();
+
+function encodedHeaderOf(kid: string, extraHeader: Record<string, unknown>): string {
+  const plain = Object.keys(extraHeader).length === 0;
+  const cached = plain ? encodedHeaders.get(kid) : undefined;
+  if (cached !== undefined) return cached;
+  const encoded = b64urlEncode(utf8(jcs({ ...extraHeader, alg: 'EdDSA', b64: false, crit: ['b64'], kid })));
+  if (plain) {
+    if (encodedHeaders.size >= MAX_CACHED_HEADERS) encodedHeaders.delete(encodedHeaders.keys().next().value as string);
+    encodedHeaders.set(kid, encoded);
+  }
+  return encoded;
+}
+
 /** Signs `payload` into a compact detached JWS `<header>..<signature>` with `b64:false`. */
 export async function signDetached(
   payload: Uint8Array,
   signer: Signer,
   extraHeader: Record<string, unknown> = {},
 ): Promise<string> {
-  const header = { ...extraHeader, alg: 'EdDSA', b64: false, crit: ['b64'], kid: signer.kid };
-  const encodedHeader = b64urlEncode(utf8(jcs(header)));
+  const encodedHeader = encodedHeaderOf(signer.kid, extraHeader);
   const signature = await signer.sign(signingInput(encodedHeader, payload));
   return `${encodedHeader}..${b64urlEncode(signature)}`;
 }

@@ -19,6 +19,20 @@ export interface RelayHop {
   readonly serviceClass?: RelayEntry['service_class'];
 }
 
+/** The RFC 3339 time of this second, remembered for the second (a relay stamps every message). */
+let stampSecond = Number.NaN;
+let stamp = '';
+
+function rfc3339Now(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== stampSecond) {
+    stampSecond = second;
+    stamp = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  return stamp;
+}
+
 /** b64url(SHA-256(JCS(content))): binds every hop to the unchanged content. */
 export function contentHash(message: JsonRpcMessage): string {
   return b64urlEncode(sha256(jcsBytes(signedContentOf(message))));
@@ -43,18 +57,27 @@ function chainOf(message: JsonRpcMessage): RelayEntry[] {
   return chain as RelayEntry[];
 }
 
-/** Returns a copy of `message` with this relay's signed entry appended to `wmp.relay_chain`. */
-export async function appendRelayEntry<M extends JsonRpcMessage>(message: M, hop: RelayHop): Promise<M> {
+/**
+ * `wmp.relay_chain` of `message` with this relay's signed entry appended, as a new array; the
+ * message is not copied (a relay that builds the message itself sets the chain in place).
+ */
+export async function relayChainWith(message: JsonRpcMessage, hop: RelayHop): Promise<RelayEntry[]> {
   const earlier = chainOf(message);
   if (earlier.length >= MAX_RELAY_HOPS) throw new SignatureInvalidError({ reason: 'too_many_hops' });
   const unsigned: RelayEntry = {
     relay: hop.relay,
     relay_id: hop.relayId,
-    timestamp: hop.timestamp ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    timestamp: hop.timestamp ?? rfc3339Now(),
     ...(hop.serviceClass ? { service_class: hop.serviceClass } : {}),
   };
   const signature = await signDetached(hopPayload(contentHash(message), unsigned, earlier), hop.signer);
-  return withMetadata(message, (wmp) => ({ ...wmp, relay_chain: [...earlier, { ...unsigned, signature }] }));
+  return [...earlier, { ...unsigned, signature }];
+}
+
+/** Returns a copy of `message` with this relay's signed entry appended to `wmp.relay_chain`. */
+export async function appendRelayEntry<M extends JsonRpcMessage>(message: M, hop: RelayHop): Promise<M> {
+  const chain = await relayChainWith(message, hop);
+  return withMetadata(message, (wmp) => ({ ...wmp, relay_chain: chain }));
 }
 
 export interface VerifyRelayChainOptions {

@@ -57,6 +57,11 @@ export interface PeerOptions<C extends BaseContext> {
   /** Most incoming requests being handled at once; more are refused with -31007. */
   readonly maxConcurrentHandlers?: number;
   readonly interceptor?: Interceptor<C>;
+  /**
+   * Handlers of both requests and notifications shared by many peers (a server's table), looked
+   * up after the peer's own: one table per server instead of two maps per connection.
+   */
+  readonly sharedHandlers?: ReadonlyMap<string, RequestHandler<C>>;
   /** Called with a handler's unexpected exception (its answer is -32603 without details). */
   readonly onHandlerError?: (error: unknown, method: string) => void;
 }
@@ -91,11 +96,14 @@ export class Peer<C extends BaseContext = BaseContext> {
   readonly #maxHandlers: number;
   readonly #interceptor: Interceptor<C> | undefined;
   readonly #onHandlerError: ((error: unknown, method: string) => void) | undefined;
-  readonly #requestHandlers = new Map<string, RequestHandler<C>>();
-  readonly #notificationHandlers = new Map<string, NotificationHandler<C>>();
+  readonly #shared: ReadonlyMap<string, RequestHandler<C>> | undefined;
+  /** The peer's own handlers, made on the first `set...Handler` (a server's peers have none). */
+  #requestHandlers: Map<string, RequestHandler<C>> | undefined;
+  #notificationHandlers: Map<string, NotificationHandler<C>> | undefined;
   readonly #pending = new Map<JsonRpcId, Pending>();
   readonly #closed = new AbortController();
-  readonly #nextId = requestIdSequence();
+  /** Made on the first outgoing request: a server's peers seldom send one. */
+  #nextId: (() => string) | undefined;
   #activeHandlers = 0;
   #started = false;
 
@@ -117,6 +125,7 @@ export class Peer<C extends BaseContext = BaseContext> {
     this.#maxPending = options.maxPendingRequests ?? 1024;
     this.#maxHandlers = options.maxConcurrentHandlers ?? 256;
     this.#interceptor = options.interceptor;
+    this.#shared = options.sharedHandlers;
     this.#onHandlerError = options.onHandlerError;
   }
 
@@ -134,10 +143,12 @@ export class Peer<C extends BaseContext = BaseContext> {
   }
 
   setRequestHandler(method: string, handler: RequestHandler<C>): void {
+    this.#requestHandlers ??= new Map();
     this.#requestHandlers.set(method, handler);
   }
 
   setNotificationHandler(method: string, handler: NotificationHandler<C>): void {
+    this.#notificationHandlers ??= new Map();
     this.#notificationHandlers.set(method, handler);
   }
 
@@ -159,6 +170,7 @@ export class Peer<C extends BaseContext = BaseContext> {
       return Promise.reject(new PeerError('ERR_TOO_MANY_PENDING', 'too many pending requests'));
     }
     options.signal?.throwIfAborted();
+    this.#nextId ??= requestIdSequence();
     const id = this.#nextId();
     const message: JsonRpcRequest =
       params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
@@ -263,9 +275,9 @@ export class Peer<C extends BaseContext = BaseContext> {
     const isRequest = 'id' in message;
     const requestId = isRequest ? (message as JsonRpcRequest).id : undefined;
     if (isRequest && this.#activeHandlers >= this.#maxHandlers) return new RateLimitedError().toResponse(requestId!);
-    const handler = isRequest
-      ? this.#requestHandlers.get(message.method)
-      : this.#notificationHandlers.get(message.method);
+    const handler =
+      (isRequest ? this.#requestHandlers?.get(message.method) : this.#notificationHandlers?.get(message.method)) ??
+      this.#shared?.get(message.method);
     this.#activeHandlers++;
     try {
       const base: BaseContext = {

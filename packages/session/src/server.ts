@@ -97,11 +97,8 @@ export class WmpServer {
 
   /** Adds or replaces the handler of a method (a relay adds `wmp.relay.register`, say). */
   handle(method: string, handler: RequestHandler<WmpContext>): void {
+    // Every peer looks handlers up in this one table, open connections included.
     this.#handlers.set(method, handler);
-    for (const c of this.#connections) {
-      c.peer.setRequestHandler(method, handler);
-      c.peer.setNotificationHandler(method, handler as never);
-    }
   }
 
   /** Serves one connection until it closes. */
@@ -112,16 +109,13 @@ export class WmpServer {
     }
     const peer: Peer<WmpContext> = new Peer<WmpContext>(transport, {
       interceptor: (message, base) => this.#intercept(connection, message, base),
+      sharedHandlers: this.#handlers,
       ...(this.#options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.#options.requestTimeoutMs }),
       ...(this.#options.maxMessageBytes === undefined
         ? {}
         : { limits: { maxBytes: this.#options.maxMessageBytes, maxDepth: 32, maxBatch: 100 } }),
     });
     const connection: Connection = { id: this.#nextConnectionId++, peer, sessions: new Map(), recentIds: new Map() };
-    for (const [method, handler] of this.#handlers) {
-      peer.setRequestHandler(method, handler);
-      peer.setNotificationHandler(method, handler as never);
-    }
     peer.onclose = () => this.#disconnect(connection);
     this.#connections.add(connection);
     await peer.start();
@@ -259,9 +253,14 @@ export class WmpServer {
       throw new NotAuthorizedError({ reason: 'authentication required' });
     }
     if (message.method !== 'wmp.session.authenticate') checkSender(wmp, binding.identity, session);
-    const recent = connection.recentIds.get(sessionId) ?? new Set<string | number>();
-    connection.recentIds.set(sessionId, recent);
-    checkDuplicateId(recent, 'id' in message ? message.id : undefined);
+    if ('id' in message) {
+      let recent = connection.recentIds.get(sessionId);
+      if (recent === undefined) {
+        recent = new Set<string | number>();
+        connection.recentIds.set(sessionId, recent);
+      }
+      checkDuplicateId(recent, message.id);
+    }
     // A member decrypts; a responder without a cipher for the session relays deliveries unread.
     const plain = encrypted
       ? await this.#decrypt(message.method, params, session.id, wmp.sender ?? binding.identity ?? session.initiator)

@@ -59,6 +59,15 @@ function pathnameOf(url: string | undefined): string | undefined {
 }
 
 /**
+ * Destroys the socket on an error. Its own function: a listener created inside the upgrade
+ * handler would share that handler's closure scope and keep the upgrade request (headers and
+ * all) alive for as long as the connection lives.
+ */
+function guard(socket: Duplex): void {
+  socket.on('error', () => socket.destroy());
+}
+
+/**
  * Serves the WebSocket binding on an existing HTTP server: a `ws` server in noServer mode takes
  * upgrades on `path`, echoes the `wmp.v1` subprotocol, refuses frames over `maxPayload` before
  * buffering them, and hands each connection to `onTransport` as a `WebSocketServerTransport`.
@@ -93,9 +102,12 @@ export function attachWebSocketServer(
       .then(() => options.onTransport(transport, request))
       .catch(() => ws.close(WsCloseCode.InternalError));
   };
+  const released = (): void => {
+    live--;
+  };
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    socket.on('error', () => socket.destroy());
+    guard(socket);
     const status =
       pathnameOf(request.url) !== path
         ? 404
@@ -110,9 +122,7 @@ export function attachWebSocketServer(
     }
     // Counted on the raw socket so that failed handshakes give their slot back too.
     live++;
-    socket.once('close', () => {
-      live--;
-    });
+    socket.once('close', released);
     wss.handleUpgrade(request, socket, head, (ws) => accept(ws, request));
   };
   server.on('upgrade', onUpgrade);

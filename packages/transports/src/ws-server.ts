@@ -35,8 +35,13 @@ function rawLength(data: RawData): number {
 
 function rawText(data: RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  // ws hands text frames over as Buffers: decode in place (Buffer.from would copy first).
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
   return Buffer.from(data as ArrayBuffer).toString('utf8');
 }
+
+/** The TCP socket under a `ws` connection (`ws` keeps it as `_socket`), to cork it. */
+type Corkable = { cork(): void; uncork(): void; destroyed?: boolean };
 
 /**
  * WMP over one accepted `ws` connection (Node). `ws` has already checked that text frames are
@@ -64,8 +69,10 @@ export class WebSocketServerTransport implements Transport {
   #closed = false;
   #notified = false;
   #refused = false;
-  readonly #closedSignal: Promise<void>;
-  #resolveClosed!: () => void;
+  #corked = false;
+  /** Made by the first `close()` that has to wait (idle connections never need one). */
+  #closedSignal: Promise<void> | undefined;
+  #resolveClosed: (() => void) | undefined;
 
   constructor(socket: WebSocket, options: WebSocketServerTransportOptions = {}) {
     this.#socket = socket;
@@ -73,9 +80,6 @@ export class WebSocketServerTransport implements Transport {
     this.#maxBufferedBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024;
     this.#closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
     this.#pongTimeoutMs = options.pongTimeoutMs ?? DEFAULT_PONG_TIMEOUT_MS;
-    this.#closedSignal = new Promise((resolve) => {
-      this.#resolveClosed = resolve;
-    });
     socket.on('message', (data, isBinary) => this.#receive(data, isBinary));
     socket.on('pong', () => {
       this.#lastPong = Date.now();
@@ -84,7 +88,6 @@ export class WebSocketServerTransport implements Transport {
     socket.on('close', () => this.#finish());
     if (socket.readyState === CLOSED) {
       this.#closed = true;
-      this.#resolveClosed();
       return;
     }
     this.#pinger = setInterval(() => this.#keepalive(), options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS);
@@ -115,7 +118,27 @@ export class WebSocketServerTransport implements Transport {
       socket.close(WsCloseCode.TryAgainLater);
       throw error;
     }
+    this.#cork();
     socket.send(JSON.stringify(message));
+  }
+
+  /**
+   * Frames sent in one turn of the event loop (a relay forwards a burst to one connection, then
+   * answers it) leave in one write: `ws` writes every frame with its own syscall otherwise. The
+   * socket is corked on the first send and uncorked once the turn's callbacks and microtasks ran.
+   */
+  #cork(): void {
+    if (this.#corked) return;
+    const raw = (this.#socket as unknown as { _socket?: Corkable })._socket;
+    if (raw === undefined || raw.destroyed) return;
+    this.#corked = true;
+    raw.cork();
+    process.nextTick(WebSocketServerTransport.#uncork, this, raw);
+  }
+
+  static #uncork(transport: WebSocketServerTransport, raw: Corkable): void {
+    transport.#corked = false;
+    raw.uncork();
   }
 
   async close(): Promise<void> {
@@ -123,6 +146,14 @@ export class WebSocketServerTransport implements Transport {
     if (this.#socket.readyState !== CLOSED) this.#socket.close(WsCloseCode.Normal);
     const timer = setTimeout(() => this.#socket.terminate(), this.#closeTimeoutMs);
     timer.unref?.();
+    if (this.#closed) {
+      // Closed within close() itself: nothing left to wait for.
+      clearTimeout(timer);
+      return;
+    }
+    this.#closedSignal ??= new Promise((resolve) => {
+      this.#resolveClosed = resolve;
+    });
     await this.#closedSignal;
     clearTimeout(timer);
   }
@@ -170,7 +201,7 @@ export class WebSocketServerTransport implements Transport {
     if (this.#closed && this.#notified) return;
     this.#closed = true;
     clearInterval(this.#pinger);
-    this.#resolveClosed();
+    this.#resolveClosed?.();
     if (this.#started) this.#notifyClosed();
   }
 

@@ -1,4 +1,4 @@
-import { appendRelayEntry } from '@wmp/jcs-signing';
+import { relayChainWith } from '@wmp/jcs-signing';
 import type { JsonRpcNotification } from '@wmp/jsonrpc-envelope';
 import type { Connection, SessionRecord } from '@wmp/session';
 import { QueueFullError } from '../errors.js';
@@ -28,15 +28,17 @@ export async function routedMessage(
 ): Promise<RoutedMessage> {
   const { wmp = {}, ...content } = params as { wmp?: Record<string, unknown> };
   const { session_id: _ignored, ...meta } = wmp;
-  const message: JsonRpcNotification = {
-    jsonrpc: '2.0',
-    method,
-    params: {
-      ...content,
-      wmp: { ...meta, ...extra, sender, message_id: messageId, ...(group ? { session_id: group } : {}) },
-    },
+  const routedWmp: Record<string, unknown> = {
+    ...meta,
+    ...extra,
+    sender,
+    message_id: messageId,
+    ...(group ? { session_id: group } : {}),
   };
-  return (await appendRelayEntry(message, s.hop())) as RoutedMessage;
+  const message: JsonRpcNotification = { jsonrpc: '2.0', method, params: { ...content, wmp: routedWmp } };
+  // The message is ours (built just above): the signed chain goes in place, without a copy.
+  routedWmp.relay_chain = await relayChainWith(message, s.hop());
+  return message as RoutedMessage;
 }
 
 export interface RouteInput {

@@ -122,21 +122,25 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     if (!authenticator) throw new NotAuthorizedError({ reason: 'unsupported auth type' });
     const now = s.now();
     const challenge = session.challenge && session.challenge.expiresAt > now ? session.challenge : undefined;
-    // A challenge answers one attempt, right or wrong (core §4.4.7: single use).
-    if (authenticator.needsChallenge) {
-      session.challenge = undefined;
-      await s.store.put(session);
-    }
-    const identity = await authenticator.authenticate({
-      auth: params.auth,
-      sessionId: session.id,
-      sender: params.wmp.sender,
-      challenge,
-      timestamp: params.wmp.timestamp,
-      now,
-    });
-    if (session.participants.length > 0 && !session.participants.includes(identity)) {
-      throw new NotAuthorizedError({ reason: 'not a participant of this session' });
+    // A challenge answers one attempt, right or wrong (core §4.4.7: single use). It is cleared
+    // before the check and stored with the outcome: one write per attempt, not two.
+    if (authenticator.needsChallenge) session.challenge = undefined;
+    let identity: string;
+    try {
+      identity = await authenticator.authenticate({
+        auth: params.auth,
+        sessionId: session.id,
+        sender: params.wmp.sender,
+        challenge,
+        timestamp: params.wmp.timestamp,
+        now,
+      });
+      if (session.participants.length > 0 && !session.participants.includes(identity)) {
+        throw new NotAuthorizedError({ reason: 'not a participant of this session' });
+      }
+    } catch (e) {
+      if (authenticator.needsChallenge) await s.store.put(session);
+      throw e;
     }
     if (!session.authenticated.includes(identity)) session.authenticated.push(identity);
     session.state = 'active';
