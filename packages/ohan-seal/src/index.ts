@@ -58,4 +58,13 @@ export {
   unpadEnvelope,
 } from './seal.js';
 export { leadingZeroBits, type MintOptions, type MintProgress, mintStamp, stampStrength } from './stamp.js';
-export { type EventFailure, type EventVerdict, type VerifyEventOptions, verifyEvent } from './verify.js';
+export {
+  completeEventVerification,
+  type EventFailure,
+  type EventSignatureCheck,
+  type EventVerdict,
+  type PreparedEventVerdict,
+  prepareEventVerification,
+  type VerifyEventOptions,
+  verifyEvent,
+} from './verify.js';

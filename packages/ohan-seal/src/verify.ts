@@ -22,9 +22,26 @@ export interface VerifyEventOptions {
 
 const DAY_MS = 24 * 3600 * 1000;
 
-function fail(reason: EventFailure): EventVerdict {
+function fail(reason: EventFailure): { readonly ok: false; readonly reason: EventFailure } {
   return { ok: false, reason };
 }
+
+/** The Ed25519 check of `verifyEvent`: `from_key`'s raw public key (strong, checked), the signed bytes, the raw signature. */
+export interface EventSignatureCheck {
+  readonly publicKey: Uint8Array;
+  readonly message: Uint8Array;
+  readonly signature: Uint8Array;
+}
+
+/** `verifyEvent` up to its Ed25519 check: a refusal, or the check to run and the verdict it leads to. */
+export type PreparedEventVerdict =
+  | { readonly ok: false; readonly reason: EventFailure }
+  | {
+      readonly ok: true;
+      readonly check: EventSignatureCheck;
+      /** The verdict when the signature verifies (a later check, stamp or time, may still refuse). */
+      readonly verdict: EventVerdict;
+    };
 
 /**
  * Everything a box checks before storing an event (DESIGN §4.5), with no private key: exact
@@ -32,6 +49,19 @@ function fail(reason: EventFailure): EventVerdict {
  * the stamp, and the time window. A `seq` added by a box is ignored. Never throws.
  */
 export function verifyEvent(value: unknown, options: VerifyEventOptions = {}): EventVerdict {
+  const prepared = prepareEventVerification(value, options);
+  if (!prepared.ok) return prepared;
+  const { publicKey, message, signature } = prepared.check;
+  return completeEventVerification(prepared, verifyEd25519(publicKey, message, signature));
+}
+
+/**
+ * `verifyEvent` split at its Ed25519 check, for a caller that runs that check elsewhere (a box's
+ * worker threads): every other check, in the same order, so that with `completeEventVerification`
+ * the verdict, reason included, is exactly `verifyEvent`'s. The check must be strict RFC 8032
+ * verification (node:crypto's is); the key is already known not to be of small order.
+ */
+export function prepareEventVerification(value: unknown, options: VerifyEventOptions = {}): PreparedEventVerdict {
   const maxBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
   if (options.size !== undefined && options.size > maxBytes) return fail('too_large');
   const checked = checkShapeAndTimes(value);
@@ -47,10 +77,30 @@ export function verifyEvent(value: unknown, options: VerifyEventOptions = {}): E
 
   const signature = decodeMultibase(event.signature, 64);
   if (!signature) return fail('signature');
-  if (!verifyEd25519(decodeEd25519Multikey(event.from_key), backend.ascii(signedText(preimage, id)), signature)) {
-    return fail('signature');
-  }
+  const check = {
+    publicKey: decodeEd25519Multikey(event.from_key),
+    message: backend.ascii(signedText(preimage, id)),
+    signature,
+  };
+  return { ok: true, check, verdict: afterSignature(event, id, ts, exp, options) };
+}
 
+/** The verdict of a prepared event, given whether its signature check passed. */
+export function completeEventVerification(
+  prepared: Extract<PreparedEventVerdict, { ok: true }>,
+  signatureValid: boolean,
+): EventVerdict {
+  return signatureValid ? prepared.verdict : fail('signature');
+}
+
+/** The checks after the signature: the stamp, then the time window. */
+function afterSignature(
+  event: { readonly stamp?: { readonly bits: number } },
+  id: string,
+  ts: number,
+  exp: number,
+  options: VerifyEventOptions,
+): EventVerdict {
   const strength = event.stamp?.bits ?? 0;
   if (event.stamp && leadingZeroBitsOfHex(id) < strength) return fail('stamp');
 

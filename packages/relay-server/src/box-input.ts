@@ -2,6 +2,9 @@ import { type OhanCard, type OhanEvent, parseUtcTime, stampStrength } from '@wmp
 import { utf8Length } from './bytes.js';
 import { StoreInputError } from './errors.js';
 
+/** Any UTF-16 code unit outside ASCII (surrogates included). */
+const NON_ASCII = /[\u0080-\uffff]/;
+
 /** What a box stores about one event: the facts the rules need, and the JSON it serves. */
 export interface BoxEventRecord {
   readonly id: string;
@@ -19,15 +22,15 @@ export interface BoxEventRecord {
 /**
  * The record of a verified event. The size is that of the JSON the box keeps and serves (not of
  * the request body, whose whitespace the box does not keep), so totals always equal the sum of
- * what is stored. A `seq` on the input is dropped: the box assigns its own.
+ * what is stored. A `seq` on the input is dropped: the box assigns its own. `knownJson` is the
+ * caller's `JSON.stringify(event)` of an event without `seq`, when it has it.
  */
-export function boxEventRecord(event: OhanEvent): BoxEventRecord {
-  const { seq: _seq, ...rest } = event as OhanEvent & { seq?: unknown };
+export function boxEventRecord(event: OhanEvent, knownJson?: string): BoxEventRecord {
   const expiresAt = parseUtcTime(event.exp);
   if (expiresAt === undefined || typeof event.id !== 'string' || typeof event.to !== 'string') {
     throw new StoreInputError('not a verified event');
   }
-  const json = JSON.stringify(rest);
+  const json = knownJson ?? jsonWithoutSeq(event);
   return {
     id: event.id,
     recipient: event.to,
@@ -35,7 +38,8 @@ export function boxEventRecord(event: OhanEvent): BoxEventRecord {
     strength: stampStrength(event),
     expiresAt,
     json,
-    size: utf8Length(json),
+    // A verified event is ASCII (every field is): one regex scan instead of a loop over every character.
+    size: NON_ASCII.test(json) ? utf8Length(json) : json.length,
   };
 }
 
@@ -56,4 +60,9 @@ export function cardTime(card: OhanCard): number {
   const ts = parseUtcTime(card?.ts);
   if (ts === undefined || typeof card.key !== 'string') throw new StoreInputError('not a verified card');
   return ts;
+}
+
+function jsonWithoutSeq(event: OhanEvent): string {
+  const { seq: _seq, ...rest } = event as OhanEvent & { seq?: unknown };
+  return JSON.stringify(rest);
 }

@@ -80,8 +80,12 @@ export const DEFAULT_BOX_LIMITS: BoxLimits = Object.freeze({
  * cards; allow lists. Never: client addresses, request nonces, plaintext.
  */
 export interface BoxStore {
-  /** Admits a verified event by the rules of §4.7; resolves once the outcome is committed. */
-  publish(event: OhanEvent): Promise<PublishResult>;
+  /**
+   * Admits a verified event by the rules of §4.7; resolves once the outcome is committed. `json`,
+   * when the caller has it, must be exactly `JSON.stringify(event)` (the box API passes the body it
+   * parsed): it is stored as it is instead of serializing the event again.
+   */
+  publish(event: OhanEvent, json?: string): Promise<PublishResult>;
   /**
    * Up to `limit` events of `recipient` with seq > `after`, in seq order; nothing is removed.
    * With `now`, events expired at `now` are skipped.

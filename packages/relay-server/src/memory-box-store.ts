@@ -62,9 +62,9 @@ export class MemoryBoxStore implements BoxStore {
     this.limits = checkBoxLimits({ ...DEFAULT_BOX_LIMITS, ...limits });
   }
 
-  async publish(event: OhanEvent): Promise<PublishResult> {
+  async publish(event: OhanEvent, json?: string): Promise<PublishResult> {
     this.#open();
-    const record = boxEventRecord(event);
+    const record = boxEventRecord(event, json);
     const evicting: Row[] = [];
     const result = admitEvent(this.#ledger(evicting), record, this.limits);
     if (result.status === 'refused') {

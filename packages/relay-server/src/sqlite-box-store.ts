@@ -2,7 +2,7 @@ import type { OhanCard, OhanEvent, StoredEvent } from '@wmp/ohan-seal';
 import type BetterSqlite3 from 'better-sqlite3';
 import { allowList, type BoxEventRecord, boxEventRecord, cardTime } from './box-input.js';
 import { checkBoxLimits } from './box-limits.js';
-import { admitEvent, type BoxLedger } from './box-rules.js';
+import { admitEvent, type BoxLedger, type BoxTotalsView, laneWithoutEviction } from './box-rules.js';
 import {
   type BoxLimits,
   type BoxStore,
@@ -13,6 +13,7 @@ import {
   type Lane,
   type PublishResult,
 } from './box-store.js';
+import { BoxTotalsCache } from './box-totals-cache.js';
 import { StoreClosedError } from './errors.js';
 import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from './limits.js';
 import { EMPTY_TOTALS, type Totals } from './totals.js';
@@ -80,6 +81,14 @@ function statements(db: BetterSqlite3.Database) {
       `INSERT INTO ohan_events (recipient, seq, id, sender, lane, strength, expires_at, size, body)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    // The fast path's only statement: an id already stored inserts nothing (the answer is "exists").
+    insertNew: db.prepare(
+      `INSERT INTO ohan_events (recipient, seq, id, sender, lane, strength, expires_at, size, body)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+    ),
+    savepoint: db.prepare('SAVEPOINT box_admit'),
+    rollbackTo: db.prepare('ROLLBACK TO box_admit'),
+    release: db.prepare('RELEASE box_admit'),
     addSender: db.prepare(
       `INSERT INTO ohan_senders (sender, count, bytes) VALUES (?, 1, ?)
        ON CONFLICT (sender) DO UPDATE SET count = count + 1, bytes = bytes + excluded.bytes`,
@@ -113,25 +122,47 @@ function statements(db: BetterSqlite3.Database) {
 }
 
 /**
- * The OHAN box on SQLite. A publish runs `admitEvent` (the §4.7 rules shared with the memory box)
- * inside its own savepoint of a group-commit transaction: evictions happen as the rules go, and a
- * refusal rolls all of them back. Totals rows change in the same transaction as the events.
+ * The OHAN box on SQLite. Most publishes take the fast path: the running totals are read from a
+ * write-back cache (`BoxTotalsCache`, exact, written once per transaction), `laneWithoutEviction`
+ * decides that the event fits with no eviction, and the publish is one INSERT, with no savepoint;
+ * an id already stored inserts nothing and answers `exists`. Every other publish (a refusal or an
+ * eviction) writes the cache first and runs `admitEvent` (the §4.7 rules shared with the memory
+ * box) over the tables, in its own savepoint: evictions happen as the rules go, and a refusal
+ * rolls all of them back. Either way the totals change in the same transaction as the events.
  */
 export class SqliteBoxStore implements BoxStore {
   readonly limits: BoxLimits;
   readonly #writer: WriteQueue;
   readonly #s: ReturnType<typeof statements>;
+  readonly #totals: BoxTotalsCache;
+  readonly #view: BoxTotalsView;
   readonly #ledger: BoxLedger<EventRef>;
+  /** (recipient, sender) of every row the ledger changed in the current slow-path publish. */
+  readonly #touched: { recipient: string; sender: string }[] = [];
 
   constructor(db: BetterSqlite3.Database, writer: WriteQueue, limits: Partial<BoxLimits> = {}) {
     this.limits = checkBoxLimits({ ...DEFAULT_BOX_LIMITS, ...limits });
     this.#writer = writer;
     const s = statements(db);
     this.#s = s;
+    const totals = new BoxTotalsCache(db);
+    this.#totals = totals;
+    writer.onBeforeCommit(() => totals.write());
+    writer.onRollback(() => totals.clear());
+    const hasCard = (key: string) => s.hasCard.get(key) !== undefined;
+    const isContact = (recipient: string, sender: string) => s.isContact.get(recipient, sender) !== undefined;
+    this.#view = {
+      hasCard,
+      isContact,
+      pair: (recipient, sender) => totals.pair(recipient, sender),
+      sender: (sender) => totals.sender(sender),
+      recipient: (recipient) => totals.recipient(recipient),
+      box: () => totals.box(),
+    };
     this.#ledger = {
       hasEvent: (id) => s.hasEvent.get(id) !== undefined,
-      hasCard: (key) => s.hasCard.get(key) !== undefined,
-      isContact: (recipient, sender) => s.isContact.get(recipient, sender) !== undefined,
+      hasCard,
+      isContact,
       pair: (recipient, sender) => s.pair.get(recipient, sender) ?? EMPTY_TOTALS,
       sender: (sender) => s.sender.get(sender) ?? EMPTY_TOTALS,
       recipient: (recipient) => s.recipient.get(recipient) ?? EMPTY_TOTALS,
@@ -142,21 +173,69 @@ export class SqliteBoxStore implements BoxStore {
       largestOtherSenderInBox: (exclude) => s.largestOtherSenderInBox.get(exclude),
       oldestOfSender: (sender) => s.oldestOfSender.get(sender),
       remove: (ref) => {
+        this.#touched.push(ref);
         s.deleteRow.run(ref.rowid);
         this.#subtract([ref]);
       },
-      insert: (record, lane) => this.#insert(record, lane),
+      insert: (record, lane) => {
+        this.#touched.push(record);
+        return this.#insert(record, lane);
+      },
     };
   }
 
-  async publish(event: OhanEvent): Promise<PublishResult> {
+  async publish(event: OhanEvent, json?: string): Promise<PublishResult> {
     this.#open();
-    const record = boxEventRecord(event);
-    // A refusal may follow evictions: `keep` rolls the savepoint back so nothing changed.
-    return this.#writer.run(
-      () => admitEvent(this.#ledger, record, this.limits),
-      (result) => result.status !== 'refused',
+    const record = boxEventRecord(event, json);
+    return this.#writer.runAtomic(() => this.#admit(record));
+  }
+
+  /** One publish inside the writer's transaction; atomic by itself (see `WriteQueue.runAtomic`). */
+  #admit(record: BoxEventRecord): PublishResult {
+    const lane = laneWithoutEviction(this.#view, record, this.limits);
+    if (lane === undefined) return this.#admitByRules(record);
+    const seq = this.#totals.recipient(record.recipient).nextSeq;
+    const inserted = this.#s.insertNew.run(
+      record.recipient,
+      seq,
+      record.id,
+      record.sender,
+      LANE_CODE[lane],
+      record.strength,
+      record.expiresAt,
+      record.size,
+      record.json,
     );
+    if (inserted.changes === 0) return { status: 'exists', id: record.id };
+    this.#totals.added(record);
+    return { status: 'stored', id: record.id, seq, evicted: 0 };
+  }
+
+  /** Refusals and evictions: `admitEvent` over the tables (the cache written first), in a savepoint. */
+  #admitByRules(record: BoxEventRecord): PublishResult {
+    const s = this.#s;
+    this.#totals.write();
+    this.#touched.length = 0;
+    s.savepoint.run();
+    try {
+      const result = admitEvent(this.#ledger, record, this.limits);
+      // A refusal may follow evictions: rolled back, so nothing changed.
+      if (result.status === 'refused') s.rollbackTo.run();
+      s.release.run();
+      return result;
+    } catch (error) {
+      try {
+        s.rollbackTo.run();
+        s.release.run();
+      } catch {
+        // SQLite already rolled the transaction back: the writer rejects the whole batch.
+      }
+      throw error;
+    } finally {
+      // Those rows changed under the cache (or were rolled back to what it held): read them again.
+      this.#totals.forget(this.#touched);
+      this.#touched.length = 0;
+    }
   }
 
   async fetch(recipient: string, after: number, limit: number, now?: number): Promise<FetchPage> {
@@ -190,7 +269,8 @@ export class SqliteBoxStore implements BoxStore {
         const ref = this.#s.deleteId.get(recipient, id);
         if (ref !== undefined) removed.push(ref);
       }
-      this.#subtract(removed);
+      // Last: if a statement above throws, the savepoint undoes it and the cache is untouched.
+      this.#totals.removed(removed);
       return removed.length;
     });
   }
@@ -233,7 +313,7 @@ export class SqliteBoxStore implements BoxStore {
     return this.#writer.run(() => {
       const rows = this.#s.expired.all(now, n);
       for (const row of rows) this.#s.deleteRow.run(row.rowid);
-      this.#subtract(rows);
+      this.#totals.removed(rows);
       return rows.length;
     });
   }

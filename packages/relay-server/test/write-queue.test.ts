@@ -116,6 +116,65 @@ describe('WriteQueue (group commit)', () => {
     expect(count.get()).toBe(1);
   });
 
+  it('runs atomic operations without a savepoint in the same batches, in order; one that throws is rejected alone', async () => {
+    const { writer, insert, committed } = setup();
+    const order: string[] = [];
+    const results = await Promise.allSettled([
+      writer.run(() => order.push('a') && insert.run('a', 1)),
+      writer.runAtomic(() => order.push('b') && insert.run('b', 2).changes),
+      writer.runAtomic(() => {
+        order.push('c');
+        throw new Error('refused before writing');
+      }),
+      writer.runAtomic(() => order.push('d') && insert.run('d', 4).changes),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(order).toEqual(['a', 'b', 'c', 'd']);
+    expect([committed.get('a'), committed.get('b'), committed.get('d')]).toEqual([1, 2, 4]);
+    expect(writer.stats).toEqual({ transactions: 1, operations: 4, failures: 0 });
+  });
+
+  it('calls before-commit listeners once per transaction, inside it, before COMMIT', async () => {
+    const { writer, insert, committed } = setup();
+    let batches = 0;
+    writer.onBeforeCommit(() => {
+      batches++;
+      insert.run(`batch${batches}`, batches);
+    });
+    await Promise.all(Array.from({ length: 150 }, (_, i) => writer.run(() => insert.run(`k${i}`, i))));
+    expect(batches).toBe(2);
+    expect([committed.get('batch1'), committed.get('batch2')]).toEqual([1, 2]);
+  });
+
+  it('a listener that throws fails the whole transaction; rollback listeners hear of every failed one', async () => {
+    const { writer, insert, count, db } = setup();
+    let fail = true;
+    let rollbacks = 0;
+    writer.onBeforeCommit(() => {
+      if (fail) throw new Error('cannot write');
+    });
+    writer.onRollback(() => rollbacks++);
+    const first = await Promise.allSettled([writer.run(() => insert.run('a', 1)), writer.runAtomic(() => 2)]);
+    expect(first.every((r) => r.status === 'rejected' && r.reason instanceof StoreWriteError)).toBe(true);
+    expect([count.get(), rollbacks, db.inTransaction]).toEqual([0, 1, false]);
+
+    // An atomic operation under which SQLite rolled the transaction back fails the batch too.
+    fail = false;
+    const rollback = db.prepare('ROLLBACK');
+    const second = await Promise.allSettled([
+      writer.run(() => insert.run('b', 2)),
+      writer.runAtomic(() => {
+        rollback.run();
+        throw new Error('I/O error');
+      }),
+    ]);
+    expect(second.every((r) => r.status === 'rejected' && r.reason instanceof StoreWriteError)).toBe(true);
+    expect([count.get(), rollbacks]).toEqual([0, 2]);
+    expect(writer.stats).toEqual({ transactions: 0, operations: 0, failures: 2 });
+    await writer.run(() => insert.run('c', 3));
+    expect([count.get(), rollbacks]).toEqual([1, 2]);
+  });
+
   it('close commits what is queued, then refuses new operations', async () => {
     const { writer, insert, count } = setup();
     const queued = Array.from({ length: 5 }, (_, i) => writer.run(() => insert.run(`k${i}`, i)));

@@ -14,6 +14,7 @@ import { RateLimiter } from './rate-limiter.js';
 import { errorResponse, internalErrorResponse, jsonResponse } from './respond.js';
 import { StreamRegistry } from './stream-registry.js';
 import { type BoxSweeper, startBoxSweeper } from './sweeper.js';
+import { defaultVerifyThreads, SignatureVerifyPool } from './verify-pool.js';
 
 type Handler = (c: Context, box: BoxContext) => Promise<Response>;
 type Method = 'GET' | 'POST' | 'PUT';
@@ -41,7 +42,7 @@ const ROUTES: readonly Route[] = [
 
 /** The box app: a Hono app with a `close()` that ends open streams and stops the sweeper. */
 export type BoxApp = Hono & {
-  /** Ends every open event stream and stops the expiry sweeper (the store is the host's to close). */
+  /** Ends every open event stream, stops the expiry sweeper and the verify workers (the store is the host's to close). */
   close(): Promise<void>;
   /** Open event streams (for the host's metrics). */
   readonly openStreams: number;
@@ -56,12 +57,14 @@ export function createBoxApp(input: BoxAppOptions): BoxApp {
   const options = resolveBoxOptions(input);
   const limiterOf = () =>
     options.rateLimit === false ? undefined : new RateLimiter({ ...options.rateLimit, now: options.now });
+  const threads = options.verifyThreads ?? defaultVerifyThreads();
   const box: BoxContext = {
     options,
     limiter: limiterOf(),
     connectionLimiter: options.connectionId === undefined ? undefined : limiterOf(),
     notifier: new BoxNotifier({ maxPerKey: options.maxStreamsPerKey, max: options.maxStreams }),
     streams: new StreamRegistry(),
+    verifier: threads > 0 ? new SignatureVerifyPool(threads) : undefined,
   };
 
   const app = new Hono();
@@ -100,7 +103,7 @@ export function createBoxApp(input: BoxAppOptions): BoxApp {
     close: {
       value: async () => {
         box.streams.closeAll();
-        await sweeper?.close();
+        await Promise.all([sweeper?.close(), box.verifier?.close()]);
       },
     },
     openStreams: { get: () => box.streams.size },

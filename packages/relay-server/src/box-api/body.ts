@@ -23,10 +23,55 @@ export async function readBody(request: Request, max: number): Promise<Uint8Arra
  */
 export function parseBody(bytes: Uint8Array): unknown {
   try {
-    return parseStrictJson(decoder.decode(bytes), { maxBytes: bytes.byteLength, maxDepth: MAX_DEPTH });
+    return parseStrict(decoder.decode(bytes));
   } catch {
     return undefined;
   }
+}
+
+/**
+ * `parseBody` for an event, with its JSON text when the body is exactly `JSON.stringify` of the
+ * value it parses to (what clients send): the box then stores that text as it is instead of
+ * serializing the event again. Such a text cannot hold a duplicate key (`JSON.stringify` never
+ * writes one); with only strings and safe integers two levels deep, it passes every rule of the
+ * strict parser, which decides every other body.
+ */
+export function parseEventBody(bytes: Uint8Array): { value: unknown; json: string | undefined } | undefined {
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return undefined;
+  }
+  try {
+    const value: unknown = JSON.parse(text);
+    if (isFlat(value, 2) && JSON.stringify(value) === text) return { value, json: text };
+  } catch {
+    // Not JSON, or too deep to serialize again: the strict parser gives the verdict.
+  }
+  try {
+    return { value: parseStrict(text), json: undefined };
+  } catch {
+    return undefined;
+  }
+}
+
+function parseStrict(text: string): unknown {
+  // The body was read under its cap and a string is never longer than its UTF-8 bytes: the limit is
+  // set so that the parser does not count them again.
+  return parseStrictJson(text, { maxBytes: text.length * 3, maxDepth: MAX_DEPTH });
+}
+
+/** An object of strings, safe integers and (down to `depth`) such objects. */
+function isFlat(value: unknown, depth: number): boolean {
+  if (!isPlainObject(value)) return false;
+  for (const key in value) {
+    const v = value[key];
+    if (typeof v === 'string' || Number.isSafeInteger(v)) continue;
+    if (depth > 1 && isFlat(v, depth - 1)) continue;
+    return false;
+  }
+  return true;
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

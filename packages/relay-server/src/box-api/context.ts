@@ -2,6 +2,7 @@ import type { BoxNotifier } from './notifier.js';
 import type { ResolvedBoxOptions } from './options.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { StreamRegistry } from './stream-registry.js';
+import type { SignatureVerifyPool } from './verify-pool.js';
 
 /** What every handler of one box app shares. */
 export interface BoxContext {
@@ -12,4 +13,6 @@ export interface BoxContext {
   readonly connectionLimiter: RateLimiter | undefined;
   readonly notifier: BoxNotifier;
   readonly streams: StreamRegistry;
+  /** Checks event signatures off the event loop; undefined: `verifyEvent` on the event loop. */
+  readonly verifier: SignatureVerifyPool | undefined;
 }

@@ -61,6 +61,11 @@ export interface BoxAppOptions {
   readonly sweepIntervalMs?: number;
   /** Called with internal errors (store failures) for the host's logs; never with request contents. */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Worker threads that check the Ed25519 signatures of published events, so they run on other
+   * cores than the event loop (default: one per spare core, at most 4; 0: on the event loop).
+   */
+  readonly verifyThreads?: number;
 }
 
 export interface ResolvedBoxOptions {
@@ -80,6 +85,8 @@ export interface ResolvedBoxOptions {
   readonly maxStreamQueuedBytes: number;
   readonly sweepIntervalMs: number;
   readonly onError: (error: unknown) => void;
+  /** Undefined: the host's default (the app picks one per spare core). */
+  readonly verifyThreads: number | undefined;
 }
 
 function positive(value: number | undefined, fallback: number, what: string, min = 1): number {
@@ -119,5 +126,7 @@ export function resolveBoxOptions(options: BoxAppOptions): ResolvedBoxOptions {
     maxStreamQueuedBytes: positive(options.maxStreamQueuedBytes, 4 * 1024 * 1024, 'maxStreamQueuedBytes'),
     sweepIntervalMs: positive(options.sweepIntervalMs, 60_000, 'sweepIntervalMs', 0),
     onError: options.onError ?? (() => {}),
+    verifyThreads:
+      options.verifyThreads === undefined ? undefined : positive(options.verifyThreads, 0, 'verifyThreads', 0),
   };
 }

@@ -1,8 +1,15 @@
-import { type OhanEvent, verifyEvent } from '@wmp/ohan-seal';
+import {
+  completeEventVerification,
+  type EventVerdict,
+  type OhanEvent,
+  prepareEventVerification,
+  type VerifyEventOptions,
+  verifyEvent,
+} from '@wmp/ohan-seal';
 import type { Context } from 'hono';
 import type { PublishRefusal } from '../box-store.js';
 import { limitKey } from './auth.js';
-import { parseBody, readBody } from './body.js';
+import { parseEventBody, readBody } from './body.js';
 import type { BoxContext } from './context.js';
 import { BoxApiError, type BoxErrorCode } from './errors.js';
 import { jsonResponse } from './respond.js';
@@ -24,9 +31,10 @@ const REFUSALS: Readonly<Record<PublishRefusal, BoxErrorCode>> = Object.freeze({
 export async function publishEvent(c: Context, box: BoxContext): Promise<Response> {
   const { maxBodyBytes, maxEventBytes, skewSeconds, now, store } = box.options;
   const bytes = await readBody(c.req.raw, maxBodyBytes);
-  const value = parseBody(bytes);
-  if (value === undefined) throw new BoxApiError('invalid_event', { reason: 'json' });
-  const verdict = verifyEvent(value, { now: now(), skewSeconds, maxEventBytes, size: bytes.byteLength });
+  const parsed = parseEventBody(bytes);
+  if (parsed === undefined) throw new BoxApiError('invalid_event', { reason: 'json' });
+  const { value, json } = parsed;
+  const verdict = await verify(box, value, { now: now(), skewSeconds, maxEventBytes, size: bytes.byteLength });
   if (!verdict.ok) {
     if (verdict.reason === 'too_large') throw new BoxApiError('too_large');
     throw new BoxApiError('invalid_event', { reason: verdict.reason });
@@ -35,8 +43,17 @@ export async function publishEvent(c: Context, box: BoxContext): Promise<Respons
   // Counted against the verified sender only: a forged `from_key` never gets this far, so nobody
   // can spend someone else's budget.
   limitKey(box, event.from_key);
-  const result = await store.publish(event);
+  // The body is the event's JSON exactly, unless it carried a `seq` (which the box drops).
+  const result = await store.publish(event, json === undefined || 'seq' in event ? undefined : json);
   if (result.status === 'refused') throw new BoxApiError(REFUSALS[result.code]);
   if (result.status === 'stored') box.notifier.notify(event.to);
   return jsonResponse(result.status === 'stored' ? 202 : 200, { id: result.id });
+}
+
+/** `verifyEvent`, with the Ed25519 check on the verify workers when the box has them. */
+async function verify(box: BoxContext, value: unknown, options: VerifyEventOptions): Promise<EventVerdict> {
+  if (box.verifier === undefined) return verifyEvent(value, options);
+  const prepared = prepareEventVerification(value, options);
+  if (!prepared.ok) return prepared;
+  return completeEventVerification(prepared, await box.verifier.verify(prepared.check));
 }
