@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { QueueFullError, StoreClosedError } from './errors.js';
 import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from './limits.js';
-import { queueRecord } from './queue-input.js';
+import { type QueueRecord, queueRecord } from './queue-input.js';
 import { checkQueueLimits } from './queue-limits.js';
 import {
   type AppendOptions,
@@ -14,6 +14,7 @@ import {
   type QueueRemoval,
   type QueueStore,
 } from './queue-store.js';
+import { type QueueCounter, QueueTotalsCache } from './queue-totals-cache.js';
 import { EMPTY_TOTALS, type Totals } from './totals.js';
 import type { WriteQueue } from './write-queue.js';
 
@@ -43,19 +44,12 @@ function statements(db: BetterSqlite3.Database) {
     queue: db.prepare<[string], { count: number; bytes: number }>(
       'SELECT count, bytes FROM wmp_queues WHERE recipient = ?',
     ),
-    nextSeq: db
-      .prepare<[string, number], number>(
-        `INSERT INTO wmp_queues (recipient, next_seq, count, bytes) VALUES (?, 2, 1, ?)
-       ON CONFLICT (recipient) DO UPDATE SET next_seq = next_seq + 1, count = count + 1, bytes = bytes + excluded.bytes
-       RETURNING next_seq - 1`,
-      )
-      .pluck(),
+    // A retry (same id) is a no-op found by the UNIQUE constraint, not by a SELECT first; a clash
+    // on (recipient, seq) is not covered and throws, so a wrong seq can never pass silently.
     insert: db.prepare(
       `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
     ),
-    count: db.prepare('UPDATE wmp_queues SET count = count + ?, bytes = bytes + ? WHERE recipient = ?'),
-    total: db.prepare("UPDATE totals SET count = count + ?, bytes = bytes + ? WHERE name = 'wmp_queue'"),
     totals: db.prepare<[], Totals>("SELECT count, bytes FROM totals WHERE name = 'wmp_queue'"),
     page: db.prepare<[string, number, number, number], MessageRow>(
       `SELECT recipient, seq, message_id, sender, body, expires_at, bytes FROM wmp_messages
@@ -63,6 +57,11 @@ function statements(db: BetterSqlite3.Database) {
     ),
     deleteId: db.prepare<[string, string], RemovedRow>(
       `DELETE FROM wmp_messages WHERE recipient = ? AND message_id = ?
+       RETURNING recipient, seq, message_id, sender, bytes`,
+    ),
+    // Several ids in one statement (a JSON array), so that an ack writes once and is atomic alone.
+    deleteIds: db.prepare<[string, string], RemovedRow>(
+      `DELETE FROM wmp_messages WHERE recipient = ? AND message_id IN (SELECT value FROM json_each(?))
        RETURNING recipient, seq, message_id, sender, bytes`,
     ),
     deleteThrough: db.prepare<[string, number], RemovedRow>(
@@ -84,33 +83,34 @@ const NO_EXPIRY_FILTER = Number.MIN_SAFE_INTEGER;
  * The WMP queue on SQLite. Writes go through the shared `WriteQueue` (group commit, settled after
  * COMMIT); reads run directly on the connection, which only ever sees committed state (a batch is
  * written synchronously, so no read can observe half of one).
+ *
+ * The running totals (per recipient with its next seq, whole store) live in a write-back cache
+ * (`QueueTotalsCache`, exact, written once per transaction, dropped when one rolls back). So an
+ * append is one INSERT and an ack one DELETE, each atomic by itself (`runAtomic`, no savepoint):
+ * it reads what it needs and checks the caps first, then writes one statement, then counts in
+ * memory, which cannot fail. A statement that throws leaves nothing behind (SQLite undoes the
+ * statement), and an error that rolls the transaction back rejects the whole batch.
  */
 export class SqliteQueueStore implements QueueStore {
   readonly limits: QueueLimits;
   readonly #writer: WriteQueue;
   readonly #s: ReturnType<typeof statements>;
+  readonly #totals: QueueTotalsCache;
 
   constructor(db: BetterSqlite3.Database, writer: WriteQueue, limits: Partial<QueueLimits> = {}) {
     this.limits = checkQueueLimits({ ...DEFAULT_QUEUE_LIMITS, ...limits });
     this.#writer = writer;
     this.#s = statements(db);
+    const totals = new QueueTotalsCache(db);
+    this.#totals = totals;
+    writer.onBeforeCommit(() => totals.write());
+    writer.onRollback(() => totals.clear());
   }
 
   async append(recipient: string, message: QueueMessageInput, options: AppendOptions): Promise<AppendResult> {
     this.#open();
     const record = queueRecord(message, options);
-    const s = this.#s;
-    return this.#writer.run((): AppendResult => {
-      const existing = s.seqOf.get(recipient, record.id);
-      if (existing !== undefined) return { status: 'exists', seq: existing };
-      const queue = s.queue.get(recipient) ?? EMPTY_TOTALS;
-      if (queue.count >= this.limits.maxQueued) throw new QueueFullError('max_queued');
-      if (queue.bytes + record.bytes > this.limits.maxBytes) throw new QueueFullError('max_bytes');
-      const seq = s.nextSeq.get(recipient, record.bytes)!;
-      s.insert.run(recipient, seq, record.id, record.sender, record.expiresAt, record.bytes, record.body);
-      s.total.run(1, record.bytes);
-      return { status: 'queued', seq };
-    });
+    return this.#writer.runAtomic(() => this.#append(recipient, record));
   }
 
   async after(recipient: string, cursor: number | string | undefined, limit: number, now?: number): Promise<QueuePage> {
@@ -131,29 +131,33 @@ export class SqliteQueueStore implements QueueStore {
     this.#open();
     checkIds(ids);
     if (ids.length === 0) return [];
-    return this.#writer.run(() => {
-      const removed: RemovedRow[] = [];
-      for (const id of new Set(ids)) {
-        const row = this.#s.deleteId.get(recipient, id);
-        if (row !== undefined) removed.push(row);
-      }
-      return this.#account(removed);
+    return this.#writer.runAtomic(() => {
+      this.#load(recipient);
+      const rows =
+        ids.length === 1
+          ? this.#s.deleteId.all(recipient, ids[0]!)
+          : this.#s.deleteIds.all(recipient, JSON.stringify(ids));
+      return this.#account(rows);
     });
   }
 
   async ackThrough(recipient: string, id: string): Promise<QueueRemoval[]> {
     this.#open();
-    return this.#writer.run(() => {
+    return this.#writer.runAtomic(() => {
       const seq = this.#s.seqOf.get(recipient, id);
-      return seq === undefined ? [] : this.#account(this.#s.deleteThrough.all(recipient, seq));
+      if (seq === undefined) return [];
+      this.#load(recipient);
+      return this.#account(this.#s.deleteThrough.all(recipient, seq));
     });
   }
 
   async sweepExpired(now: number, batch: number): Promise<QueueRemoval[]> {
     this.#open();
     const n = clampCount(batch, MAX_SWEEP_BATCH, 'batch');
+    // Several DELETEs: in a savepoint, rolled back together if one throws (the cache is counted last).
     return this.#writer.run(() => {
       const rows = this.#s.expired.all(now, n);
+      for (const row of rows) this.#load(row.recipient);
       for (const row of rows) this.#s.deleteRow.run(row.rowid);
       return this.#account(rows, false);
     });
@@ -173,19 +177,42 @@ export class SqliteQueueStore implements QueueStore {
     if (this.#writer.closed) throw new StoreClosedError();
   }
 
-  /** Takes removed rows out of their queues' and the store's totals; returns them as removals. */
-  #account(rows: readonly RemovedRow[], bySeq = true): QueueRemoval[] {
-    const perRecipient = new Map<string, { count: number; bytes: number }>();
-    let bytes = 0;
-    for (const row of rows) {
-      const t = perRecipient.get(row.recipient) ?? { count: 0, bytes: 0 };
-      t.count++;
-      t.bytes += row.bytes;
-      perRecipient.set(row.recipient, t);
-      bytes += row.bytes;
+  /** One append inside the writer's transaction; atomic by itself (see `WriteQueue.runAtomic`). */
+  #append(recipient: string, record: QueueRecord): AppendResult {
+    const queue = this.#load(recipient);
+    let full: 'max_queued' | 'max_bytes' | undefined;
+    if (queue.count >= this.limits.maxQueued) full = 'max_queued';
+    else if (queue.bytes + record.bytes > this.limits.maxBytes) full = 'max_bytes';
+    if (full !== undefined) {
+      // A retry of a queued message is answered even when the queue is full.
+      const existing = this.#s.seqOf.get(recipient, record.id);
+      if (existing !== undefined) return { status: 'exists', seq: existing };
+      throw new QueueFullError(full);
     }
-    for (const [recipient, t] of perRecipient) this.#s.count.run(-t.count, -t.bytes, recipient);
-    if (rows.length > 0) this.#s.total.run(-rows.length, -bytes);
+    const seq = queue.nextSeq;
+    const { changes } = this.#s.insert.run(
+      recipient,
+      seq,
+      record.id,
+      record.sender,
+      record.expiresAt,
+      record.bytes,
+      record.body,
+    );
+    if (changes === 0) return { status: 'exists', seq: this.#s.seqOf.get(recipient, record.id)! };
+    this.#totals.added(recipient, record.bytes);
+    return { status: 'queued', seq };
+  }
+
+  /** Reads the rows a write will count into the cache, before the write (a failed read writes nothing). */
+  #load(recipient: string): Readonly<QueueCounter> {
+    this.#totals.total();
+    return this.#totals.queue(recipient);
+  }
+
+  /** Takes removed rows out of the running totals; returns them as removals. */
+  #account(rows: readonly RemovedRow[], bySeq = true): QueueRemoval[] {
+    this.#totals.removed(rows);
     const removals = rows.map((r) => ({ recipient: r.recipient, seq: r.seq, id: r.message_id, sender: r.sender }));
     // RETURNING gives no order guarantee; a sweep's rows are already in expiry order.
     return bySeq ? removals.sort((a, b) => a.seq - b.seq) : removals;
