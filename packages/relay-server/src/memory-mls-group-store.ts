@@ -56,6 +56,15 @@ export class MemoryMlsGroupStore implements MlsGroupStore {
     return { status: 'conflict', epoch: g.epoch };
   }
 
+  async retract(sessionId: string, fromEpoch: number, commitHash: string): Promise<boolean> {
+    this.#open();
+    checkEpoch(fromEpoch);
+    const g = this.#groups.get(sessionId);
+    if (!g || g.epoch !== fromEpoch + 1 || g.lastCommit !== commitHash) return false;
+    this.#groups.set(sessionId, { ...g, epoch: fromEpoch, lastCommit: undefined });
+    return true;
+  }
+
   async delete(sessionId: string): Promise<void> {
     this.#open();
     this.#groups.delete(sessionId);

@@ -50,6 +50,12 @@ export interface MlsGroupStore {
    * remembers `commitHash` as the commit that did it. Durable once resolved.
    */
   advance(sessionId: string, fromEpoch: number, commitHash: string): Promise<AdvanceResult>;
+  /**
+   * Undoes an `advance` whose commit could not be queued for the members (compare-and-set: only
+   * while the group is still in `fromEpoch + 1` by `commitHash`); true when it did. Without it no
+   * member would ever hold the commit that moved the group, and every later commit would lose.
+   */
+  retract(sessionId: string, fromEpoch: number, commitHash: string): Promise<boolean>;
   /** Forgets the group of a session (the session ended). */
   delete(sessionId: string): Promise<void>;
   /** Removes at most `batch` (<= 1000) groups whose session expired; returns how many. */

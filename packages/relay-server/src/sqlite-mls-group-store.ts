@@ -34,6 +34,9 @@ function statements(db: BetterSqlite3.Database) {
     ),
     // The compare and the set are one statement: of two commits for one epoch, one changes the row.
     advance: db.prepare('UPDATE mls_groups SET epoch = epoch + 1, last_commit = ? WHERE session_id = ? AND epoch = ?'),
+    retract: db.prepare(
+      'UPDATE mls_groups SET epoch = epoch - 1, last_commit = NULL WHERE session_id = ? AND epoch = ? AND last_commit = ?',
+    ),
     delete: db.prepare('DELETE FROM mls_groups WHERE session_id = ?'),
     sweep: db.prepare(
       'DELETE FROM mls_groups WHERE rowid IN (SELECT rowid FROM mls_groups WHERE expires_at <= ? LIMIT ?)',
@@ -88,6 +91,13 @@ export class SqliteMlsGroupStore implements MlsGroupStore {
       if (row.epoch === fromEpoch + 1 && row.last_commit === commitHash) return { status: 'repeat', epoch: row.epoch };
       return { status: 'conflict', epoch: row.epoch };
     });
+  }
+
+  async retract(sessionId: string, fromEpoch: number, commitHash: string): Promise<boolean> {
+    this.#open();
+    checkEpoch(fromEpoch);
+    const s = this.#s;
+    return this.#writer.run(() => s.retract.run(sessionId, fromEpoch + 1, commitHash).changes === 1);
   }
 
   async delete(sessionId: string): Promise<void> {

@@ -643,6 +643,7 @@ export class WmpClient implements SessionHost {
   #whenConnected(signal?: AbortSignal): Promise<void> {
     if (this.#state === 'connected') return Promise.resolve();
     if (this.#state === 'closed') return Promise.reject(this.#failure ?? new ConnectionClosedError());
+    if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.#waiters.size >= this.#options.maxWaitingCalls) {
       return Promise.reject(new WmpClientError('ERR_CLIENT_TOO_MANY_WAITING'));
     }

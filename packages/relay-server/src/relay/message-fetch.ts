@@ -11,16 +11,26 @@ const PAGE = 100;
 
 type FetchParams = ParamsOf<'wmp.message.fetch'> & { after?: unknown; limit?: unknown };
 
-/** Our paging extension of `wmp.message.fetch` (the spec has none): `after` a message id, `limit`. */
-function pagingOf(params: FetchParams): { after: string | undefined; limit: number } {
+/**
+ * The `next` of an answer: the queue position, not a message id, so paging goes on where it
+ * stopped even when the message it names was acknowledged meanwhile.
+ */
+const CURSOR = /^seq:(0|[1-9]\d{0,15})$/;
+
+/**
+ * Our paging extension of `wmp.message.fetch` (the spec has none): `after` (a previous answer's
+ * `next`, or a message id), `limit`.
+ */
+function pagingOf(params: FetchParams): { after: string | number | undefined; limit: number } {
   const { after, limit } = params;
   if (after !== undefined && (typeof after !== 'string' || after.length === 0 || after.length > 256)) {
-    throw new InvalidParamsError({ reason: 'after: must be a message id' });
+    throw new InvalidParamsError({ reason: 'after: must be a cursor or a message id' });
   }
   if (limit !== undefined && (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1)) {
     throw new InvalidParamsError({ reason: 'limit: must be a positive integer' });
   }
-  return { after, limit: Math.min(limit ?? MAX_FETCH, MAX_FETCH) };
+  const position = after === undefined ? undefined : CURSOR.exec(after)?.[1];
+  return { after: position === undefined ? after : Number(position), limit: Math.min(limit ?? MAX_FETCH, MAX_FETCH) };
 }
 
 /**
@@ -48,7 +58,7 @@ export function messageFetchHandler(s: RelayServices): RequestHandler<WmpContext
 
     const messages: Record<string, unknown>[] = [];
     let cursor: string | number | undefined = after;
-    let next: string | undefined = after;
+    let next: string | undefined = after === undefined ? undefined : typeof after === 'number' ? `seq:${after}` : after;
     let scanned = 0;
     let more = true;
     while (more && messages.length < limit && scanned < MAX_FETCH_SCAN) {
@@ -60,8 +70,8 @@ export function messageFetchHandler(s: RelayServices): RequestHandler<WmpContext
           break;
         }
         scanned++;
-        next = queued.id;
         cursor = queued.seq;
+        next = `seq:${queued.seq}`;
         const m = JSON.parse(queued.body) as RoutedMessage;
         if (matches(m))
           messages.push(m.method === 'wmp.message.deliver' ? m.params : { ...m.params, method: m.method });

@@ -164,7 +164,8 @@ export function mlsGroupMethods(s: RelayServices): Record<string, RequestHandler
       throw mlsRefusal('wrong_group', { group_id: group.groupId });
     }
     const messageId = newMessageId();
-    const common = ctx.request.params as Params;
+    // A join announces; Welcomes travel only with create and add.
+    const common = without(without(ctx.request.params as Params, 'welcome'), 'welcomes');
     const messages = await messagesFor(
       session,
       sender,
@@ -204,12 +205,19 @@ export function mlsGroupMethods(s: RelayServices): Record<string, RequestHandler
 
       const messageId = operationId(session.id, 'commit', inner.epoch, hash);
       const full = ctx.request.params as Params;
-      // The Welcome of an add goes only to the participant it adds.
-      const common = kind === 'add' ? without(full, 'welcome') : full;
+      // A Welcome goes only to the participant an add adds; on other commits it has no place.
+      const common = without(full, 'welcome');
       const personal = new Map<string, Params>(kind === 'add' && named !== undefined ? [[named, full]] : []);
       const method = `wmp.mls.group.${kind}`;
-      const messages = await messagesFor(session, sender, method, messageId, inner.epoch, common, personal);
-      await fanOut(session, sender, messageId, messages, ctx.requestId !== undefined);
+      try {
+        const messages = await messagesFor(session, sender, method, messageId, inner.epoch, common, personal);
+        await fanOut(session, sender, messageId, messages, ctx.requestId !== undefined);
+      } catch (e) {
+        // Nobody got the commit that moved the group (a full queue, a failed write): move it back,
+        // so the committer (told by the error) or another member can commit in that epoch again.
+        if (ordered.status === 'advanced') await s.groups.retract(session.id, inner.epoch, hash);
+        throw e;
+      }
       if (ordered.status === 'advanced') s.logger.debug('relay.mls_commit', { kind, epoch: ordered.epoch });
       return { wmp: metaFor(session.id, session.version), epoch: ordered.epoch, message_id: messageId };
     };

@@ -62,6 +62,23 @@ export function mlsGroupStoreSuite(name: string, factory: MlsGroupFactory, durab
       expect(await store.advance('ses-none', 0, 'c')).toEqual({ status: 'missing' });
     });
 
+    it('retracts an advance only while the group is still where that commit put it', async () => {
+      const store = await open();
+      const g = group();
+      await store.create(g);
+      expect(await store.advance(g.sessionId, 0, 'c-a')).toEqual({ status: 'advanced', epoch: 1 });
+      // Another commit, or the right one from another epoch: nothing changes.
+      expect(await store.retract(g.sessionId, 0, 'c-b')).toBe(false);
+      expect(await store.retract(g.sessionId, 1, 'c-a')).toBe(false);
+      expect(await store.retract('ses-none', 0, 'c-a')).toBe(false);
+      expect(await store.get(g.sessionId)).toMatchObject({ epoch: 1, lastCommit: 'c-a' });
+      // The commit nobody received: the group is back in epoch 0 and another commit may win it.
+      expect(await store.retract(g.sessionId, 0, 'c-a')).toBe(true);
+      expect(await store.get(g.sessionId)).toMatchObject({ epoch: 0, lastCommit: undefined });
+      expect(await store.retract(g.sessionId, 0, 'c-a')).toBe(false);
+      expect(await store.advance(g.sessionId, 0, 'c-b')).toEqual({ status: 'advanced', epoch: 1 });
+    });
+
     it('forgets a group, sweeps expired ones in bounded batches, and caps how many it holds', async () => {
       const store = await open({ maxGroups: 3 });
       const now = Date.now();
