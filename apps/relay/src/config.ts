@@ -27,6 +27,7 @@ export interface AppConfig {
     readonly maxQueueBytes: number;
     readonly requestsPerSecond: number;
     readonly requestBurst: number;
+    readonly keyPackageFetchesPerTarget: number;
   };
   readonly timings: {
     readonly messageTtlSeconds: number;
@@ -156,6 +157,13 @@ const OPTIONS: readonly OptionSpec[] = [
     kind: 'int',
     help: 'burst of that rate',
     default: String(DEFAULT_RELAY_LIMITS.requestBurst),
+    min: 1,
+  },
+  {
+    flag: 'key-package-fetches-per-target',
+    kind: 'int',
+    help: 'MLS key packages one identity may take of another per hour (-31007 beyond)',
+    default: String(DEFAULT_RELAY_LIMITS.keyPackageFetchesPerTarget),
     min: 1,
   },
   {
@@ -412,6 +420,7 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
       maxQueueBytes: int('max-queue-bytes'),
       requestsPerSecond,
       requestBurst,
+      keyPackageFetchesPerTarget: int('key-package-fetches-per-target'),
     },
     timings: { messageTtlSeconds, maxMessageTtlSeconds },
     box: {

@@ -26,6 +26,7 @@ const NUMERIC: readonly [flag: string, get: (c: AppConfig) => number, value: num
   ['max-queue-bytes', (c) => c.limits.maxQueueBytes, 5 * MiB],
   ['rate', (c) => c.limits.requestsPerSecond, 10],
   ['rate-burst', (c) => c.limits.requestBurst, 20],
+  ['key-package-fetches-per-target', (c) => c.limits.keyPackageFetchesPerTarget, 5],
   ['message-ttl', (c) => c.timings.messageTtlSeconds, 60],
   ['max-message-ttl', (c) => c.timings.maxMessageTtlSeconds, 86_400],
   ['box-bytes', (c) => c.box.boxBytes, 64 * MiB],
@@ -54,6 +55,7 @@ describe('parseConfig: defaults', () => {
         maxQueueBytes: DEFAULT_RELAY_LIMITS.maxQueueBytes,
         requestsPerSecond: DEFAULT_RELAY_LIMITS.requestsPerSecond,
         requestBurst: DEFAULT_RELAY_LIMITS.requestBurst,
+        keyPackageFetchesPerTarget: DEFAULT_RELAY_LIMITS.keyPackageFetchesPerTarget,
       },
       timings: {
         messageTtlSeconds: DEFAULT_RELAY_TIMINGS.messageTtlSeconds,
@@ -106,6 +108,9 @@ describe('parseConfig: every numeric option by flag, by environment, flag first'
     expect(error(parse(['--port', '65536']))).toBe('--port: 65536 is out of range (0..65535)');
     expect(ok(parse(['--port', '0'])).port).toBe(0);
     expect(error(parse(['--max-queued', '0']))).toBe('--max-queued: 0 is out of range (>= 1)');
+    expect(error(parse([], { WMP_KEY_PACKAGE_FETCHES_PER_TARGET: '0' }))).toBe(
+      'WMP_KEY_PACKAGE_FETCHES_PER_TARGET: 0 is out of range (>= 1)',
+    );
     expect(error(parse(['--stranger-bits', '256']))).toMatch(/out of range \(0\.\.255\)/);
     expect(ok(parse(['--stranger-bits', '0'])).box.strangerBits).toBe(0);
     expect(error(parse(['--max-message-bytes', '100']))).toMatch(/--max-message-bytes: 100 is out of range/);
@@ -205,6 +210,7 @@ describe('parseConfig: the other options', () => {
     expect(text).toMatch(/--box-bytes .*\(default: 1GiB\)/);
     expect(text).toMatch(/--data-dir .*\(default: \.\/data\)/);
     expect(text).toMatch(/--port .*\(default: 8080\)/);
+    expect(text).toMatch(/--key-package-fetches-per-target .*\(default: 3\)/);
   });
 });
 

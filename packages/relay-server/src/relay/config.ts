@@ -24,6 +24,11 @@ export interface RelayLimits {
   readonly requestBurst: number;
   /** Unexpired key packages kept per identity (each verified on publish). */
   readonly maxKeyPackagesPerIdentity: number;
+  /**
+   * Key packages one caller may take of one other identity per hour (in memory only); more get
+   * -31007 `key package budget` and nothing is taken. One's own are not limited.
+   */
+  readonly keyPackageFetchesPerTarget: number;
 }
 
 /** Retention and timing. */
@@ -53,6 +58,7 @@ export const DEFAULT_RELAY_LIMITS: RelayLimits = Object.freeze({
   requestsPerSecond: 200,
   requestBurst: 400,
   maxKeyPackagesPerIdentity: 100,
+  keyPackageFetchesPerTarget: 3,
 });
 
 export const DEFAULT_RELAY_TIMINGS: RelayTimings = Object.freeze({

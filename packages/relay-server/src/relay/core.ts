@@ -8,6 +8,7 @@ import { deliverHook } from './deliver.js';
 import { Forwarder } from './forwarder.js';
 import { relayHooks } from './hooks.js';
 import { relayKeypair } from './identity.js';
+import { KeyPackageBudget } from './key-package-budget.js';
 import { type Logger, silentLogger } from './logger.js';
 import { RelayMetrics } from './metrics.js';
 import { ObservedTransport } from './observed-transport.js';
@@ -100,6 +101,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     queueLimits,
     sessions: stores.sessions,
     keyPackages: stores.keyPackages,
+    keyPackageBudget: new KeyPackageBudget(limits.keyPackageFetchesPerTarget, now),
     groups: stores.groups,
     presence,
     forwarder,

@@ -1,6 +1,6 @@
 import { MlsError, NotAuthorizedError, type ParamsOf, ParticipantNotFoundError } from '@wmp/jsonrpc-envelope';
 import { isSupportedCipherSuite, MlsBridgeError, verifyKeyPackage } from '@wmp/mls-bridge';
-import type { KeyPackageInput } from '../key-package-store.js';
+import type { KeyPackageInput, StoredKeyPackage } from '../key-package-store.js';
 import type { RelayServices } from './services.js';
 
 type Published = ParamsOf<'ohan.mls.keypackage.publish'>['key_packages'][number];
@@ -53,12 +53,27 @@ export async function publishKeyPackages(
   return s.keyPackages.publish(identity, inputs, { now, maxPerIdentity });
 }
 
-/** `ohan.mls.keypackage.fetch`: hands out (and removes) the oldest one of `identity`; none: -31008. */
+/**
+ * `ohan.mls.keypackage.fetch` by `caller`: hands out (and removes) the oldest one of `identity`;
+ * none: -31008. Of another identity only within the caller's key package budget (-31007 beyond,
+ * nothing taken); a miss takes nothing and so is given back to the budget.
+ */
 export async function takeKeyPackage(
   s: RelayServices,
+  caller: string,
   params: ParamsOf<'ohan.mls.keypackage.fetch'>,
 ): Promise<{ identity: string; key_package: string; cipher_suite: number }> {
-  const taken = await s.keyPackages.take(params.identity, params.cipher_suite, s.now());
-  if (taken === undefined) throw new ParticipantNotFoundError({ reason: 'no key package for this identity' });
+  const refund = s.keyPackageBudget.reserve(caller, params.identity);
+  let taken: StoredKeyPackage | undefined;
+  try {
+    taken = await s.keyPackages.take(params.identity, params.cipher_suite, s.now());
+  } catch (e) {
+    refund();
+    throw e;
+  }
+  if (taken === undefined) {
+    refund();
+    throw new ParticipantNotFoundError({ reason: 'no key package for this identity' });
+  }
   return { identity: taken.identity, key_package: taken.keyPackage, cipher_suite: taken.cipherSuite };
 }

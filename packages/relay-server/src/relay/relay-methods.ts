@@ -18,7 +18,8 @@ export function relayMethods(s: RelayServices): Record<string, RequestHandler<Wm
     'wmp.message.fetch': messageFetchHandler(s),
     ...mlsGroupMethods(s),
 
-    // Our methods (DESIGN §3): a participant publishes its own key packages, anyone authenticated takes one.
+    // Our methods (DESIGN §3): a participant publishes its own key packages, anyone authenticated
+    // takes one (a few per hour of each other identity: key-package-budget.ts).
     'ohan.mls.keypackage.publish': async (raw, ctx) => {
       const params = raw as ParamsOf<'ohan.mls.keypackage.publish'>;
       const session = ctx.session as SessionRecord;
@@ -28,10 +29,10 @@ export function relayMethods(s: RelayServices): Record<string, RequestHandler<Wm
 
     'ohan.mls.keypackage.fetch': async (raw, ctx) => {
       const session = ctx.session as SessionRecord;
-      identityOf(ctx);
+      const caller = identityOf(ctx);
       return {
         wmp: metaFor(session.id, session.version),
-        ...(await takeKeyPackage(s, raw as ParamsOf<'ohan.mls.keypackage.fetch'>)),
+        ...(await takeKeyPackage(s, caller, raw as ParamsOf<'ohan.mls.keypackage.fetch'>)),
       };
     },
   };

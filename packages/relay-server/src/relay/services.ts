@@ -5,6 +5,7 @@ import type { MlsGroupStore } from '../mls-group-store.js';
 import type { QueueLimits, QueueStore } from '../queue-store.js';
 import type { ResolvedConfig } from './config.js';
 import type { Forwarder } from './forwarder.js';
+import type { KeyPackageBudget } from './key-package-budget.js';
 import type { Logger } from './logger.js';
 import type { RelayMetrics } from './metrics.js';
 import type { Presence } from './presence.js';
@@ -19,6 +20,8 @@ export interface RelayServices {
   readonly queueLimits: QueueLimits;
   readonly sessions: SessionStore;
   readonly keyPackages: KeyPackageStore;
+  /** How many key packages one caller may take of another identity (memory only). */
+  readonly keyPackageBudget: KeyPackageBudget;
   readonly groups: MlsGroupStore;
   readonly presence: Presence;
   readonly forwarder: Forwarder;
