@@ -209,6 +209,28 @@ describe('WmpClient through a relay', () => {
     expect(keys.some((k) => k.includes('/seen/'))).toBe(true);
   });
 
+  it('calls no listener from inside on(): a one-shot listener that removes itself gets the waiting message', async () => {
+    const { url } = await bed.relay();
+    const alice = await bed.client(url);
+    const bobIdentity = Identity.generate();
+    await alice.client.send(bobIdentity.did, 'waiting');
+    const bob = bed.track(await connect(endpointOf(url, 'ws'), { identity: bobIdentity, reconnect: FAST_RECONNECT }));
+    // The message arrives while nobody listens; `off` is only assigned once on() returns.
+    await new Promise((r) => setTimeout(r, 200));
+    const errors: unknown[] = [];
+    bob.on('error', (e) => {
+      errors.push(e);
+    });
+    const body = await new Promise<unknown>((resolve) => {
+      const off = bob.on('message', (m) => {
+        off();
+        resolve(m.body);
+      });
+    });
+    expect(body).toBe('waiting');
+    expect(errors).toEqual([]);
+  });
+
   it('refuses bad URLs and unusable transports with typed errors', async () => {
     const identity = Identity.generate();
     await expect(WmpClient.connect('ftp://example.test/', { identity })).rejects.toMatchObject({

@@ -872,9 +872,8 @@ export class WmpClient implements SessionHost {
     for (const w of [...this.#waiters]) w.reject(error);
     this.#flows.closeAll(error);
     this.#fallback.close();
-    // Not awaited: close() may be called from a message listener, whose handling waits for it.
-    void this.#inbox.close();
-    void this.#keptStatuses.close();
+    this.#inbox.close();
+    this.#keptStatuses.close();
     const peer = this.#peer;
     this.#peer = undefined;
     // What the application already had is acknowledged, so the relay does not send it again

@@ -20,7 +20,7 @@ export class Inbox {
   readonly #queue: Incoming[] = [];
   readonly #waiting = new Set<string>();
   #paused = true;
-  #running: Promise<void> | undefined;
+  #running = false;
   #closed = false;
 
   constructor(max: number, handle: (message: Incoming) => Promise<void>) {
@@ -42,32 +42,28 @@ export class Inbox {
 
   setPaused(paused: boolean): void {
     this.#paused = paused;
-    if (!paused) void this.#run();
+    // Never from inside the caller (an `on('message')` that unpauses): its listener is not
+    // fully set up yet, e.g. `const off = client.on('message', () => off())`.
+    if (!paused) queueMicrotask(() => void this.#run());
   }
 
-  /**
-   * Stops taking messages; resolves once the one being handled (if any) is done, so that its
-   * acknowledgement is recorded before the connection goes.
-   */
-  close(): Promise<void> {
+  close(): void {
     this.#closed = true;
     this.#queue.length = 0;
     this.#waiting.clear();
-    return this.#running ?? Promise.resolve();
   }
 
-  #run(): Promise<void> {
-    this.#running ??= this.#drain().finally(() => {
-      this.#running = undefined;
-    });
-    return this.#running;
-  }
-
-  async #drain(): Promise<void> {
-    while (!this.#paused && !this.#closed && this.#queue.length > 0) {
-      const next = this.#queue.shift()!;
-      if (next.id !== undefined) this.#waiting.delete(next.id);
-      await this.#handle(next);
+  async #run(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    try {
+      while (!this.#paused && !this.#closed && this.#queue.length > 0) {
+        const next = this.#queue.shift()!;
+        if (next.id !== undefined) this.#waiting.delete(next.id);
+        await this.#handle(next);
+      }
+    } finally {
+      this.#running = false;
     }
   }
 }
