@@ -1,3 +1,4 @@
+export { BOX_ERROR_CODES, type BoxErrorCode, isBoxErrorCode } from './box-error-codes.js';
 export {
   type CardVerdict,
   type CreateCardInput,

@@ -1,22 +1,12 @@
+import { type BoxErrorCode, isBoxErrorCode } from '@wmp/ohan-seal';
+
 /**
  * Why a mailbox call failed. The box's own answers keep their wire codes (DESIGN §4.6 and the
  * box API's additions); the rest are the client's.
  */
 export type MailboxErrorCode =
   // answered by a box
-  | 'invalid_event'
-  | 'invalid_card'
-  | 'bad_request'
-  | 'stamp_required'
-  | 'not_registered'
-  | 'unauthorized'
-  | 'not_found'
-  | 'sender_limit'
-  | 'rate_limited'
-  | 'too_large'
-  | 'recipient_full'
-  | 'box_full'
-  | 'internal'
+  | BoxErrorCode
   /** Another error answer (an unknown code, a proxy's page): see `status`. */
   | 'relay_error'
   // decided by the client
@@ -56,23 +46,6 @@ const MESSAGES: Readonly<Record<MailboxErrorCode, string>> = Object.freeze({
   stamp_too_costly: 'the box asks for a stamp above maxStampBits',
 });
 
-/** The box's wire codes that map onto a code of the same name. */
-const BOX_CODES = new Set<string>([
-  'invalid_event',
-  'invalid_card',
-  'bad_request',
-  'stamp_required',
-  'not_registered',
-  'unauthorized',
-  'not_found',
-  'sender_limit',
-  'rate_limited',
-  'too_large',
-  'recipient_full',
-  'box_full',
-  'internal',
-]);
-
 export interface MailboxErrorDetails {
   /** The box origin the call went to. */
   readonly relay?: string;
@@ -100,8 +73,7 @@ export class MailboxError extends Error {
 
   /** The error of a box's error answer: its code when known, else `relay_error`. */
   static fromAnswer(relay: string, status: number, code: unknown, reason: unknown): MailboxError {
-    const known = typeof code === 'string' && BOX_CODES.has(code);
-    return new MailboxError(known ? (code as MailboxErrorCode) : 'relay_error', {
+    return new MailboxError(isBoxErrorCode(code) ? code : 'relay_error', {
       relay,
       status,
       ...(typeof reason === 'string' && reason.length <= 64 ? { reason } : {}),

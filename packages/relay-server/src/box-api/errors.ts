@@ -1,22 +1,6 @@
-/**
- * The error codes of the box API (DESIGN §4.6), plus the few the table leaves open: a body or query
- * that is not an event (`bad_request`), a refused card (`invalid_card`), an unknown card or route
- * (`not_found`) and our own failure (`internal`). No code names a lane.
- */
-export type BoxErrorCode =
-  | 'invalid_event'
-  | 'invalid_card'
-  | 'bad_request'
-  | 'stamp_required'
-  | 'not_registered'
-  | 'unauthorized'
-  | 'not_found'
-  | 'sender_limit'
-  | 'rate_limited'
-  | 'too_large'
-  | 'recipient_full'
-  | 'box_full'
-  | 'internal';
+import type { BoxErrorCode } from '@wmp/ohan-seal';
+
+export type { BoxErrorCode };
 
 /** The HTTP status of each code: one place, so a code can never come back with two statuses. */
 export const BOX_ERROR_STATUS: Readonly<Record<BoxErrorCode, number>> = Object.freeze({
