@@ -235,43 +235,44 @@ const join: CommandSpec = {
   },
 };
 
-const add: CommandSpec = {
-  path: ['group', 'add'],
-  summary: 'add a participant to the group (they need a published key package)',
-  args: [groupArg, { name: 'did', kind: 'did', help: 'who to add (one of the participants named at create)' }],
-  options: live,
-  examples: ['wmp group add team did:key:z6Mk...'],
-  async run(ctx) {
-    const id = await groupId(ctx, ctx.args.group as string);
-    const did = ctx.args.did as string;
-    await withGroup(ctx, id, async (group) => {
-      const r = await group.add(did, { signal: ctx.signal });
-      ctx.out.result(
-        { id, added: did, epoch: r.epoch, members: group.members },
-        () => `added ${shortDid(did)}; epoch ${r.epoch}, ${group.members.length} members`,
-      );
-    });
-  },
-};
+/** `group add` and `group remove`: one commit changing who is in the group. */
+function membershipCommand(
+  kind: 'add' | 'remove',
+  summary: string,
+  didHelp: string,
+  done: { readonly key: 'added' | 'removed'; readonly verb: string },
+): CommandSpec {
+  return {
+    path: ['group', kind],
+    summary,
+    args: [groupArg, { name: 'did', kind: 'did', help: didHelp }],
+    options: live,
+    examples: [`wmp group ${kind} team did:key:z6Mk...`],
+    async run(ctx) {
+      const id = await groupId(ctx, ctx.args.group as string);
+      const did = ctx.args.did as string;
+      await withGroup(ctx, id, async (group) => {
+        const r = await group[kind](did, { signal: ctx.signal });
+        ctx.out.result(
+          { id, [done.key]: did, epoch: r.epoch, members: group.members },
+          () => `${done.verb} ${shortDid(did)}; epoch ${r.epoch}, ${group.members.length} members`,
+        );
+      });
+    },
+  };
+}
 
-const remove: CommandSpec = {
-  path: ['group', 'remove'],
-  summary: 'remove a member: they cannot read anything sent after',
-  args: [groupArg, { name: 'did', kind: 'did', help: 'who to remove' }],
-  options: live,
-  examples: ['wmp group remove team did:key:z6Mk...'],
-  async run(ctx) {
-    const id = await groupId(ctx, ctx.args.group as string);
-    const did = ctx.args.did as string;
-    await withGroup(ctx, id, async (group) => {
-      const r = await group.remove(did, { signal: ctx.signal });
-      ctx.out.result(
-        { id, removed: did, epoch: r.epoch, members: group.members },
-        () => `removed ${shortDid(did)}; epoch ${r.epoch}, ${group.members.length} members`,
-      );
-    });
-  },
-};
+const add = membershipCommand(
+  'add',
+  'add a participant to the group (they need a published key package)',
+  'who to add (one of the participants named at create)',
+  { key: 'added', verb: 'added' },
+);
+
+const remove = membershipCommand('remove', 'remove a member: they cannot read anything sent after', 'who to remove', {
+  key: 'removed',
+  verb: 'removed',
+});
 
 const send: CommandSpec = {
   path: ['group', 'send'],
