@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeypair } from '@wmp/jcs-signing';
 import { createEvent, formatUtcTime, generateEncKeypair, signEvent, signRequest, unsignedPart } from '@wmp/ohan-seal';
-import { BOX_API_PREFIX, createBoxApp, mountBoxApp, SqliteStore } from '../packages/relay-server/src/node.js';
+import { BOX_API_PREFIX, createBoxApp, mountBoxApp } from '../packages/relay-server/src/node.js';
+import { SqliteStore } from '../packages/relay-server/src/sqlite.js';
 import { type Benchmark, compareRates } from './lib.js';
 
 const EVENTS = 5000;

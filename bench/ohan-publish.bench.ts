@@ -25,7 +25,8 @@ import {
   signedText,
   unsignedPart,
 } from '@wmp/ohan-seal';
-import { createBoxApp, SqliteStore } from '../packages/relay-server/src/node.js';
+import { createBoxApp } from '../packages/relay-server/src/node.js';
+import { SqliteStore } from '../packages/relay-server/src/sqlite.js';
 import { type Benchmark, median, rate } from './lib.js';
 
 const IN_FLIGHT = 100;

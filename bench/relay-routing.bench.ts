@@ -17,7 +17,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../packages/relay-server/src/node.js';
+import { openDatabase } from '../packages/relay-server/src/sqlite.js';
 import { type Benchmark, type BenchReport, type Figure, median, percentile } from './lib.js';
 import { type BenchChild, startChild } from './servers/child.js';
 import { openClient, openSocket, type WmpClient } from './servers/wmp-client.js';

@@ -4,7 +4,8 @@
 // the parent over IPC (`memory`: GC, then memoryUsage; `stats`: counters) and serves until stdin
 // closes; then it closes the relay (queued writes commit) and exits.
 // The parent passes the limits as JSON in argv[4] and starts it with --expose-gc.
-import { createRelay, MemoryStore, type RelayLimits, SqliteStore } from '../../packages/relay-server/src/node.js';
+import { createRelay, MemoryStore, type RelayLimits } from '../../packages/relay-server/src/node.js';
+import { SqliteStore } from '../../packages/relay-server/src/sqlite.js';
 
 const [kind, path, limitsJson] = process.argv.slice(2);
 const limits = JSON.parse(limitsJson ?? '{}') as Partial<RelayLimits>;

@@ -1,9 +1,9 @@
 import { defineConfig } from 'tsup';
 
-// Two entries: the browser-safe interfaces and memory adapters (`.`) and the Node-only SQLite
-// adapters (`./node`).
+// Entries: browser-safe interfaces and memory adapters (`.`), the Node relay (`./node`), the
+// SQLite adapters (`./sqlite`, better-sqlite3 as an optional peer) and the shared suites (`./testing`).
 export default defineConfig({
-  entry: { index: 'src/index.ts', node: 'src/node.ts' },
+  entry: { index: 'src/index.ts', node: 'src/node.ts', sqlite: 'src/sqlite.ts', testing: 'src/testing.ts' },
   format: ['esm'],
   target: 'node20',
   dts: true,

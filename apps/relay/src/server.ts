@@ -11,8 +11,8 @@ import {
   mountBoxApp,
   type Relay,
   type RelayStores,
-  SqliteStore,
 } from '@wmp/relay-server/node';
+import { SqliteStore } from '@wmp/relay-server/sqlite';
 import type { AppConfig } from './config.js';
 import { DATABASE_FILE, loadOrCreateIdentity } from './identity.js';
 

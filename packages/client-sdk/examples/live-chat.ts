@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, Identity, MemoryStore, type MessageStatusEvent, type WmpClient } from '@wmp/client-sdk/node';
 import { randomBytes } from '@wmp/jcs-signing';
-import { createRelay, type RelayConfig, SqliteStore } from '@wmp/relay-server/node';
+import { createRelay, type RelayConfig } from '@wmp/relay-server/node';
+import { SqliteStore } from '@wmp/relay-server/sqlite';
 
 // A relay on this machine that keeps its queue and sessions in SQLite.
 const dir = mkdtempSync(join(tmpdir(), 'wmp-live-chat-'));

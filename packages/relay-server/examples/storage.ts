@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeypair } from '@wmp/jcs-signing';
 import { createEvent, generateEncKeypair, verifyEvent } from '@wmp/ohan-seal';
-import { QueueFullError, SqliteStore } from '@wmp/relay-server/node';
+import { QueueFullError } from '@wmp/relay-server';
+import { SqliteStore } from '@wmp/relay-server/sqlite';
 
 const dir = mkdtempSync(join(tmpdir(), 'wmp-relay-example-'));
 const path = join(dir, 'relay.db');

@@ -3,8 +3,8 @@ import { b64urlDecode, b64urlEncode, fromUtf8, utf8 } from '@wmp/jcs-signing';
 import { formatUtcTime, type OhanEvent, parseUtcTime, signEvent, signRequest, unsignedPart } from '@wmp/ohan-seal';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BOX_API_PREFIX } from '../src/node.js';
+import { event, type Party, party } from '../src/storage/testing/events.js';
 import { type Box, errorOf, removeTempDirs, STORE_KINDS, startBox } from './fixtures/box-api-harness.js';
-import { event, type Party, party } from './fixtures/events.js';
 
 const P = BOX_API_PREFIX;
 const V = JSON.parse(readFileSync(new URL('../../../vectors/ohan/ohan-vectors.json', import.meta.url), 'utf8')) as {

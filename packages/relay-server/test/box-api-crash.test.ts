@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type OhanEvent, type StoredEvent, signRequest } from '@wmp/ohan-seal';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BOX_API_PREFIX, SqliteStore } from '../src/node.js';
-import { event, party } from './fixtures/events.js';
+import { BOX_API_PREFIX } from '../src/node.js';
+import { SqliteStore } from '../src/sqlite.js';
+import { event, party } from '../src/storage/testing/events.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'wmp-box-crash-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,6 +1,7 @@
 import { createCard } from '@wmp/ohan-seal';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { BOX_API_PREFIX, createBoxApp, DEFAULT_BOX_LIMITS, MemoryBoxStore } from '../src/node.js';
+import { event, type Party, party } from '../src/storage/testing/events.js';
 import {
   type Box,
   type BoxOptions,
@@ -11,7 +12,6 @@ import {
   type StoreKind,
   startBox,
 } from './fixtures/box-api-harness.js';
-import { event, type Party, party } from './fixtures/events.js';
 
 const P = BOX_API_PREFIX;
 afterAll(removeTempDirs);

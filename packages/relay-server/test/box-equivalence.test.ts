@@ -5,8 +5,8 @@ import type { OhanEvent } from '@wmp/ohan-seal';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BoxLimits, type BoxStore, MemoryBoxStore } from '../src/index.js';
-import { SqliteStore } from '../src/node.js';
-import { event, type Party, party, sizeOf } from './fixtures/events.js';
+import { SqliteStore } from '../src/sqlite.js';
+import { event, type Party, party, sizeOf } from '../src/storage/testing/events.js';
 
 // Random publish / delivered / sweep / allow-list sequences against the memory box and the SQLite
 // box side by side, with small caps so every rule of §4.7 fires: both must answer the same and

@@ -2,16 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  type BoxLimits,
-  type BoxStore,
-  MemoryBoxStore,
-  openDatabase,
-  SqliteBoxStore,
-  StoreWriteError,
-  WriteQueue,
-} from '../src/node.js';
-import { event, type Party, party } from './fixtures/events.js';
+import { type BoxLimits, type BoxStore, MemoryBoxStore, StoreWriteError } from '../src/node.js';
+import { openDatabase, SqliteBoxStore, WriteQueue } from '../src/sqlite.js';
+import { event, type Party, party } from '../src/storage/testing/events.js';
 
 // The SQLite box keeps its running totals in a write-back cache written once per transaction. When
 // a transaction fails after box operations ran in it, none of them may leave a trace: not in the

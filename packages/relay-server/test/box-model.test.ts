@@ -4,16 +4,9 @@ import { join } from 'node:path';
 import { createCard, type OhanCard, type OhanEvent } from '@wmp/ohan-seal';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type BoxLimits,
-  type BoxStore,
-  MemoryBoxStore,
-  openDatabase,
-  SqliteBoxStore,
-  sweepExpiredEvents,
-  WriteQueue,
-} from '../src/node.js';
-import { event, type Party, party } from './fixtures/events.js';
+import { type BoxLimits, type BoxStore, MemoryBoxStore, sweepExpiredEvents } from '../src/node.js';
+import { openDatabase, SqliteBoxStore, WriteQueue } from '../src/sqlite.js';
+import { event, type Party, party } from '../src/storage/testing/events.js';
 
 // Model-based test of DESIGN §4.7: random sequences of publishes (concurrent ones too, so several
 // share one SQLite transaction), deliveries, expiry sweeps on a fake clock, allow-list and card

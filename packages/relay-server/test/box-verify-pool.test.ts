@@ -11,8 +11,8 @@ import {
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SignatureVerifyPool } from '../src/box-api/verify-pool.js';
 import { BOX_API_PREFIX } from '../src/node.js';
+import { event, party } from '../src/storage/testing/events.js';
 import { type Box, errorOf, removeTempDirs, STORE_KINDS, startBox } from './fixtures/box-api-harness.js';
-import { event, party } from './fixtures/events.js';
 
 const DAY = 24 * 3600_000;
 

@@ -1,9 +1,9 @@
 import { MemorySessionStore } from '@wmp/session';
 import { describe, expect, it } from 'vitest';
 import { MemoryBoxStore, MemoryQueueStore, MemoryStore } from '../src/index.js';
-import { boxStoreSuite } from './suites/box-store.suite.js';
-import { queueStoreSuite } from './suites/queue-store.suite.js';
-import { sessionStoreSuite } from './suites/session-store.suite.js';
+import { boxStoreSuite } from '../src/storage/testing/box-store.suite.js';
+import { queueStoreSuite } from '../src/storage/testing/queue-store.suite.js';
+import { sessionStoreSuite } from '../src/storage/testing/session-store.suite.js';
 
 // The in-memory adapters against the shared suites (no `reopen`: nothing is durable).
 queueStoreSuite('memory', async (limits) => {

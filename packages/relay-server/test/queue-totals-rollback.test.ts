@@ -2,15 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  MemoryQueueStore,
-  openDatabase,
-  QueueFullError,
-  type QueueStore,
-  SqliteQueueStore,
-  StoreWriteError,
-  WriteQueue,
-} from '../src/node.js';
+import { MemoryQueueStore, QueueFullError, type QueueStore, StoreWriteError } from '../src/node.js';
+import { openDatabase, SqliteQueueStore, WriteQueue } from '../src/sqlite.js';
 
 // The SQLite queue keeps its running totals and next seqs in a write-back cache written once per
 // transaction. When a transaction fails after queue operations ran in it, none of them may leave a

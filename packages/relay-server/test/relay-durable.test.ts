@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes, verifyRelayChain } from '@wmp/jcs-signing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRelay, type RelayConfig, SqliteStore } from '../src/node.js';
+import { createRelay, type RelayConfig } from '../src/node.js';
+import { SqliteStore } from '../src/sqlite.js';
 import { asMessage, type Client, connectPeer, openClient, sleep, waitFor } from './fixtures/relay-clients.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'wmp-relay-durable-'));

@@ -5,7 +5,8 @@ import { randomBytes, toHex } from '@wmp/jcs-signing';
 import { MlsBridgeError, MlsGroup } from '@wmp/mls-bridge';
 import { WmpSession } from '@wmp/session';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createJsonLogger, SqliteStore } from '../src/node.js';
+import { createJsonLogger } from '../src/node.js';
+import { SqliteStore } from '../src/sqlite.js';
 import { CLIENT_CAPABILITIES, codeOf, connectPeer, relayTestbed, sleep, waitFor } from './fixtures/relay-clients.js';
 import { Member } from './fixtures/relay-mls-members.js';
 

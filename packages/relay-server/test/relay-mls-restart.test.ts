@@ -5,7 +5,8 @@ import { randomBytes } from '@wmp/jcs-signing';
 import { MlsGroup } from '@wmp/mls-bridge';
 import { type Peer, WmpSession } from '@wmp/session';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRelay, type Relay, type RelayConfig, SqliteStore } from '../src/node.js';
+import { createRelay, type Relay, type RelayConfig } from '../src/node.js';
+import { SqliteStore } from '../src/sqlite.js';
 import {
   CLIENT_CAPABILITIES,
   type Client,

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryKeyPackageStore, MemoryMlsGroupStore } from '../src/index.js';
-import { openDatabase, SCHEMA_VERSION, SqliteStore, type SqliteStoreOptions } from '../src/node.js';
-import type { Harness } from './suites/harness.js';
-import { keyPackageStoreSuite } from './suites/key-package-store.suite.js';
-import { mlsGroupStoreSuite } from './suites/mls-group-store.suite.js';
+import { openDatabase, SCHEMA_VERSION, SqliteStore, type SqliteStoreOptions } from '../src/sqlite.js';
+import type { Harness } from '../src/storage/testing/harness.js';
+import { keyPackageStoreSuite } from '../src/storage/testing/key-package-store.suite.js';
+import { mlsGroupStoreSuite } from '../src/storage/testing/mls-group-store.suite.js';
 
 // The key package and MLS group stores against their shared suites: in memory, and on real SQLite
 // files in a temporary directory (`reopen` closes the file and opens it again, as a restart would).

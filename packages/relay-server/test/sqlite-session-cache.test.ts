@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { SessionRecord } from '@wmp/session';
 import type BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase, SqliteSessionStore, StoreWriteError, WriteQueue } from '../src/node.js';
+import { StoreWriteError } from '../src/node.js';
+import { openDatabase, SqliteSessionStore, WriteQueue } from '../src/sqlite.js';
 
 // The decoded-record cache of SqliteSessionStore: what `get` returns is always what is committed,
 // whatever the cache holds, and callers can never reach into it.

@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase, SCHEMA_VERSION, SqliteStore, StoreSchemaError } from '../src/node.js';
-import { event, party } from './fixtures/events.js';
+import { StoreSchemaError } from '../src/node.js';
+import { openDatabase, SCHEMA_VERSION, SqliteStore } from '../src/sqlite.js';
+import { event, party } from '../src/storage/testing/events.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'wmp-sqlite-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

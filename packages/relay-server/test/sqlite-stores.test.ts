@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import type { BoxLimits, QueueLimits } from '../src/index.js';
-import { SqliteStore, type SqliteStoreOptions } from '../src/node.js';
-import { boxStoreSuite } from './suites/box-store.suite.js';
-import type { Harness } from './suites/harness.js';
-import { queueStoreSuite } from './suites/queue-store.suite.js';
-import { sessionStoreSuite } from './suites/session-store.suite.js';
+import { SqliteStore, type SqliteStoreOptions } from '../src/sqlite.js';
+import { boxStoreSuite } from '../src/storage/testing/box-store.suite.js';
+import type { Harness } from '../src/storage/testing/harness.js';
+import { queueStoreSuite } from '../src/storage/testing/queue-store.suite.js';
+import { sessionStoreSuite } from '../src/storage/testing/session-store.suite.js';
 
 // The SQLite adapters against the shared suites, on real files in a temporary directory; `reopen`
 // closes the file and opens it again, as a restarted relay would.

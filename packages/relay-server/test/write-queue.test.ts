@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { StoreClosedError, StoreWriteError, WriteQueue } from '../src/node.js';
+import { StoreClosedError, StoreWriteError } from '../src/node.js';
+import { WriteQueue } from '../src/sqlite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'wmp-write-queue-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

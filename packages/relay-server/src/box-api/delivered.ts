@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { MAX_IDS_PER_CALL } from '../limits.js';
+import { MAX_IDS_PER_CALL } from '../storage/contracts/limits.js';
 import { authenticate } from './auth.js';
 import { objectWith, parseBody, readBody } from './body.js';
 import type { BoxContext } from './context.js';

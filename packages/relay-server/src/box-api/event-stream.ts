@@ -2,7 +2,7 @@
 // is where the package keeps it), so the app itself is exported from our Node entry.
 import { SseWriter } from '@wmp/transports/node';
 import type { Context } from 'hono';
-import type { BoxStore } from '../box-store.js';
+import type { BoxStore } from '../storage/contracts/box-store.js';
 import { authenticate } from './auth.js';
 import type { BoxContext } from './context.js';
 import { BoxApiError } from './errors.js';

@@ -6,7 +6,7 @@ import {
   type NonceCache,
 } from '@wmp/ohan-seal';
 import type { Context } from 'hono';
-import type { BoxStore } from '../box-store.js';
+import type { BoxStore } from '../storage/contracts/box-store.js';
 
 /** Where the relay mounts the box app: its routes are relative to this. */
 export const BOX_API_PREFIX = '/ohan/v1';

@@ -7,7 +7,7 @@ import {
   verifyEvent,
 } from '@wmp/ohan-seal';
 import type { Context } from 'hono';
-import type { PublishRefusal } from '../box-store.js';
+import type { PublishRefusal } from '../storage/contracts/box-store.js';
 import { limitKey } from './auth.js';
 import { parseEventBody, readBody } from './body.js';
 import type { BoxContext } from './context.js';

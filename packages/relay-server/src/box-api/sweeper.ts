@@ -1,4 +1,4 @@
-import type { BoxStore } from '../box-store.js';
+import type { BoxStore } from '../storage/contracts/box-store.js';
 
 export interface SweepOptions {
   /** The box's clock in ms (default `Date.now`). */

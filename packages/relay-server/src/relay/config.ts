@@ -1,8 +1,8 @@
 import type { Keypair } from '@wmp/jcs-signing';
 import type { WmpServerOptions } from '@wmp/session';
 import type { Hono } from 'hono';
-import type { QueueLimits } from '../queue-store.js';
-import type { RelayStores } from '../relay-stores.js';
+import type { QueueLimits } from '../storage/contracts/queue-store.js';
+import type { RelayStores } from '../storage/contracts/relay-stores.js';
 import type { Logger } from './logger.js';
 
 /** Every bound the relay enforces (DESIGN §7), each with a default that suits one small node. */

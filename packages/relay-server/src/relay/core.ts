@@ -1,8 +1,8 @@
 import type { Keypair, RelayHop } from '@wmp/jcs-signing';
 import { signedChallengeAuthenticator, type Transport, WmpServer } from '@wmp/session';
-import { MemoryStore } from '../memory-store.js';
-import type { QueueLimits } from '../queue-store.js';
-import type { RelayStores } from '../relay-stores.js';
+import type { QueueLimits } from '../storage/contracts/queue-store.js';
+import type { RelayStores } from '../storage/contracts/relay-stores.js';
+import { MemoryStore } from '../storage/memory/memory-store.js';
 import { type RelayConfig, type RelayLimits, type ResolvedConfig, resolveConfig } from './config.js';
 import { deliverHook } from './deliver.js';
 import { Forwarder } from './forwarder.js';

@@ -4,7 +4,7 @@ import { serve } from '@hono/node-server';
 import type { WmpServer } from '@wmp/session';
 import { attachWebSocketServer, createHttpBinding, type WebSocketAttachment } from '@wmp/transports/node';
 import type { Hono } from 'hono';
-import type { RelayStores } from '../relay-stores.js';
+import type { RelayStores } from '../storage/contracts/relay-stores.js';
 import type { RelayConfig } from './config.js';
 import { createRelayCore, type RelayCore } from './core.js';
 import { createRelayApp } from './http-app.js';

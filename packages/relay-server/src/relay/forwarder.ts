@@ -1,4 +1,4 @@
-import type { QueueStore } from '../queue-store.js';
+import type { QueueStore } from '../storage/contracts/queue-store.js';
 import type { Logger } from './logger.js';
 import type { RelayMetrics } from './metrics.js';
 import type { Endpoint, Presence } from './presence.js';

@@ -1,6 +1,6 @@
 import { MlsError, NotAuthorizedError, type ParamsOf, ParticipantNotFoundError } from '@wmp/jsonrpc-envelope';
 import { isSupportedCipherSuite, MlsBridgeError, verifyKeyPackage } from '@wmp/mls-bridge';
-import type { KeyPackageInput, StoredKeyPackage } from '../key-package-store.js';
+import type { KeyPackageInput, StoredKeyPackage } from '../storage/contracts/key-package-store.js';
 import type { RelayServices } from './services.js';
 
 type Published = ParamsOf<'ohan.mls.keypackage.publish'>['key_packages'][number];

@@ -1,4 +1,4 @@
-import type { Totals } from '../totals.js';
+import type { Totals } from '../storage/contracts/totals.js';
 
 /** What the gauges read when `/metrics` is scraped (the counters are kept here). */
 export interface GaugeSources {

@@ -1,7 +1,7 @@
 import { NotAuthorizedError, type ParamsOf, ParticipantNotFoundError, RateLimitedError } from '@wmp/jsonrpc-envelope';
 import { newMessageId, type RequestHandler, type SessionRecord, type WmpContext } from '@wmp/session';
-import { QueueFullError } from '../errors.js';
-import type { MlsGroupRecord } from '../mls-group-store.js';
+import type { MlsGroupRecord } from '../storage/contracts/mls-group-store.js';
+import { QueueFullError } from '../storage/errors.js';
 import type { RoutedMessage } from './forwarder.js';
 import { canonicalGroupId, checkWelcome, commitOf, digest, groupInfoOf, mlsRefusal } from './mls-input.js';
 import { isGroupSession } from './recipients.js';

@@ -1,8 +1,8 @@
 import { relayChainWith } from '@wmp/jcs-signing';
 import type { JsonRpcNotification } from '@wmp/jsonrpc-envelope';
 import type { Connection, SessionRecord } from '@wmp/session';
-import { QueueFullError } from '../errors.js';
-import type { AppendResult } from '../queue-store.js';
+import type { AppendResult } from '../storage/contracts/queue-store.js';
+import { QueueFullError } from '../storage/errors.js';
 import type { RoutedMessage } from './forwarder.js';
 import { metaFor, type RelayServices, rfc3339 } from './services.js';
 

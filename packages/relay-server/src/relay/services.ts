@@ -1,8 +1,8 @@
 import type { RelayHop } from '@wmp/jcs-signing';
 import type { SessionStore } from '@wmp/session';
-import type { KeyPackageStore } from '../key-package-store.js';
-import type { MlsGroupStore } from '../mls-group-store.js';
-import type { QueueLimits, QueueStore } from '../queue-store.js';
+import type { KeyPackageStore } from '../storage/contracts/key-package-store.js';
+import type { MlsGroupStore } from '../storage/contracts/mls-group-store.js';
+import type { QueueLimits, QueueStore } from '../storage/contracts/queue-store.js';
 import type { ResolvedConfig } from './config.js';
 import type { Forwarder } from './forwarder.js';
 import type { KeyPackageBudget } from './key-package-budget.js';

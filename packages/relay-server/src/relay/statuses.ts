@@ -1,5 +1,5 @@
 import { newMessageId } from '@wmp/session';
-import type { QueueRemoval, QueueStore } from '../queue-store.js';
+import type { QueueRemoval, QueueStore } from '../storage/contracts/queue-store.js';
 import type { Forwarder, RoutedMessage } from './forwarder.js';
 import { STATUS_METHOD } from './forwarder.js';
 import type { Logger } from './logger.js';

@@ -1,4 +1,4 @@
-import type { RelayStores } from '../relay-stores.js';
+import type { RelayStores } from '../storage/contracts/relay-stores.js';
 import type { RelayTimings } from './config.js';
 import type { Logger } from './logger.js';
 import type { StatusNotifier } from './statuses.js';

@@ -1,7 +1,7 @@
 import type { OhanCard, OhanEvent, StoredEvent } from '@wmp/ohan-seal';
-import { allowList, type BoxEventRecord, boxEventRecord, cardTime } from './box-input.js';
-import { checkBoxLimits } from './box-limits.js';
-import { admitEvent, type BoxLedger } from './box-rules.js';
+import { allowList, type BoxEventRecord, boxEventRecord, cardTime } from '../contracts/box-input.js';
+import { checkBoxLimits } from '../contracts/box-limits.js';
+import { admitEvent, type BoxLedger } from '../contracts/box-rules.js';
 import {
   type BoxLimits,
   type BoxStore,
@@ -11,10 +11,10 @@ import {
   type FetchPageText,
   type Lane,
   type PublishResult,
-} from './box-store.js';
-import { StoreClosedError } from './errors.js';
-import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from './limits.js';
-import { EMPTY_TOTALS, type Totals } from './totals.js';
+} from '../contracts/box-store.js';
+import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
+import { StoreClosedError } from '../errors.js';
 
 interface Row extends BoxEventRecord {
   readonly seq: number;

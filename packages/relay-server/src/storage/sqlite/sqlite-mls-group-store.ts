@@ -1,6 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { StoreClosedError } from './errors.js';
-import { clampCount, MAX_SWEEP_BATCH } from './limits.js';
+import { clampCount, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import {
   type AdvanceResult,
   type CreateGroupResult,
@@ -10,7 +9,8 @@ import {
   type MlsGroupInput,
   type MlsGroupRecord,
   type MlsGroupStore,
-} from './mls-group-store.js';
+} from '../contracts/mls-group-store.js';
+import { StoreClosedError } from '../errors.js';
 import type { WriteQueue } from './write-queue.js';
 
 interface Row {

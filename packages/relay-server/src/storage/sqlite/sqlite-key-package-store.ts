@@ -1,5 +1,4 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { StoreClosedError } from './errors.js';
 import {
   checkKeyPackageInput,
   checkKeyPackageLimits,
@@ -9,9 +8,10 @@ import {
   type KeyPackageStore,
   type PublishOptions,
   type StoredKeyPackage,
-} from './key-package-store.js';
-import { clampCount, MAX_SWEEP_BATCH } from './limits.js';
-import type { Totals } from './totals.js';
+} from '../contracts/key-package-store.js';
+import { clampCount, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import type { Totals } from '../contracts/totals.js';
+import { StoreClosedError } from '../errors.js';
 import type { WriteQueue } from './write-queue.js';
 
 interface Row {

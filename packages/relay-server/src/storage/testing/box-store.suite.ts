@@ -7,8 +7,8 @@ import {
   type PublishResult,
   StoreClosedError,
   StoreInputError,
-} from '../../src/index.js';
-import { event, type Party, party, sizeOf } from '../fixtures/events.js';
+} from '../../index.js';
+import { event, type Party, party, sizeOf } from './events.js';
 import { type Harness, Harnesses } from './harness.js';
 
 export type BoxFactory = (limits: Partial<BoxLimits>) => Promise<Harness<BoxStore>>;

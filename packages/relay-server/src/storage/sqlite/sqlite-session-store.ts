@@ -1,6 +1,6 @@
 import type { SessionRecord, SessionStore } from '@wmp/session';
 import type BetterSqlite3 from 'better-sqlite3';
-import { StoreClosedError, StoreInputError } from './errors.js';
+import { StoreClosedError, StoreInputError } from '../errors.js';
 import type { WriteQueue } from './write-queue.js';
 
 /** Rows one sweep transaction deletes: a long sweep is several short transactions. */

@@ -1,7 +1,6 @@
-import { QueueFullError, StoreClosedError } from './errors.js';
-import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from './limits.js';
-import { type QueueRecord, queueRecord } from './queue-input.js';
-import { checkQueueLimits } from './queue-limits.js';
+import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import { type QueueRecord, queueRecord } from '../contracts/queue-input.js';
+import { checkQueueLimits } from '../contracts/queue-limits.js';
 import {
   type AppendOptions,
   type AppendResult,
@@ -12,8 +11,9 @@ import {
   type QueuePage,
   type QueueRemoval,
   type QueueStore,
-} from './queue-store.js';
-import { EMPTY_TOTALS, type Totals } from './totals.js';
+} from '../contracts/queue-store.js';
+import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
+import { QueueFullError, StoreClosedError } from '../errors.js';
 
 interface Row extends QueueRecord {
   readonly recipient: string;

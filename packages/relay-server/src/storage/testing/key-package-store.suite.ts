@@ -5,7 +5,7 @@ import {
   type KeyPackageStore,
   StoreClosedError,
   StoreInputError,
-} from '../../src/index.js';
+} from '../../index.js';
 import { type Harness, Harnesses } from './harness.js';
 
 export type KeyPackageFactory = (limits: Partial<KeyPackageLimits>) => Promise<Harness<KeyPackageStore>>;

@@ -1,8 +1,8 @@
 import type { OhanCard, OhanEvent, StoredEvent } from '@wmp/ohan-seal';
 import type BetterSqlite3 from 'better-sqlite3';
-import { allowList, type BoxEventRecord, boxEventRecord, cardTime } from './box-input.js';
-import { checkBoxLimits } from './box-limits.js';
-import { admitEvent, type BoxLedger, type BoxTotalsView, laneWithoutEviction } from './box-rules.js';
+import { allowList, type BoxEventRecord, boxEventRecord, cardTime } from '../contracts/box-input.js';
+import { checkBoxLimits } from '../contracts/box-limits.js';
+import { admitEvent, type BoxLedger, type BoxTotalsView, laneWithoutEviction } from '../contracts/box-rules.js';
 import {
   type BoxLimits,
   type BoxStore,
@@ -12,11 +12,11 @@ import {
   type FetchPageText,
   type Lane,
   type PublishResult,
-} from './box-store.js';
+} from '../contracts/box-store.js';
+import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
+import { StoreClosedError } from '../errors.js';
 import { BoxTotalsCache } from './box-totals-cache.js';
-import { StoreClosedError } from './errors.js';
-import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from './limits.js';
-import { EMPTY_TOTALS, type Totals } from './totals.js';
 import type { WriteQueue } from './write-queue.js';
 
 /** A stored event as the rules see it: enough to take it out of every total. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type MlsGroupInput, type MlsGroupStore, StoreClosedError, StoreInputError } from '../../src/index.js';
+import { type MlsGroupInput, type MlsGroupStore, StoreClosedError, StoreInputError } from '../../index.js';
 import { type Harness, Harnesses } from './harness.js';
 
 export type MlsGroupFactory = (options: { maxGroups?: number }) => Promise<Harness<MlsGroupStore>>;

@@ -7,7 +7,7 @@ import {
   type QueueStore,
   StoreClosedError,
   StoreInputError,
-} from '../../src/index.js';
+} from '../../index.js';
 import { type Harness, Harnesses } from './harness.js';
 
 export type QueueFactory = (limits: Partial<QueueLimits>) => Promise<Harness<QueueStore>>;

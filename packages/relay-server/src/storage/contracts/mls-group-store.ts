@@ -1,4 +1,4 @@
-import { StoreInputError } from './errors.js';
+import { StoreInputError } from '../errors.js';
 
 /**
  * What the relay knows of the MLS group of one group session: never a key, only what it needs

@@ -1,8 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { QueueFullError, StoreClosedError } from './errors.js';
-import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from './limits.js';
-import { type QueueRecord, queueRecord } from './queue-input.js';
-import { checkQueueLimits } from './queue-limits.js';
+import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import { type QueueRecord, queueRecord } from '../contracts/queue-input.js';
+import { checkQueueLimits } from '../contracts/queue-limits.js';
 import {
   type AppendOptions,
   type AppendResult,
@@ -13,9 +12,10 @@ import {
   type QueuePage,
   type QueueRemoval,
   type QueueStore,
-} from './queue-store.js';
+} from '../contracts/queue-store.js';
+import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
+import { QueueFullError, StoreClosedError } from '../errors.js';
 import { type QueueCounter, QueueTotalsCache } from './queue-totals-cache.js';
-import { EMPTY_TOTALS, type Totals } from './totals.js';
 import type { WriteQueue } from './write-queue.js';
 
 interface MessageRow {

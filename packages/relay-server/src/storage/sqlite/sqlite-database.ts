@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { StoreError, StoreSchemaError } from './errors.js';
+import { StoreError, StoreSchemaError } from '../errors.js';
 import { MIGRATIONS, SCHEMA, SCHEMA_VERSION } from './sqlite-schema.js';
 
 export interface OpenDatabaseOptions {

@@ -1,5 +1,4 @@
-import { StoreClosedError } from './errors.js';
-import { clampCount, MAX_SWEEP_BATCH } from './limits.js';
+import { clampCount, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import {
   type AdvanceResult,
   type CreateGroupResult,
@@ -9,7 +8,8 @@ import {
   type MlsGroupInput,
   type MlsGroupRecord,
   type MlsGroupStore,
-} from './mls-group-store.js';
+} from '../contracts/mls-group-store.js';
+import { StoreClosedError } from '../errors.js';
 
 /**
  * MLS group state in memory (tests, `--ephemeral` relays); same behaviour as the SQLite adapter.

@@ -1,8 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { BoxLimits } from './box-store.js';
-import type { KeyPackageLimits } from './key-package-store.js';
-import type { QueueLimits } from './queue-store.js';
-import type { RelayStores } from './relay-stores.js';
+import type { BoxLimits } from '../contracts/box-store.js';
+import type { KeyPackageLimits } from '../contracts/key-package-store.js';
+import type { QueueLimits } from '../contracts/queue-store.js';
+import type { RelayStores } from '../contracts/relay-stores.js';
 import { SqliteBoxStore } from './sqlite-box-store.js';
 import { openDatabase } from './sqlite-database.js';
 import { SqliteKeyPackageStore } from './sqlite-key-package-store.js';

@@ -1,4 +1,4 @@
-import { StoreInputError } from './errors.js';
+import { StoreInputError } from '../errors.js';
 
 /** Most ids one `ack` or `delivered` call may name (DESIGN §4.6: `delivered` takes <= 500). */
 export const MAX_IDS_PER_CALL = 500;

@@ -1,12 +1,12 @@
 import { MemorySessionStore } from '@wmp/session';
-import type { BoxLimits } from './box-store.js';
-import type { KeyPackageLimits } from './key-package-store.js';
+import type { BoxLimits } from '../contracts/box-store.js';
+import type { KeyPackageLimits } from '../contracts/key-package-store.js';
+import type { QueueLimits } from '../contracts/queue-store.js';
+import type { RelayStores } from '../contracts/relay-stores.js';
 import { MemoryBoxStore } from './memory-box-store.js';
 import { MemoryKeyPackageStore } from './memory-key-package-store.js';
 import { MemoryMlsGroupStore } from './memory-mls-group-store.js';
 import { MemoryQueueStore } from './memory-queue-store.js';
-import type { QueueLimits } from './queue-store.js';
-import type { RelayStores } from './relay-stores.js';
 
 export interface MemoryStoreOptions {
   readonly queue?: Partial<QueueLimits>;

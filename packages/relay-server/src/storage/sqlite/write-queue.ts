@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { StoreClosedError, StoreWriteError } from './errors.js';
+import { StoreClosedError, StoreWriteError } from '../errors.js';
 
 /** Most operations in one transaction (DESIGN §6). */
 export const MAX_WRITE_BATCH = 100;

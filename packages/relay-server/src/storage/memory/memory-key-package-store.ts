@@ -1,4 +1,3 @@
-import { StoreClosedError } from './errors.js';
 import {
   checkKeyPackageInput,
   checkKeyPackageLimits,
@@ -8,9 +7,10 @@ import {
   type KeyPackageStore,
   type PublishOptions,
   type StoredKeyPackage,
-} from './key-package-store.js';
-import { clampCount, MAX_SWEEP_BATCH } from './limits.js';
-import { EMPTY_TOTALS, type Totals } from './totals.js';
+} from '../contracts/key-package-store.js';
+import { clampCount, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
+import { StoreClosedError } from '../errors.js';
 
 /**
  * Key packages in memory, for tests and `--ephemeral` relays: the behaviour of the SQLite

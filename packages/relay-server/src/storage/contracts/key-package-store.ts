@@ -1,4 +1,4 @@
-import { StoreInputError } from './errors.js';
+import { StoreInputError } from '../errors.js';
 import type { Totals } from './totals.js';
 
 /** One verified MLS key package as the relay keeps it (`ohan.mls.keypackage.publish`). */

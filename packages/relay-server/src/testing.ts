@@ -1,0 +1,9 @@
+// The shared adapter suites (vitest), for authors of a new storage adapter: every adapter of this
+// package passes them, and so must yours. vitest is an optional peer dependency.
+
+export { boxStoreSuite } from './storage/testing/box-store.suite.js';
+export { type Harness, Harnesses } from './storage/testing/harness.js';
+export { keyPackageStoreSuite } from './storage/testing/key-package-store.suite.js';
+export { mlsGroupStoreSuite } from './storage/testing/mls-group-store.suite.js';
+export { queueStoreSuite } from './storage/testing/queue-store.suite.js';
+export { sessionStoreSuite } from './storage/testing/session-store.suite.js';
