@@ -11,7 +11,7 @@ const [kind, path, limitsJson] = process.argv.slice(2);
 const limits = JSON.parse(limitsJson ?? '{}') as Partial<RelayLimits>;
 const relay = createRelay({
   limits,
-  store: (queue) => (kind === 'sqlite' ? SqliteStore.open({ path: path!, queue }) : new MemoryStore({ queue })),
+  store: (limits) => (kind === 'sqlite' ? SqliteStore.open({ path: path!, ...limits }) : new MemoryStore(limits)),
 });
 
 type Ask = { readonly id: number; readonly type: 'memory' | 'stats' };

@@ -133,6 +133,11 @@ const MAILBOX: Readonly<Record<MailboxErrorCode, { kind: Kind; text: string; hin
     hint: 'Try again after they fetch their mail (or ask them to allow you: contacts get room first).',
   },
   box_full: { kind: 'failed', text: 'the box is full', hint: 'Try again later.' },
+  unavailable: {
+    kind: 'unreachable',
+    text: 'the box is busy and cannot check requests now',
+    hint: 'Try again in a minute.',
+  },
   internal: {
     kind: 'failed',
     text: 'the box failed (internal error)',

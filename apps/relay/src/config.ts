@@ -2,8 +2,28 @@
 // variable, then the default), checked once at startup. Pure: no I/O, no process access.
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
-import { isBoxOrigin } from '@wmp/ohan-seal';
-import { DEFAULT_BOX_LIMITS, DEFAULT_RELAY_LIMITS, DEFAULT_RELAY_TIMINGS, type LogLevel } from '@wmp/relay-server';
+import { DEFAULT_MAX_EVENT_BYTES, isBoxOrigin } from '@wmp/ohan-seal';
+import {
+  DEFAULT_BOX_LIMITS,
+  DEFAULT_RATE_LIMIT,
+  DEFAULT_RELAY_LIMITS,
+  DEFAULT_RELAY_TIMINGS,
+  type LogLevel,
+  type RelayLimits,
+  type RelayTimings,
+} from '@wmp/relay-server';
+
+/** The OHAN box settings the app passes on (each left out takes the library's default). */
+export interface BoxSettings {
+  readonly boxBytes: number;
+  readonly strangerBits: number;
+  readonly cardStampBits: number;
+  readonly maxCards: number;
+  readonly cardTtlSeconds: number;
+  readonly maxEventBytes: number;
+  readonly requestsPerSecond: number;
+  readonly requestBurst: number;
+}
 
 /** Everything `wmp-relay` needs to start, after defaults and validation. */
 export interface AppConfig {
@@ -17,29 +37,13 @@ export interface AppConfig {
   readonly ephemeral: boolean;
   /** Directory box (cards, publish needs cards) or relay-only. */
   readonly directory: boolean;
+  /** Per-source limits apply to loopback addresses too (off: behind a local proxy every client is loopback). */
+  readonly limitLoopback: boolean;
   readonly logLevel: LogLevel;
-  readonly limits: {
-    readonly maxMessageBytes: number;
-    readonly maxConnections: number;
-    readonly maxConnectionsPerIdentity: number;
-    readonly maxSessionsPerConnection: number;
-    readonly maxQueued: number;
-    readonly maxQueueBytes: number;
-    readonly requestsPerSecond: number;
-    readonly requestBurst: number;
-    readonly keyPackageFetchesPerTarget: number;
-  };
-  readonly timings: {
-    readonly messageTtlSeconds: number;
-    readonly maxMessageTtlSeconds: number;
-  };
-  readonly box: {
-    readonly boxBytes: number;
-    readonly strangerBits: number;
-    readonly maxEventBytes: number;
-    readonly requestsPerSecond: number;
-    readonly requestBurst: number;
-  };
+  /** Only what a flag or variable set: the rest is the relay library's default (one place for defaults). */
+  readonly limits: Partial<RelayLimits>;
+  readonly timings: Partial<RelayTimings>;
+  readonly box: Partial<BoxSettings>;
 }
 
 export type ParseResult =
@@ -50,23 +54,59 @@ export type ParseResult =
 /** Exit code for a bad flag or value (usage error), as in BSD sysexits' EX_USAGE tradition. */
 export const EXIT_USAGE = 2;
 
-type Kind = 'int' | 'bytes' | 'string' | 'bool';
+type Kind = 'int' | 'bytes' | 'seconds' | 'string' | 'bool';
+
+/** Where a numeric option lands: a relay limit, a relay timing (seconds, or ms given in seconds) or a box setting. */
+type Target =
+  | { readonly limits: keyof RelayLimits }
+  | { readonly timings: keyof RelayTimings; readonly ms?: true }
+  | { readonly box: keyof BoxSettings };
 
 interface OptionSpec {
   readonly flag: string;
   readonly kind: Kind;
   readonly env?: string;
   readonly help: string;
-  /** As shown in `--help`. */
-  readonly default: string;
+  /** As shown in `--help`, for options that are not a library setting. */
+  readonly default?: string;
   readonly min?: number;
   readonly max?: number;
+  readonly target?: Target;
 }
 
 const MiB = 1024 * 1024;
-const DEFAULT_BOX_RATE = { perSecond: 20, burst: 120 };
 
-// One table drives the parser, the environment names and `--help`.
+/** The library default of a target, for `--help`. */
+function defaultOf(target: Target): number {
+  if ('limits' in target) return DEFAULT_RELAY_LIMITS[target.limits];
+  if ('timings' in target) {
+    const v = DEFAULT_RELAY_TIMINGS[target.timings];
+    return target.ms ? v / 1000 : v;
+  }
+  return BOX_DEFAULTS[target.box];
+}
+
+const BOX_DEFAULTS: BoxSettings = {
+  boxBytes: DEFAULT_BOX_LIMITS.boxBytes,
+  strangerBits: DEFAULT_BOX_LIMITS.strangerBits,
+  cardStampBits: DEFAULT_BOX_LIMITS.cardStampBits,
+  maxCards: DEFAULT_BOX_LIMITS.maxCards,
+  cardTtlSeconds: DEFAULT_BOX_LIMITS.cardTtlSeconds,
+  maxEventBytes: DEFAULT_MAX_EVENT_BYTES,
+  requestsPerSecond: DEFAULT_RATE_LIMIT.perSecond,
+  requestBurst: DEFAULT_RATE_LIMIT.burst,
+};
+
+const limit = (flag: string, key: keyof RelayLimits, kind: Kind, help: string, min = 1, max?: number): OptionSpec => ({
+  flag,
+  kind,
+  help,
+  min,
+  ...(max === undefined ? {} : { max }),
+  target: { limits: key },
+});
+
+// One table drives the parser, the environment names and `--help`; defaults come from the library.
 const OPTIONS: readonly OptionSpec[] = [
   { flag: 'port', kind: 'int', help: 'TCP port (0: any free port)', default: '8080', min: 0, max: 65535 },
   {
@@ -103,120 +143,172 @@ const OPTIONS: readonly OptionSpec[] = [
     default: 'off',
   },
   {
-    flag: 'max-message-bytes',
-    kind: 'bytes',
-    help: 'largest WMP message on any binding',
-    default: String(DEFAULT_RELAY_LIMITS.maxMessageBytes),
-    min: 1024,
-    max: 64 * MiB,
+    flag: 'limit-loopback',
+    kind: 'bool',
+    help: 'per-source limits apply to loopback addresses too (leave off behind a proxy on this host)',
+    default: 'off',
   },
-  {
-    flag: 'max-connections',
-    kind: 'int',
-    help: 'open WebSocket connections plus HTTP sessions',
-    default: String(DEFAULT_RELAY_LIMITS.maxConnections),
-    min: 1,
-  },
-  {
-    flag: 'max-connections-per-identity',
-    kind: 'int',
-    help: 'registered connections (devices) of one identity',
-    default: String(DEFAULT_RELAY_LIMITS.maxConnectionsPerIdentity),
-    min: 1,
-  },
-  {
-    flag: 'max-sessions-per-connection',
-    kind: 'int',
-    help: 'sessions on one connection',
-    default: String(DEFAULT_RELAY_LIMITS.maxSessionsPerConnection),
-    min: 1,
-  },
-  {
-    flag: 'max-queued',
-    kind: 'int',
-    help: 'messages queued per recipient (-31014 beyond)',
-    default: String(DEFAULT_RELAY_LIMITS.maxQueued),
-    min: 1,
-  },
-  {
-    flag: 'max-queue-bytes',
-    kind: 'bytes',
-    help: 'bytes queued per recipient (-31014 beyond)',
-    default: String(DEFAULT_RELAY_LIMITS.maxQueueBytes),
-    min: 1,
-  },
-  {
-    flag: 'rate',
-    kind: 'int',
-    help: 'WMP requests per second per identity (-31007 beyond)',
-    default: String(DEFAULT_RELAY_LIMITS.requestsPerSecond),
-    min: 1,
-  },
-  {
-    flag: 'rate-burst',
-    kind: 'int',
-    help: 'burst of that rate',
-    default: String(DEFAULT_RELAY_LIMITS.requestBurst),
-    min: 1,
-  },
-  {
-    flag: 'key-package-fetches-per-target',
-    kind: 'int',
-    help: 'MLS key packages one identity may take of another per hour (-31007 beyond)',
-    default: String(DEFAULT_RELAY_LIMITS.keyPackageFetchesPerTarget),
-    min: 1,
-  },
+  limit('max-message-bytes', 'maxMessageBytes', 'bytes', 'largest WMP message on any binding', 1024, 64 * MiB),
+  limit(
+    'max-unauthenticated-body-bytes',
+    'maxUnauthenticatedBodyBytes',
+    'bytes',
+    'largest POST that opens a session',
+    1024,
+  ),
+  limit('max-connections', 'maxConnections', 'int', 'open WebSocket connections plus HTTP sessions'),
+  limit(
+    'max-unauthenticated-connections',
+    'maxUnauthenticatedConnections',
+    'int',
+    'of those, connections with no authenticated session (1013 / 503 beyond)',
+  ),
+  limit(
+    'max-connections-per-identity',
+    'maxConnectionsPerIdentity',
+    'int',
+    'registered connections (devices) of one identity',
+  ),
+  limit('max-sessions-per-connection', 'maxSessionsPerConnection', 'int', 'sessions on one connection'),
+  limit('max-sessions', 'maxSessions', 'int', 'sessions stored (-31007 beyond)'),
+  limit('max-pending-sessions', 'maxPendingSessions', 'int', 'unauthenticated sessions stored (-31007 beyond)'),
+  limit('max-queued', 'maxQueued', 'int', 'messages queued per recipient (-31014 beyond)'),
+  limit('max-queue-bytes', 'maxQueueBytes', 'bytes', 'bytes queued per recipient (-31014 beyond)'),
+  limit('max-queued-per-sender', 'maxQueuedPerSender', 'int', "messages one sender may have in one recipient's queue"),
+  limit(
+    'max-queue-bytes-per-sender',
+    'maxQueueBytesPerSender',
+    'bytes',
+    "bytes one sender may have in one recipient's queue",
+  ),
+  limit('max-total-queue-bytes', 'maxTotalQueueBytes', 'bytes', 'bytes queued in the whole relay (-31014 beyond)'),
+  limit('max-fanout-bytes', 'maxFanoutBytes', 'bytes', 'recipients x bytes of one deliver (-31007 beyond)'),
+  limit(
+    'routed-bytes-per-second',
+    'routedBytesPerSecond',
+    'bytes',
+    'routed bytes per second of a sender, connection or source',
+  ),
+  limit('routed-bytes-burst', 'routedBytesBurst', 'bytes', 'burst of that budget'),
+  limit('rate', 'requestsPerSecond', 'int', 'WMP requests per second per identity (-31007 beyond)'),
+  limit('rate-burst', 'requestBurst', 'int', 'burst of that rate'),
+  limit(
+    'session-opens-per-second',
+    'sessionOpensPerSecond',
+    'int',
+    'session create/resume/join per second per connection (4x per source)',
+  ),
+  limit('session-open-burst', 'sessionOpenBurst', 'int', 'burst of that rate'),
+  limit('outbound-buffer-bytes', 'outboundBufferBytes', 'bytes', 'bytes queued to slow readers in the whole relay'),
+  limit(
+    'max-buffered-bytes-per-connection',
+    'maxBufferedBytesPerConnection',
+    'bytes',
+    'a reader holding more unsent bytes is closed (1013)',
+  ),
+  limit('replay-buffer-chars', 'replayBufferChars', 'bytes', 'SSE replay characters kept in the whole relay'),
+  limit(
+    'body-bytes-in-flight',
+    'bodyBytesInFlight',
+    'bytes',
+    'request body bytes being read in the whole relay (503 beyond)',
+  ),
+  limit(
+    'max-key-packages-per-publish',
+    'maxKeyPackagesPerPublish',
+    'int',
+    'MLS key packages verified per publish',
+    1,
+    100,
+  ),
+  limit(
+    'key-package-fetches-per-target',
+    'keyPackageFetchesPerTarget',
+    'int',
+    'MLS key packages all others may take of one identity per hour (then its last-resort one)',
+  ),
   {
     flag: 'message-ttl',
-    kind: 'int',
+    kind: 'seconds',
     help: 'seconds a queued message lives when neither it nor its session says',
-    default: String(DEFAULT_RELAY_TIMINGS.messageTtlSeconds),
     min: 1,
+    target: { timings: 'messageTtlSeconds' },
   },
   {
     flag: 'max-message-ttl',
-    kind: 'int',
+    kind: 'seconds',
     help: 'upper bound in seconds for any queued message',
-    default: String(DEFAULT_RELAY_TIMINGS.maxMessageTtlSeconds),
     min: 1,
+    target: { timings: 'maxMessageTtlSeconds' },
+  },
+  {
+    flag: 'pending-session-ttl',
+    kind: 'seconds',
+    help: 'seconds an unauthenticated session lives',
+    min: 1,
+    target: { timings: 'pendingSessionTtlSeconds' },
+  },
+  {
+    flag: 'unauthenticated-timeout',
+    kind: 'seconds',
+    help: 'seconds a connection without an authenticated session is kept',
+    min: 1,
+    target: { timings: 'unauthenticatedTimeoutMs', ms: true },
+  },
+  {
+    flag: 'body-timeout',
+    kind: 'seconds',
+    help: 'seconds a request (headers and body) may take to arrive',
+    min: 1,
+    target: { timings: 'bodyTimeoutMs', ms: true },
   },
   {
     flag: 'box-bytes',
     kind: 'bytes',
     help: 'box capacity: undelivered sealed events in total',
-    default: String(DEFAULT_BOX_LIMITS.boxBytes),
     min: 1,
+    target: { box: 'boxBytes' },
   },
   {
     flag: 'stranger-bits',
     kind: 'int',
     help: 'stamp strength a stranger event needs',
-    default: String(DEFAULT_BOX_LIMITS.strangerBits),
     min: 0,
     max: 255,
+    target: { box: 'strangerBits' },
+  },
+  {
+    flag: 'card-stamp-bits',
+    kind: 'int',
+    help: 'stamp strength the card of a key the box does not know needs (default: --stranger-bits)',
+    min: 0,
+    max: 255,
+    target: { box: 'cardStampBits' },
+  },
+  { flag: 'max-cards', kind: 'int', help: 'cards in the directory', min: 1, target: { box: 'maxCards' } },
+  {
+    flag: 'card-ttl',
+    kind: 'seconds',
+    help: 'seconds a card lives unless posted again',
+    min: 1,
+    target: { box: 'cardTtlSeconds' },
   },
   {
     flag: 'max-event-bytes',
     kind: 'bytes',
     help: 'largest sealed event',
-    default: String(96 * 1024),
     min: 256,
     max: 16 * MiB,
+    target: { box: 'maxEventBytes' },
   },
   {
     flag: 'box-rate',
     kind: 'int',
     help: 'box requests per second per key (429 beyond)',
-    default: String(DEFAULT_BOX_RATE.perSecond),
     min: 1,
+    target: { box: 'requestsPerSecond' },
   },
-  {
-    flag: 'box-rate-burst',
-    kind: 'int',
-    help: 'burst of that rate',
-    default: String(DEFAULT_BOX_RATE.burst),
-    min: 1,
-  },
+  { flag: 'box-rate-burst', kind: 'int', help: 'burst of that rate', min: 1, target: { box: 'requestBurst' } },
   { flag: 'log-level', kind: 'string', help: 'debug, info, warn, error or silent', default: 'info' },
 ];
 
@@ -351,10 +443,10 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
     if (e !== undefined && e !== '') return { text: e, fromEnv: true };
     return undefined;
   };
-  const int = (flag: string): number => {
-    const spec = OPTIONS.find((o) => o.flag === flag)!;
-    const r = raw(flag);
-    return r === undefined ? Number(spec.default) : parseInteger(spec, r.text, r.fromEnv);
+  /** The option's value if a flag or variable set it. */
+  const given = (spec: OptionSpec): number | undefined => {
+    const r = raw(spec.flag);
+    return r === undefined ? undefined : parseInteger(spec, r.text, r.fromEnv);
   };
   const bool = (flag: string): boolean | undefined => {
     const spec = OPTIONS.find((o) => o.flag === flag)!;
@@ -391,45 +483,34 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
     directory = env.WMP_BOX_MODE === 'directory';
   }
 
-  const maxMessageTtlSeconds = int('max-message-ttl');
-  const messageTtlSeconds = int('message-ttl');
-  if (messageTtlSeconds > maxMessageTtlSeconds) {
-    throw new ConfigError(
-      `--message-ttl (${messageTtlSeconds}) must not exceed --max-message-ttl (${maxMessageTtlSeconds})`,
-    );
+  const limits: Record<string, number> = {};
+  const timings: Record<string, number> = {};
+  const box: Record<string, number> = {};
+  for (const spec of OPTIONS) {
+    const target = spec.target;
+    const value = target === undefined ? undefined : given(spec);
+    if (target === undefined || value === undefined) continue;
+    if ('limits' in target) limits[target.limits] = value;
+    else if ('timings' in target) timings[target.timings] = target.ms ? value * 1000 : value;
+    else box[target.box] = value;
   }
-  const requestsPerSecond = int('rate');
-  const requestBurst = int('rate-burst');
-  const boxRate = int('box-rate');
-  const boxBurst = int('box-rate-burst');
+  const ttl = timings.messageTtlSeconds ?? DEFAULT_RELAY_TIMINGS.messageTtlSeconds;
+  const maxTtl = timings.maxMessageTtlSeconds ?? DEFAULT_RELAY_TIMINGS.maxMessageTtlSeconds;
+  if (ttl > maxTtl) throw new ConfigError(`--message-ttl (${ttl}) must not exceed --max-message-ttl (${maxTtl})`);
+  const portSpec = OPTIONS.find((o) => o.flag === 'port')!;
 
   const config: AppConfig = {
-    port: int('port'),
+    port: given(portSpec) ?? 8080,
     host,
     dataDir: dataRaw?.text ?? './data',
     publicUrl: urlRaw === undefined ? undefined : checkPublicUrl(urlRaw.text, urlRaw.fromEnv),
     ephemeral: bool('ephemeral') ?? false,
     directory,
+    limitLoopback: bool('limit-loopback') ?? false,
     logLevel,
-    limits: {
-      maxMessageBytes: int('max-message-bytes'),
-      maxConnections: int('max-connections'),
-      maxConnectionsPerIdentity: int('max-connections-per-identity'),
-      maxSessionsPerConnection: int('max-sessions-per-connection'),
-      maxQueued: int('max-queued'),
-      maxQueueBytes: int('max-queue-bytes'),
-      requestsPerSecond,
-      requestBurst,
-      keyPackageFetchesPerTarget: int('key-package-fetches-per-target'),
-    },
-    timings: { messageTtlSeconds, maxMessageTtlSeconds },
-    box: {
-      boxBytes: int('box-bytes'),
-      strangerBits: int('stranger-bits'),
-      maxEventBytes: int('max-event-bytes'),
-      requestsPerSecond: boxRate,
-      requestBurst: boxBurst,
-    },
+    limits,
+    timings,
+    box,
   };
   return { kind: 'config', config };
 }
@@ -449,9 +530,10 @@ function bytesText(n: number): string {
 /** `wmp-relay --help`: every option with its environment variable and default. */
 export function helpText(): string {
   const rows = OPTIONS.map((o) => {
-    const flag = `--${o.flag}${o.kind === 'bool' ? '' : o.kind === 'bytes' ? ' <bytes>' : o.kind === 'int' ? ' <n>' : ' <value>'}`;
+    const flag = `--${o.flag}${o.kind === 'bool' ? '' : o.kind === 'bytes' ? ' <bytes>' : o.kind === 'int' ? ' <n>' : o.kind === 'seconds' ? ' <s>' : ' <value>'}`;
     const env = o.env ?? envName(o.flag);
-    const shown = o.kind === 'bytes' ? bytesText(Number(o.default)) : o.default;
+    const value = o.target === undefined ? o.default : String(defaultOf(o.target));
+    const shown = o.kind === 'bytes' ? bytesText(Number(value)) : value;
     return { flag, env, text: `${o.help} (default: ${shown})` };
   });
   const w1 = Math.max(...rows.map((r) => r.flag.length));

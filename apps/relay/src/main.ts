@@ -20,6 +20,14 @@ if (parsed.kind === 'error') {
 }
 const { config } = parsed;
 const logger = createJsonLogger({ level: config.logLevel, write: (line) => process.stderr.write(line) });
+// The log is JSON lines only (DESIGN §7): a library that writes to the console (the HTTP adapter
+// does, for a client that went away mid-response) gets one JSON line with no text of its own.
+for (const level of ['log', 'info', 'debug', 'warn', 'error'] as const) {
+  console[level] = (...args: unknown[]) => {
+    const name = args.find((a): a is Error => a instanceof Error)?.name;
+    logger.debug('library.console', { level, ...(name === undefined ? {} : { error: name }) });
+  };
+}
 
 let running: Awaited<ReturnType<typeof startRelayApp>>;
 try {

@@ -10,6 +10,7 @@ import {
   MemoryStore,
   mountBoxApp,
   type Relay,
+  type RelayStoreLimits,
   type RelayStores,
 } from '@wmp/relay-server/node';
 import { SqliteStore } from '@wmp/relay-server/sqlite';
@@ -42,19 +43,16 @@ export interface StartOptions {
 export async function startRelayApp(config: AppConfig, options: StartOptions): Promise<RunningRelay> {
   const { logger } = options;
   const dataDir = isAbsolute(config.dataDir) ? config.dataDir : resolve(options.cwd ?? process.cwd(), config.dataDir);
-  const boxLimits = {
-    directory: config.directory,
-    strangerBits: config.box.strangerBits,
-    boxBytes: config.box.boxBytes,
-  };
+  const { maxEventBytes, requestsPerSecond, requestBurst, ...storeLimits } = config.box;
+  const boxLimits = { directory: config.directory, ...storeLimits };
 
   let seed: Uint8Array | undefined;
-  let openStore: (queue: { maxQueued: number; maxBytes: number }) => RelayStores;
+  let openStore: (limits: RelayStoreLimits) => RelayStores;
   let storeName: string;
   if (config.ephemeral) {
     // Nothing on disk: a fresh key every start (createRelay's default), memory stores.
     storeName = 'memory';
-    openStore = (queue) => new MemoryStore({ queue, box: boxLimits });
+    openStore = (limits) => new MemoryStore({ ...limits, box: boxLimits });
   } else {
     const identity = loadOrCreateIdentity(dataDir);
     seed = identity.seed;
@@ -62,7 +60,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
     if (identity.tooOpen) logger.warn('relay.key_permissions', { file: identity.path, expected: '0600' });
     const path = join(dataDir, DATABASE_FILE);
     storeName = `sqlite:${path}`;
-    openStore = (queue) => SqliteStore.open({ path, queue, box: boxLimits });
+    openStore = (limits) => SqliteStore.open({ path, ...limits, box: boxLimits });
   }
 
   // The box is made once the origin is known (with --port 0 only after listening); until then
@@ -78,6 +76,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
     store: openStore,
     limits: config.limits,
     timings: config.timings,
+    limitLoopback: config.limitLoopback,
     logger,
   });
   const unavailable = () =>
@@ -102,8 +101,14 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       store: relay.stores.box,
       origin: url,
       directory: config.directory,
-      maxEventBytes: config.box.maxEventBytes,
-      rateLimit: { perSecond: config.box.requestsPerSecond, burst: config.box.requestBurst },
+      ...(maxEventBytes === undefined ? {} : { maxEventBytes }),
+      rateLimit: {
+        ...(requestsPerSecond === undefined ? {} : { perSecond: requestsPerSecond }),
+        ...(requestBurst === undefined ? {} : { burst: requestBurst }),
+      },
+      bodyBudget: relay.core.budgets.bodies,
+      outboundBudget: relay.core.budgets.outbound,
+      bodyTimeoutMs: relay.core.config.timings.bodyTimeoutMs,
       // Only the error's kind: never request contents or addresses.
       onError: (error) => logger.error('box.error', { error: (error as Error)?.name ?? 'unknown' }),
     });

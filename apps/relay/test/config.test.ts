@@ -16,7 +16,7 @@ const parse = (argv: string[], env: Record<string, string> = {}) => parseConfig(
 const MiB = 1024 * 1024;
 
 /** Every numeric option: its flag, where it lands in the config, and a valid value. */
-const NUMERIC: readonly [flag: string, get: (c: AppConfig) => number, value: number][] = [
+const NUMERIC: readonly [flag: string, get: (c: AppConfig) => number | undefined, value: number][] = [
   ['port', (c) => c.port, 9000],
   ['max-message-bytes', (c) => c.limits.maxMessageBytes, 2 * MiB],
   ['max-connections', (c) => c.limits.maxConnections, 50],
@@ -24,13 +24,36 @@ const NUMERIC: readonly [flag: string, get: (c: AppConfig) => number, value: num
   ['max-sessions-per-connection', (c) => c.limits.maxSessionsPerConnection, 4],
   ['max-queued', (c) => c.limits.maxQueued, 77],
   ['max-queue-bytes', (c) => c.limits.maxQueueBytes, 5 * MiB],
+  ['max-unauthenticated-body-bytes', (c) => c.limits.maxUnauthenticatedBodyBytes, 32 * 1024],
+  ['max-unauthenticated-connections', (c) => c.limits.maxUnauthenticatedConnections, 100],
+  ['max-sessions', (c) => c.limits.maxSessions, 1000],
+  ['max-pending-sessions', (c) => c.limits.maxPendingSessions, 100],
+  ['max-queued-per-sender', (c) => c.limits.maxQueuedPerSender, 30],
+  ['max-queue-bytes-per-sender', (c) => c.limits.maxQueueBytesPerSender, MiB],
+  ['max-total-queue-bytes', (c) => c.limits.maxTotalQueueBytes, 100 * MiB],
+  ['max-fanout-bytes', (c) => c.limits.maxFanoutBytes, 2 * MiB],
+  ['routed-bytes-per-second', (c) => c.limits.routedBytesPerSecond, 65536],
+  ['routed-bytes-burst', (c) => c.limits.routedBytesBurst, MiB],
+  ['session-opens-per-second', (c) => c.limits.sessionOpensPerSecond, 2],
+  ['session-open-burst', (c) => c.limits.sessionOpenBurst, 8],
+  ['outbound-buffer-bytes', (c) => c.limits.outboundBufferBytes, 64 * MiB],
+  ['max-buffered-bytes-per-connection', (c) => c.limits.maxBufferedBytesPerConnection, MiB],
+  ['replay-buffer-chars', (c) => c.limits.replayBufferChars, 8 * MiB],
+  ['body-bytes-in-flight', (c) => c.limits.bodyBytesInFlight, 32 * MiB],
+  ['max-key-packages-per-publish', (c) => c.limits.maxKeyPackagesPerPublish, 8],
   ['rate', (c) => c.limits.requestsPerSecond, 10],
   ['rate-burst', (c) => c.limits.requestBurst, 20],
   ['key-package-fetches-per-target', (c) => c.limits.keyPackageFetchesPerTarget, 5],
   ['message-ttl', (c) => c.timings.messageTtlSeconds, 60],
   ['max-message-ttl', (c) => c.timings.maxMessageTtlSeconds, 86_400],
+  ['pending-session-ttl', (c) => c.timings.pendingSessionTtlSeconds, 30],
+  ['unauthenticated-timeout', (c) => (c.timings.unauthenticatedTimeoutMs ?? 0) / 1000, 10],
+  ['body-timeout', (c) => (c.timings.bodyTimeoutMs ?? 0) / 1000, 20],
   ['box-bytes', (c) => c.box.boxBytes, 64 * MiB],
   ['stranger-bits', (c) => c.box.strangerBits, 20],
+  ['card-stamp-bits', (c) => c.box.cardStampBits, 12],
+  ['max-cards', (c) => c.box.maxCards, 500],
+  ['card-ttl', (c) => c.box.cardTtlSeconds, 86_400],
   ['max-event-bytes', (c) => c.box.maxEventBytes, 64 * 1024],
   ['box-rate', (c) => c.box.requestsPerSecond, 5],
   ['box-rate-burst', (c) => c.box.requestBurst, 9],
@@ -46,28 +69,11 @@ describe('parseConfig: defaults', () => {
       ephemeral: false,
       directory: true,
       logLevel: 'info',
-      limits: {
-        maxMessageBytes: DEFAULT_RELAY_LIMITS.maxMessageBytes,
-        maxConnections: DEFAULT_RELAY_LIMITS.maxConnections,
-        maxConnectionsPerIdentity: DEFAULT_RELAY_LIMITS.maxConnectionsPerIdentity,
-        maxSessionsPerConnection: DEFAULT_RELAY_LIMITS.maxSessionsPerConnection,
-        maxQueued: DEFAULT_RELAY_LIMITS.maxQueued,
-        maxQueueBytes: DEFAULT_RELAY_LIMITS.maxQueueBytes,
-        requestsPerSecond: DEFAULT_RELAY_LIMITS.requestsPerSecond,
-        requestBurst: DEFAULT_RELAY_LIMITS.requestBurst,
-        keyPackageFetchesPerTarget: DEFAULT_RELAY_LIMITS.keyPackageFetchesPerTarget,
-      },
-      timings: {
-        messageTtlSeconds: DEFAULT_RELAY_TIMINGS.messageTtlSeconds,
-        maxMessageTtlSeconds: DEFAULT_RELAY_TIMINGS.maxMessageTtlSeconds,
-      },
-      box: {
-        boxBytes: 1024 ** 3,
-        strangerBits: 18,
-        maxEventBytes: 96 * 1024,
-        requestsPerSecond: 20,
-        requestBurst: 120,
-      },
+      limitLoopback: false,
+      // Nothing set: the relay library's own defaults apply (one place for them).
+      limits: {},
+      timings: {},
+      box: {},
     } satisfies AppConfig);
     expect(DEFAULT_BOX_LIMITS.boxBytes).toBe(1024 ** 3);
     expect(DEFAULT_BOX_LIMITS.strangerBits).toBe(18);
@@ -202,7 +208,7 @@ describe('parseConfig: the other options', () => {
     const text = helpText();
     for (const [flag] of NUMERIC)
       expect(text).toMatch(new RegExp(`--${flag} <\\w+> +${envName(flag)} +.*\\(default: `));
-    for (const flag of ['host', 'data-dir', 'public-url', 'ephemeral', 'log-level']) {
+    for (const flag of ['host', 'data-dir', 'public-url', 'ephemeral', 'limit-loopback', 'log-level']) {
       expect(text).toMatch(new RegExp(`--${flag}\\b.* ${envName(flag)} .*\\(default: `));
     }
     expect(text).toMatch(/--directory +WMP_BOX_MODE=directory .*\(default: on\)/);
@@ -210,7 +216,14 @@ describe('parseConfig: the other options', () => {
     expect(text).toMatch(/--box-bytes .*\(default: 1GiB\)/);
     expect(text).toMatch(/--data-dir .*\(default: \.\/data\)/);
     expect(text).toMatch(/--port .*\(default: 8080\)/);
-    expect(text).toMatch(/--key-package-fetches-per-target .*\(default: 3\)/);
+    expect(text).toMatch(
+      new RegExp(
+        `--key-package-fetches-per-target .*\\(default: ${DEFAULT_RELAY_LIMITS.keyPackageFetchesPerTarget}\\)`,
+      ),
+    );
+    expect(text).toMatch(new RegExp(`--message-ttl .*\\(default: ${DEFAULT_RELAY_TIMINGS.messageTtlSeconds}\\)`));
+    expect(text).toMatch(/--unauthenticated-timeout <s> .*\(default: 30\)/);
+    expect(text).toMatch(/--max-total-queue-bytes <bytes> .*\(default: 1GiB\)/);
   });
 });
 

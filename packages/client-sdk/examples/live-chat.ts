@@ -11,7 +11,7 @@ import { SqliteStore } from '@wmp/relay-server/sqlite';
 const dir = mkdtempSync(join(tmpdir(), 'wmp-live-chat-'));
 const config: RelayConfig = {
   identity: { seed: randomBytes(32) },
-  store: (queue) => SqliteStore.open({ path: join(dir, 'relay.db'), queue }),
+  store: (limits) => SqliteStore.open({ path: join(dir, 'relay.db'), ...limits }),
 };
 let relay = createRelay(config);
 const { url, port } = await relay.listen();

@@ -14,7 +14,7 @@ export async function startLocalRelays(count: number): Promise<LocalRelays> {
   const origins: string[] = [];
   for (let i = 0; i < count; i++) {
     const relay = createRelay({
-      store: (queue) => new MemoryStore({ queue, box: { directory: true, strangerBits: 8 } }),
+      store: (limits) => new MemoryStore({ ...limits, box: { directory: true, strangerBits: 8 } }),
     });
     let boxFetch: ((request: Request) => Response | Promise<Response>) | undefined;
     relay.app.all(`${BOX_API_PREFIX}/*`, (c) => (boxFetch ? boxFetch(c.req.raw) : c.text('not ready', 503)));

@@ -59,7 +59,7 @@ export function clientTestbed() {
       const relay = createRelay({
         identity: { seed: options.seed ?? randomBytes(32) },
         ...(options.port === undefined ? {} : { port: options.port }),
-        ...(path === undefined ? {} : { store: (queue) => SqliteStore.open({ path, queue }) }),
+        ...(path === undefined ? {} : { store: (limits) => SqliteStore.open({ path, ...limits }) }),
         ...options.config,
       });
       const { url, port } = await relay.listen();

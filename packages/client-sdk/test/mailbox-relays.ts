@@ -34,7 +34,11 @@ export interface TestRelayOptions {
 export async function startTestRelay(options: TestRelayOptions = {}): Promise<TestRelay> {
   const directory = options.directory ?? true;
   const relay = createRelay({
-    store: (queue) => new RelayMemoryStore({ queue, box: { directory, strangerBits: options.strangerBits ?? 8 } }),
+    store: (limits) =>
+      new RelayMemoryStore({
+        ...limits,
+        box: { directory, strangerBits: options.strangerBits ?? 8, cardStampBits: 8 },
+      }),
   });
   let boxFetch: ((request: Request) => Response | Promise<Response>) | undefined;
   relay.app.all(`${BOX_API_PREFIX}/*`, (c) => (boxFetch ? boxFetch(c.req.raw) : c.text('not ready', 503)));

@@ -85,4 +85,5 @@ export {
 export type { MethodKind, MethodSpec } from './schemas/method-spec.js';
 export { MAX_KEY_PACKAGES_PER_PUBLISH } from './schemas/relay.js';
 export { isInexactInteger, parseStrictJson, utf8Length } from './strict-json.js';
+export { rfc3339 } from './time.js';
 export { validateParams, validateResult } from './validate.js';

@@ -18,6 +18,8 @@ export const BOX_ERROR_CODES = [
   'recipient_full',
   'box_full',
   'internal',
+  /** The box cannot check this request now (its replay cache is full, or Redis is down): try later. */
+  'unavailable',
 ] as const;
 
 export type BoxErrorCode = (typeof BOX_ERROR_CODES)[number];

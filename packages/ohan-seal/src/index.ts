@@ -2,6 +2,7 @@ export { BOX_ERROR_CODES, type BoxErrorCode, isBoxErrorCode } from './box-error-
 export {
   type CardVerdict,
   type CreateCardInput,
+  cardStampStrength,
   createCard,
   isBoxOrigin,
   isNewerCard,
@@ -22,7 +23,7 @@ export {
   unsignedPart,
 } from './event.js';
 export { type EncKeypair, encKeypairFromSecret, generateEncKeypair } from './keys.js';
-export { MemoryNonceCache, type NonceCache } from './nonces.js';
+export { MemoryNonceCache, type NonceCache, NonceCacheFullError } from './nonces.js';
 export { type OpenedEvent, openEvent } from './open.js';
 export {
   CARD_PROTOCOL,
@@ -58,7 +59,14 @@ export {
   sealKey,
   unpadEnvelope,
 } from './seal.js';
-export { leadingZeroBits, type MintOptions, type MintProgress, mintStamp, stampStrength } from './stamp.js';
+export {
+  leadingZeroBits,
+  type MintOptions,
+  type MintProgress,
+  mintStamp,
+  mintStampFor,
+  stampStrength,
+} from './stamp.js';
 export {
   completeEventVerification,
   type EventFailure,

@@ -77,7 +77,8 @@ export type RequestFailure =
   | 'body'
   | 'stale'
   | 'signature'
-  | 'replay';
+  | 'replay'
+  | 'rate_limited';
 
 export type RequestVerdict =
   | { readonly ok: true; readonly key: string }
@@ -93,6 +94,11 @@ export interface VerifyRequestInput {
   readonly now?: number;
   readonly nonces: NonceCache;
   readonly skewSeconds?: number;
+  /**
+   * Decides, once the signature holds and before the nonce is recorded, whether this key may go on
+   * (its rate limit): a refused request leaves no nonce behind, so a flood cannot fill the cache.
+   */
+  readonly admit?: (key: string) => boolean | Promise<boolean>;
 }
 
 const MAX_HEADER_LENGTH = 4096;
@@ -152,7 +158,9 @@ export async function verifyRequest(
   const text = fromUtf8(b64urlDecode(m[1]!));
   if (text !== jcs(claims)) return fail('malformed');
   if (signature.length !== 64 || !verifyEd25519(publicKey, utf8(text), signature)) return fail('signature');
-  if (await input.nonces.seen(claims.nonce, NONCE_TTL_SECONDS)) return fail('replay');
+  if (input.admit && !(await input.admit(claims.key))) return fail('rate_limited');
+  // May throw NonceCacheFullError: the caller cannot tell a replay, so it must refuse the request.
+  if (await input.nonces.seen(claims.nonce, NONCE_TTL_SECONDS, claims.key)) return fail('replay');
   return { ok: true, key: claims.key };
 }
 

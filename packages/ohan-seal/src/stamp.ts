@@ -1,5 +1,5 @@
 import { utf8 } from '@wmp/jcs-signing';
-import { idPreimage, isStamp, type UnsignedEvent } from './event.js';
+import { idPreimage, isStamp, type Stamp, type UnsignedEvent } from './event.js';
 import { MAX_STAMP_BITS } from './profile.js';
 import { StampHasher } from './stamp-hash.js';
 
@@ -61,10 +61,33 @@ function abortReason(signal: AbortSignal): unknown {
  * stamp-hash.ts). Returns the event with `stamp` set; cancellable with `signal`.
  */
 export async function mintStamp(event: UnsignedEvent, bits: number, options: MintOptions = {}): Promise<UnsignedEvent> {
-  if (!Number.isSafeInteger(bits) || bits < 0 || bits > MAX_STAMP_BITS) throw new RangeError('bits must be 0..255');
+  checkBits(bits);
   const text = idPreimage({ ...event, stamp: { bits, nonce: SENTINEL } });
+  return { ...event, stamp: { bits, nonce: await mintNonce(text, bits, options) } };
+}
+
+/**
+ * The stamp of `bits` for an object whose JCS text (with `stamp: {bits, nonce}` inside) is what
+ * the proof of work hashes: a card's (DESIGN §4.6: a new key's card costs what a stranger's event
+ * does). `preimage` writes that text for a given stamp.
+ */
+export async function mintStampFor(
+  preimage: (stamp: Stamp) => string,
+  bits: number,
+  options: MintOptions = {},
+): Promise<Stamp> {
+  checkBits(bits);
+  return { bits, nonce: await mintNonce(preimage({ bits, nonce: SENTINEL }), bits, options) };
+}
+
+function checkBits(bits: number): void {
+  if (!Number.isSafeInteger(bits) || bits < 0 || bits > MAX_STAMP_BITS) throw new RangeError('bits must be 0..255');
+}
+
+/** Varies the sentinel nonce in `text` until SHA-256 of the text has `bits` leading zero bits. */
+async function mintNonce(text: string, bits: number, options: MintOptions): Promise<string> {
   const at = text.indexOf(`${NONCE_KEY}${SENTINEL}"`);
-  if (at < 0) throw new TypeError('not an event');
+  if (at < 0) throw new TypeError('no stamp to mint');
   const hasher = new StampHasher(
     utf8(text.slice(0, at + NONCE_KEY.length)),
     NONCE_LENGTH,
@@ -82,8 +105,7 @@ export async function mintStamp(event: UnsignedEvent, bits: number, options: Min
     if (signal?.aborted) throw abortReason(signal);
     for (let i = 0; i < BATCH; i++) {
       if (hasher.leadingZeroBits() >= bits) {
-        const nonce = new TextDecoder().decode(tail.subarray(nonceOffset, nonceOffset + NONCE_LENGTH));
-        return { ...event, stamp: { bits, nonce } };
+        return new TextDecoder().decode(tail.subarray(nonceOffset, nonceOffset + NONCE_LENGTH));
       }
       let d = NONCE_LENGTH - 1;
       while (d >= 0 && digits[d] === 63) {

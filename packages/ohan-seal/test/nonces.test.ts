@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryNonceCache } from '../src/index.js';
+import { MemoryNonceCache, NonceCacheFullError } from '../src/index.js';
 
 describe('MemoryNonceCache', () => {
   it('remembers a nonce for its TTL, then forgets it', () => {
@@ -13,10 +13,26 @@ describe('MemoryNonceCache', () => {
     expect(cache.seen('a', 600)).toBe(false);
   });
 
-  it('stays within its bound under a flood', () => {
-    const cache = new MemoryNonceCache({ maxEntries: 1000 });
-    for (let i = 0; i < 10_000; i++) cache.seen(`n${i}`, 600);
+  it('stays within its bound under a flood by refusing, never by forgetting an unexpired nonce', () => {
+    let now = 0;
+    const cache = new MemoryNonceCache({ maxEntries: 1000, maxPerKey: 1000, now: () => now });
+    for (let i = 0; i < 1000; i++) expect(cache.seen(`n${i}`, 600)).toBe(false);
+    expect(() => cache.seen('n1000', 600)).toThrow(NonceCacheFullError);
     expect(cache.size).toBe(1000);
-    expect(cache.seen('n9999', 600)).toBe(true);
+    // Every nonce recorded is still known: a captured request cannot be replayed after a flood.
+    expect(cache.seen('n0', 600)).toBe(true);
+    expect(cache.seen('n999', 600)).toBe(true);
+    // Once they expire there is room again.
+    now = 600_000;
+    expect(cache.seen('n1000', 600)).toBe(false);
+    expect(cache.size).toBe(1);
+  });
+
+  it('gives each key only a share of the cache, so one caller cannot fill it for everyone', () => {
+    const cache = new MemoryNonceCache({ maxEntries: 100, maxPerKey: 10 });
+    for (let i = 0; i < 10; i++) cache.seen(`m${i}`, 600, 'mallory');
+    expect(() => cache.seen('m10', 600, 'mallory')).toThrow(NonceCacheFullError);
+    expect(cache.seen('a0', 600, 'alice')).toBe(false);
+    expect(cache.size).toBe(11);
   });
 });

@@ -20,14 +20,24 @@ const alice = generateKeypair();
 const bob = generateKeypair();
 const bobEnc = generateEncKeypair();
 
-const limits = (await (await fetch(`${api}/limits`)).json()) as { protocol: string; directory: boolean };
+const limits = (await (await fetch(`${api}/limits`)).json()) as {
+  protocol: string;
+  directory: boolean;
+  card_stamp_bits?: number;
+};
 console.log('limits:', limits.protocol, 'directory', limits.directory);
 if (limits.directory) {
   for (const [who, enc] of [
     [alice, generateEncKeypair()],
     [bob, bobEnc],
   ] as const) {
-    const card = await createCard({ signer: who, enc: enc.multikey, relays: [origin] });
+    // A key the box does not know stamps its first card (proof of work, like a stranger's event).
+    const card = await createCard({
+      signer: who,
+      enc: enc.multikey,
+      relays: [origin],
+      stampBits: limits.card_stamp_bits ?? 0,
+    });
     const r = await fetch(`${api}/cards`, { method: 'POST', body: JSON.stringify(card) });
     if (r.status !== 201) throw new Error(`card: ${r.status}`);
   }

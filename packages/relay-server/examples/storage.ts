@@ -9,7 +9,8 @@ import { SqliteStore } from '@wmp/relay-server/sqlite';
 
 const dir = mkdtempSync(join(tmpdir(), 'wmp-relay-example-'));
 const path = join(dir, 'relay.db');
-const options = { path, queue: { maxQueued: 2 }, box: { directory: false } };
+// By default one sender may hold a quarter of a recipient's queue; here Alice may fill it.
+const options = { path, queue: { maxQueued: 2, maxQueuedPerSender: 2 }, box: { directory: false } };
 let store = SqliteStore.open(options);
 
 // The WMP offline queue: an append resolves once it is committed, so the relay may acknowledge.

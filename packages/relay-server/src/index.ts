@@ -61,7 +61,7 @@ export {
   type QueueRemoval,
   type QueueStore,
 } from './storage/contracts/queue-store.js';
-export type { RelayStores } from './storage/contracts/relay-stores.js';
+export type { RelayStoreLimits, RelayStores } from './storage/contracts/relay-stores.js';
 export { EMPTY_TOTALS, type Totals } from './storage/contracts/totals.js';
 export {
   QueueFullError,

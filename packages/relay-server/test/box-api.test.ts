@@ -26,13 +26,16 @@ async function box(kind: StoreKind, options: BoxOptions = {}): Promise<Box> {
   return b;
 }
 
+/** A first card, stamped as a key the box does not know must (the harness asks 8 bits). */
 async function register(b: Box, who: Party): Promise<Response> {
   return b.send(
     'POST',
     `${P}/cards`,
-    await createCard({ signer: who.signer, enc: who.enc.multikey, relays: [b.origin] }),
+    await createCard({ signer: who.signer, enc: who.enc.multikey, relays: [b.origin], stampBits: CARD_BITS }),
   );
 }
+
+const CARD_BITS = 8;
 
 describe.each(STORE_KINDS)('box API over HTTP (%s store)', (kind) => {
   it('GET /limits reports the values in force', async () => {
@@ -43,6 +46,7 @@ describe.each(STORE_KINDS)('box API over HTTP (%s store)', (kind) => {
       protocol: 'ohan.relay.1',
       directory: true,
       stranger_bits: 18,
+      card_stamp_bits: 18,
       max_event_bytes: 96 * 1024,
       max_ttl_seconds: 30 * 24 * 3600,
       skew_seconds: 300,
@@ -149,12 +153,21 @@ describe.each(STORE_KINDS)('box API over HTTP (%s store)', (kind) => {
   });
 
   it('directory mode: cards (201, stale 200, lookup, 404) and not_registered until both have cards', async () => {
-    const b = await box(kind, { limits: { directory: true } });
+    const b = await box(kind, { limits: { directory: true, cardStampBits: CARD_BITS } });
     const [alice, bob] = [party(), party()];
     await b.signed(bob, 'PUT', `${P}/allow`, { contacts: [alice.key] });
     const e = await event(alice, bob);
     expect(await errorOf(await b.send('POST', `${P}/events`, e))).toEqual({ status: 403, code: 'not_registered' });
-    const bobCard = await createCard({ signer: bob.signer, enc: bob.enc.multikey, relays: [b.origin] });
+    // A key the box does not know needs a stamped card; the answer names no lane.
+    const unstamped = await createCard({ signer: bob.signer, enc: bob.enc.multikey, relays: [b.origin] });
+    const refused = await b.send('POST', `${P}/cards`, unstamped);
+    expect(await refused.json()).toEqual({ error: { code: 'stamp_required', message: 'stamp required' } });
+    const bobCard = await createCard({
+      signer: bob.signer,
+      enc: bob.enc.multikey,
+      relays: [b.origin],
+      stampBits: CARD_BITS,
+    });
     const posted = await b.send('POST', `${P}/cards`, bobCard);
     expect(posted.status).toBe(201);
     expect(await posted.json()).toEqual({ key: bob.key });

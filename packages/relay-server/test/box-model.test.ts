@@ -254,7 +254,7 @@ async function run(box: BoxStore, o: Op, clock: { now: number }): Promise<unknow
         o.senders.map((i) => parties[i]!.key),
       );
     case 'card':
-      return box.putCard(cards[o.party]!);
+      return box.putCard(cards[o.party]!, clock.now);
   }
 }
 

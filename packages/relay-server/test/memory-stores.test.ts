@@ -16,14 +16,14 @@ boxStoreSuite('memory', async (limits) => {
   return { store, close: async () => store.close() };
 });
 
-sessionStoreSuite('memory (@wmp/session)', async (options) => ({
-  store: new MemorySessionStore(options),
+sessionStoreSuite('memory (@wmp/session)', async (limits) => ({
+  store: new MemorySessionStore(limits),
   close: async () => {},
 }));
 
 describe('MemoryStore', () => {
   it('bundles the three memory stores and closes them together', async () => {
-    const stores = new MemoryStore({ queue: { maxQueued: 7 }, box: { boxBytes: 1000 }, maxSessions: 3 });
+    const stores = new MemoryStore({ queue: { maxQueued: 7 }, box: { boxBytes: 1000 }, sessions: { maxSessions: 3 } });
     expect(stores.queue.limits.maxQueued).toBe(7);
     expect(stores.box.limits.boxBytes).toBe(1000);
     await stores.close();

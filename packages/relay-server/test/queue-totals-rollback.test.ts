@@ -13,7 +13,7 @@ import { openDatabase, SqliteQueueStore, WriteQueue } from '../src/sqlite.js';
 const dir = mkdtempSync(join(tmpdir(), 'wmp-queue-rollback-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const LIMITS = { maxQueued: 3, maxBytes: 10_000 };
+const LIMITS = { maxQueued: 3, maxBytes: 10_000, maxQueuedPerSender: 3 };
 const RECIPIENTS = ['did:key:bob', 'did:key:carol'];
 const EXPIRES = Date.now() + 3_600_000;
 

@@ -15,7 +15,7 @@ describe('a relay restarted on the same SQLite file', () => {
     const path = join(dir, 'relay.db');
     const config: RelayConfig = {
       identity: { seed: randomBytes(32) },
-      store: (queue) => SqliteStore.open({ path, queue }),
+      store: (limits) => SqliteStore.open({ path, ...limits }),
     };
     let relay = createRelay(config);
     let { url } = await relay.listen();

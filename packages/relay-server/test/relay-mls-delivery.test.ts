@@ -86,7 +86,7 @@ describe('wmp.message.fetch (the MLS relay queue)', () => {
   });
 
   it('reads at most 500 queue entries per call and says there is more', async () => {
-    const url = await setup();
+    const url = await setup({ limits: { maxQueuedPerSender: 1000 } });
     const bob = await open(url, { register: false });
     const queue = testbed.relay!.stores.queue;
     const expiresAt = Date.now() + 60_000;

@@ -34,7 +34,7 @@ async function relayWithLogs(): Promise<{ url: string; path: string; logs: strin
   const path = join(dir, `relay-${++files}.db`);
   const logs: string[] = [];
   const url = await testbed.setup({
-    store: (queue) => SqliteStore.open({ path, queue }),
+    store: (limits) => SqliteStore.open({ path, ...limits }),
     logger: createJsonLogger({ level: 'debug', write: (line) => logs.push(line) }),
   });
   return { url, path, logs };

@@ -1,4 +1,4 @@
-import type { Keypair } from '@wmp/jcs-signing';
+import { generateKeypair, type Keypair } from '@wmp/jcs-signing';
 import { MlsClient } from '@wmp/mls-bridge';
 import { describe, expect, it, vi } from 'vitest';
 import { KEY_PACKAGE_FETCH_WINDOW_MS, KeyPackageBudget } from '../src/relay/key-package-budget.js';
@@ -36,64 +36,91 @@ async function refusal(p: Promise<unknown>): Promise<unknown> {
 const BUDGET_REFUSAL = { code: -31007, data: { reason: 'key package budget' } };
 
 describe('key package budget at the relay (ohan.mls.keypackage.fetch)', () => {
-  it('lets one caller take a few of another identity per hour, refuses more and takes nothing then', async () => {
+  it('limits what all others together take of one identity per hour; then its last-resort package is handed out', async () => {
     let clock = Date.now();
-    const url = await testbed.setup({ now: () => clock });
+    const url = await testbed.setup({ now: () => clock, limits: { keyPackageFetchesPerTarget: 4 } });
     const count = (c: Client) => testbed.relay!.stores.keyPackages.count(c.keypair.did, clock);
     const alice = await testbed.open(url, { register: false });
-    const mallory = await testbed.open(url, { register: false });
-    const bob = await testbed.open(url, { register: false });
-    const kps = await keyPackages(alice.keypair, 10);
-    expect(await publish(alice, kps)).toMatchObject({ accepted: 10 });
+    const kps = await keyPackages(alice.keypair, 7);
+    expect(await publish(alice, kps)).toMatchObject({ accepted: 7 });
 
-    // Mallory takes the default budget of 3, oldest first; the fourth is refused and Alice keeps hers.
-    for (const kp of kps.slice(0, 3)) {
-      await expect(fetchFor(mallory, alice.keypair.did)).resolves.toMatchObject({ key_package: kp.key_package });
+    // Fresh identities, each asking for a few: the budget is Alice's, not theirs, so they take 4 together.
+    const strangers = await Promise.all(Array.from({ length: 3 }, () => testbed.open(url, { register: false })));
+    const taken: string[] = [];
+    for (const m of strangers) {
+      for (let i = 0; i < 2; i++) {
+        const r = await refusal(fetchFor(m, alice.keypair.did));
+        if (r === 'accepted') taken.push('ok');
+        else expect(r).toEqual(BUDGET_REFUSAL);
+      }
     }
-    expect(await count(alice)).toBe(7);
-    expect(await refusal(fetchFor(mallory, alice.keypair.did))).toEqual(BUDGET_REFUSAL);
-    expect(await refusal(fetchFor(mallory, alice.keypair.did))).toEqual(BUDGET_REFUSAL);
-    expect(await count(alice)).toBe(7);
+    expect(taken).toHaveLength(4);
+    expect(await count(alice)).toBe(3);
 
-    // Bob has his own budget; Alice taking her own is not limited.
-    await expect(fetchFor(bob, alice.keypair.did)).resolves.toMatchObject({ key_package: kps[3]!.key_package });
-    for (const kp of kps.slice(4, 8)) {
+    // With a last-resort package published, others still get one (the same, never consumed).
+    const [last] = await keyPackages(alice.keypair, 1);
+    expect(await publish(alice, [{ ...last, last_resort: true }])).toMatchObject({ accepted: 1 });
+    for (const m of strangers) {
+      await expect(fetchFor(m, alice.keypair.did)).resolves.toMatchObject({ key_package: last!.key_package });
+    }
+    expect(await count(alice)).toBe(3);
+    // Alice taking her own is not limited, and leaves her last resort in place.
+    for (const kp of kps.slice(4)) {
       await expect(fetchFor(alice, alice.keypair.did)).resolves.toMatchObject({ key_package: kp.key_package });
     }
-    expect(await count(alice)).toBe(2);
+    await expect(fetchFor(alice, alice.keypair.did)).resolves.toMatchObject({ key_package: last!.key_package });
 
-    // Still refused just before the hour is over, served again once it is.
-    clock += HOUR - 1;
-    expect(await refusal(fetchFor(mallory, alice.keypair.did))).toEqual(BUDGET_REFUSAL);
-    clock += 1;
-    // Her session of an hour has expired meanwhile: she opens a new one with the same key, its
-    // signed timestamp taken from the relay's clock (only the client's Date is faked).
+    // A new window after the hour: regular ones are handed out again once there are some.
+    const more = await keyPackages(alice.keypair, 2);
+    expect(await publish(alice, more)).toMatchObject({ accepted: 2 });
+    await expect(fetchFor(strangers[0]!, alice.keypair.did)).resolves.toMatchObject({ key_package: last!.key_package });
+    clock += HOUR;
     vi.useFakeTimers({ toFake: ['Date'], now: clock });
-    let malloryAgain: Client;
+    let fresh: Client;
     try {
-      malloryAgain = await testbed.open(url, { keypair: mallory.keypair, register: false });
+      fresh = await testbed.open(url, { register: false });
     } finally {
       vi.useRealTimers();
     }
-    await expect(fetchFor(malloryAgain, alice.keypair.did)).resolves.toMatchObject({
-      key_package: kps[8]!.key_package,
-    });
-    expect(await count(alice)).toBe(1);
+    await expect(fetchFor(fresh, alice.keypair.did)).resolves.toMatchObject({ key_package: more[0]!.key_package });
   });
 
   it('counts only what was taken: misses are free, concurrent fetches cannot pass the budget together', async () => {
     const url = await testbed.setup({ limits: { keyPackageFetchesPerTarget: 2 } });
     const carol = await testbed.open(url, { register: false });
     const mallory = await testbed.open(url, { register: false });
-    // Carol has none yet: every fetch is -31008, and none of them uses Mallory's budget.
+    const eve = await testbed.open(url, { register: false });
+    // Carol has none yet: every fetch is -31008, and none of them uses her budget.
     for (let i = 0; i < 4; i++) expect(await codeOf(fetchFor(mallory, carol.keypair.did))).toBe(-31008);
     expect(await publish(carol, await keyPackages(carol.keypair, 5))).toMatchObject({ accepted: 5 });
-    const results = await Promise.all(Array.from({ length: 5 }, () => refusal(fetchFor(mallory, carol.keypair.did))));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => refusal(fetchFor(i % 2 ? mallory : eve, carol.keypair.did))),
+    );
     expect(results.filter((r) => r === 'accepted')).toHaveLength(2);
-    expect(results.filter((r) => r !== 'accepted')).toEqual([BUDGET_REFUSAL, BUDGET_REFUSAL, BUDGET_REFUSAL]);
+    expect(results.filter((r) => r !== 'accepted')).toEqual(Array(4).fill(BUDGET_REFUSAL));
     expect(await testbed.relay!.stores.keyPackages.count(carol.keypair.did, Date.now())).toBe(3);
     // The relay keeps serving everyone.
     await expect(fetchFor(carol, carol.keypair.did)).resolves.toMatchObject({ key_package: expect.any(String) });
+  });
+
+  it('verifies a bounded number per publish, charges the request budget per package, refuses cheaply', async () => {
+    // Made before the session, so that the calls below follow each other within a token's refill.
+    const daveKeys = generateKeypair();
+    const kps = await keyPackages(daveKeys, 10);
+    const url = await testbed.setup({ limits: { maxKeyPackagesPerPublish: 4, requestBurst: 8, requestsPerSecond: 1 } });
+    const dave = await testbed.open(url, { register: false, keypair: daveKeys });
+    // Six offered, four considered (and charged): the rest is never verified nor stored.
+    expect(await publish(dave, kps)).toMatchObject({ accepted: 4 });
+    expect(await testbed.relay!.stores.keyPackages.count(dave.keypair.did, Date.now())).toBe(4);
+    // A bad package among the considered ones refuses the call and stores nothing ...
+    const bad = [kps[4]!, { ...kps[5]!, key_package: kps[5]!.key_package.slice(0, -8) }];
+    expect(await codeOf(publish(dave, bad))).toBe(-31004);
+    // ... and what is charged adds up: authenticate 1, publish 4, publish 2 of a burst of 8.
+    expect(await testbed.relay!.stores.keyPackages.count(dave.keypair.did, Date.now())).toBe(4);
+    expect(await refusal(publish(dave, kps.slice(6, 10)))).toEqual({
+      code: -31007,
+      data: { reason: 'request rate' },
+    });
   });
 
   it('refuses a budget that is not a positive integer at construction', async () => {
@@ -106,16 +133,15 @@ describe('key package budget at the relay (ohan.mls.keypackage.fetch)', () => {
 });
 
 describe('KeyPackageBudget (fake clock)', () => {
-  it('allows perTarget per (caller, target) in a window that begins at the first fetch', () => {
+  it('allows perTarget per target identity, all callers together, in a window that begins at the first fetch', () => {
     let clock = 1_000;
     const budget = new KeyPackageBudget(2, () => clock);
     budget.reserve('m', 'a');
     clock += 10;
-    budget.reserve('m', 'a');
-    expect(() => budget.reserve('m', 'a')).toThrow(expect.objectContaining(BUDGET_REFUSAL));
-    // Other pairs are separate, and one's own identity is never counted.
+    budget.reserve('n', 'a');
+    expect(() => budget.reserve('o', 'a')).toThrow(expect.objectContaining(BUDGET_REFUSAL));
+    // Other targets are separate, and one's own identity is never counted.
     budget.reserve('m', 'b');
-    budget.reserve('b', 'a');
     for (let i = 0; i < 10; i++) budget.reserve('a', 'a');
     clock = 1_000 + KEY_PACKAGE_FETCH_WINDOW_MS - 1;
     expect(() => budget.reserve('m', 'a')).toThrow(expect.objectContaining(BUDGET_REFUSAL));
@@ -125,10 +151,10 @@ describe('KeyPackageBudget (fake clock)', () => {
     expect(() => budget.reserve('m', 'a')).toThrow(expect.objectContaining(BUDGET_REFUSAL));
   });
 
-  it('gives a refunded fetch back once, and forgets a pair that used nothing', () => {
+  it('gives a refunded fetch back once, and forgets a target that used nothing', () => {
     const budget = new KeyPackageBudget(1, () => 0);
     const refund = budget.reserve('m', 'a');
-    expect(() => budget.reserve('m', 'a')).toThrow(expect.objectContaining(BUDGET_REFUSAL));
+    expect(() => budget.reserve('n', 'a')).toThrow(expect.objectContaining(BUDGET_REFUSAL));
     refund();
     refund(); // a second call gives nothing more back
     expect(budget.size).toBe(0);
@@ -136,21 +162,21 @@ describe('KeyPackageBudget (fake clock)', () => {
     expect(() => budget.reserve('m', 'a')).toThrow(expect.objectContaining(BUDGET_REFUSAL));
   });
 
-  it('keeps at most maxPairs pairs: expired windows go first, then the oldest', () => {
+  it('keeps at most maxTargets targets: expired windows go first, then the oldest', () => {
     let clock = 0;
-    const budget = new KeyPackageBudget(1, () => clock, { windowMs: 100, maxPairs: 3 });
+    const budget = new KeyPackageBudget(1, () => clock, { windowMs: 100, maxTargets: 3 });
     budget.reserve('m', 'a');
     clock = 50;
     budget.reserve('m', 'b');
     budget.reserve('m', 'c');
     expect(budget.size).toBe(3);
-    // Full, nothing expired: the oldest pair (m, a) is dropped, so it starts afresh.
+    // Full, nothing expired: the oldest target (a) is dropped, so it starts afresh.
     budget.reserve('m', 'd');
     expect(budget.size).toBe(3);
     expect(() => budget.reserve('m', 'b')).toThrow(expect.objectContaining(BUDGET_REFUSAL));
-    budget.reserve('m', 'a'); // evicted (m, b)
+    budget.reserve('m', 'a'); // evicted b
     expect(budget.size).toBe(3);
-    // Once windows expire they are pruned on the next new pair, not only the single oldest one.
+    // Once windows expire they are pruned on the next new target, not only the single oldest one.
     clock = 1_000;
     budget.reserve('x', 'y');
     expect(budget.size).toBe(1);

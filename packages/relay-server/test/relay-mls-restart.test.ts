@@ -24,7 +24,7 @@ describe('a relay restarted on the same SQLite file (MLS)', () => {
   it('keeps the group epoch (commit ordering) and the key packages', async () => {
     const config: RelayConfig = {
       identity: { seed: randomBytes(32) },
-      store: (queue) => SqliteStore.open({ path: join(dir, 'relay.db'), queue }),
+      store: (limits) => SqliteStore.open({ path: join(dir, 'relay.db'), ...limits }),
     };
     let relay: Relay = createRelay(config);
     let { url } = await relay.listen();

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryKeyPackageStore, MemoryMlsGroupStore } from '../src/index.js';
 import { openDatabase, SCHEMA_VERSION, SqliteStore, type SqliteStoreOptions } from '../src/sqlite.js';
+import { SCHEMA_V1 } from '../src/storage/sqlite/sqlite-schema.js';
 import type { Harness } from '../src/storage/testing/harness.js';
 import { keyPackageStoreSuite } from '../src/storage/testing/key-package-store.suite.js';
 import { mlsGroupStoreSuite } from '../src/storage/testing/mls-group-store.suite.js';
@@ -48,31 +49,36 @@ mlsGroupStoreSuite(
   true,
 );
 
-describe('SQLite schema version 2', () => {
-  it('migrates a version 1 file in place, keeping what it held', async () => {
+describe('SQLite schema migrations', () => {
+  it('migrates a version 1 file in place to the current version, keeping what it held', async () => {
     const file = path();
-    const store = SqliteStore.open({ path: file });
-    await store.queue.append(
-      'did:key:z6MkBob',
-      { id: 'msg-1', sender: 'did:key:z6MkAlice', body: '{}' },
-      {
-        expiresAt: Date.now() + 60_000,
-      },
-    );
-    await store.close();
-    // Turn the file back into what version 1 wrote: no MLS tables, no MLS totals.
+    // A file as version 1 wrote it: one queued message (Alice -> Bob), one pending session, a card.
     const db = new Database(file);
-    db.exec(`DROP TABLE mls_key_packages; DROP TABLE mls_groups;
-      DELETE FROM totals WHERE name IN ('mls_key_packages', 'mls_groups');`);
+    db.exec(SCHEMA_V1);
+    const now = Date.now();
+    db.exec(`INSERT INTO wmp_queues VALUES ('did:key:z6MkBob', 2, 1, 2);
+      INSERT INTO wmp_messages VALUES ('did:key:z6MkBob', 1, 'msg-1', 'did:key:z6MkAlice', ${now + 60_000}, 2, '{}');
+      UPDATE totals SET count = 1, bytes = 2 WHERE name = 'wmp_queue';
+      INSERT INTO wmp_sessions VALUES ('ses-1', ${now + 60_000}, '{"id":"ses-1","state":"pending","resumptionTokens":[]}');
+      UPDATE totals SET count = 1 WHERE name = 'sessions';
+      INSERT INTO ohan_cards VALUES ('z6MkCard', ${now}, '{}');`);
     db.pragma('user_version = 1');
     db.close();
 
     const migrated = openDatabase(file);
     expect(migrated.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(2);
+    expect(SCHEMA_VERSION).toBe(3);
+    // Version 3 counted what version 1 held: each sender's part of each queue, pending sessions, cards.
+    expect(migrated.prepare('SELECT * FROM wmp_queue_senders').all()).toEqual([
+      { recipient: 'did:key:z6MkBob', sender: 'did:key:z6MkAlice', count: 1, bytes: 2 },
+    ]);
+    expect(migrated.prepare("SELECT count FROM totals WHERE name = 'pending_sessions'").pluck().get()).toBe(1);
+    expect(migrated.prepare("SELECT count FROM totals WHERE name = 'ohan_cards'").pluck().get()).toBe(1);
+    expect(migrated.prepare('SELECT expires_at FROM ohan_cards').pluck().get()).toBe(now + 90 * 86_400_000);
     migrated.close();
     const again = SqliteStore.open({ path: file });
     expect(await again.queue.totals()).toMatchObject({ count: 1 });
+    expect(await again.sessions.counts()).toEqual({ sessions: 1, pending: 1 });
     expect(await again.keyPackages.totals()).toEqual({ count: 0, bytes: 0 });
     expect(await again.groups.size()).toBe(0);
     await again.close();

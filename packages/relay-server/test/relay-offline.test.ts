@@ -86,7 +86,7 @@ describe('offline recipients (DESIGN §3 delivery guarantee)', () => {
   });
 
   it('answers -31014 when the recipient queue is full, and dropped for a notification', async () => {
-    const url = await setup({ limits: { maxQueued: 2 } });
+    const url = await setup({ limits: { maxQueued: 2, maxQueuedPerSender: 2 } });
     const alice = await open(url);
     const bob = await open(url);
     await bob.peer.close();

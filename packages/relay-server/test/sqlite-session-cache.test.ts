@@ -51,26 +51,26 @@ describe('SqliteSessionStore cache', () => {
     return { writer, store, rows };
   }
 
-  it('hands out copies: changing what get returned or what was put changes nothing stored', async () => {
+  it('hands out the committed record: what a change builds is what every reader sees', async () => {
     const { store, rows } = open();
     const r = record();
-    await store.put(r);
-    r.authenticated.push('did:key:z6MkMallory');
+    await store.create(r);
     const first = (await store.get(r.id))!;
-    first.state = 'closed';
-    (first.participants as string[]).push('did:key:z6MkMallory');
+    await store.update(r.id, (s) => ({ ...s, authenticated: [...s.authenticated, 'did:key:z6MkBob'] }));
     const again = await store.get(r.id);
-    expect(again?.state).toBe('active');
-    expect(again?.participants).toEqual(['did:key:z6MkAlice']);
-    expect(again?.authenticated).toEqual(['did:key:z6MkAlice']);
+    expect(first.authenticated).toEqual(['did:key:z6MkAlice']);
+    expect(again?.authenticated).toEqual(['did:key:z6MkAlice', 'did:key:z6MkBob']);
     expect(await rows.get(r.id)).toEqual(again);
   });
 
-  it('keeps the last of several writes in flight, as the rows do', async () => {
+  it('applies changes in flight one after another, as the rows do', async () => {
     const { store, rows } = open();
     const r = record();
-    await store.put(r);
-    const writes = [store.put({ ...r, state: 'pending' }), store.put({ ...r, state: 'closed' })];
+    await store.create(r);
+    const writes = [
+      store.update(r.id, (s) => ({ ...s, state: 'pending' })),
+      store.update(r.id, (s) => ({ ...s, state: s.state === 'pending' ? 'closed' : 'active' })),
+    ];
     // Before the batch commits, a read gives the committed record.
     expect((await store.get(r.id))?.state).toBe('active');
     await Promise.all(writes);
@@ -83,13 +83,13 @@ describe('SqliteSessionStore cache', () => {
   it('forgets what a failed transaction wrote', async () => {
     const { writer, store, rows } = open();
     const r = record();
-    await store.put(r);
+    await store.create(r);
     expect((await store.get(r.id))?.state).toBe('active'); // cached
     let fail = true;
     writer.onBeforeCommit(() => {
       if (fail) throw new Error('disk full');
     });
-    await expect(store.put({ ...r, state: 'closed' })).rejects.toBeInstanceOf(StoreWriteError);
+    await expect(store.update(r.id, (s) => ({ ...s, state: 'closed' }))).rejects.toBeInstanceOf(StoreWriteError);
     fail = false;
     expect((await store.get(r.id))?.state).toBe('active');
     expect((await rows.get(r.id))?.state).toBe('active');
@@ -98,7 +98,7 @@ describe('SqliteSessionStore cache', () => {
   it('stays bounded and reads evicted records back from their rows', async () => {
     const { store } = open(2);
     const records = [record(), record(), record()];
-    for (const r of records) await store.put(r);
+    for (const r of records) await store.create(r);
     for (const r of records) expect(await store.get(r.id)).toEqual(r);
   });
 
@@ -107,8 +107,8 @@ describe('SqliteSessionStore cache', () => {
     const now = Date.now();
     const gone = record({ expiresAt: now - 1 });
     const kept = record();
-    await store.put(gone);
-    await store.put(kept);
+    await store.create(gone);
+    await store.create(kept);
     expect(await store.get(gone.id)).toEqual(gone);
     expect(await store.sweep(now)).toBe(1);
     expect(await store.get(gone.id)).toBeUndefined();

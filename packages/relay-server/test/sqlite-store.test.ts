@@ -45,16 +45,18 @@ describe('SQLite database', () => {
     expect(columns).toEqual({
       mls_groups: 'session_id,group_id,cipher_suite,epoch,last_commit,expires_at',
       mls_key_packages: 'ref,identity,cipher_suite,expires_at,body',
+      mls_last_resort_key_packages: 'identity,ref,cipher_suite,expires_at,body',
       ohan_allow: 'recipient,contact',
-      ohan_cards: 'key,ts,body',
+      ohan_cards: 'key,ts,body,expires_at',
       ohan_events: 'recipient,seq,id,sender,lane,strength,expires_at,size,body',
       ohan_pairs: 'recipient,sender,count,bytes',
       ohan_recipients: 'recipient,next_seq,count,bytes',
       ohan_senders: 'sender,count,bytes',
       totals: 'name,count,bytes',
       wmp_messages: 'recipient,seq,message_id,sender,expires_at,bytes,body',
+      wmp_queue_senders: 'recipient,sender,count,bytes',
       wmp_queues: 'recipient,next_seq,count,bytes',
-      wmp_sessions: 'id,expires_at,record',
+      wmp_sessions: 'id,expires_at,record,pending',
     });
     db.close();
   });

@@ -35,9 +35,4 @@ queueStoreSuite(
   true,
 );
 boxStoreSuite('sqlite', async (box: Partial<BoxLimits>) => harness({ path: path(), box }, (s) => s.box), true);
-sessionStoreSuite(
-  'sqlite',
-  async ({ maxSessions }) =>
-    harness({ path: path(), ...(maxSessions === undefined ? {} : { maxSessions }) }, (s) => s.sessions),
-  true,
-);
+sessionStoreSuite('sqlite', async (sessions) => harness({ path: path(), sessions }, (s) => s.sessions), true);

@@ -9,6 +9,7 @@ import {
   type JsonRpcId,
   MlsError,
   NotAuthorizedError,
+  rfc3339,
   type Security,
   toWmpError,
   type WmpError,
@@ -99,10 +100,6 @@ interface FlowWaiter {
 
 /** Sessions by id on one peer: one set of notification handlers routes to all of them. */
 const sessionsByPeer = new WeakMap<Peer<BaseContext>, Map<string, WmpSession>>();
-
-function rfc3339(ms = Date.now()): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /**
  * The initiator's side of a WMP session (core §4): create, authenticate with a signed challenge,
@@ -228,7 +225,7 @@ export class WmpSession {
   /** `wmp.session.authenticate` with a `signed_challenge`. */
   async authenticate(signer: Signer, challenge: string): Promise<string> {
     if (!this.sender) throw new NotAuthorizedError({ reason: 'sender required' });
-    const timestamp = rfc3339();
+    const timestamp = rfc3339(Date.now());
     const signature = await signChallenge({ challenge, session_id: this.id, sender: this.sender, timestamp }, signer);
     const result = (await this.request('wmp.session.authenticate', {
       auth: { type: 'signed_challenge', challenge, signature, timestamp },

@@ -9,6 +9,12 @@ export interface Connection {
   readonly sessions: Map<string, { identity: string | undefined }>;
   /** Recent request ids per session, to refuse duplicates. */
   readonly recentIds: Map<string, Set<string | number>>;
+  /** Whether an authenticated session is bound to it (else it counts against the unauthenticated cap). */
+  authenticated: boolean;
+  /** Closes it if it has not authenticated in time (the server's to arm and clear). */
+  loginTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The binding's peer address, a key for per-source limits only: never logged. */
+  readonly remoteAddress?: string;
 }
 
 /** What a WMP handler gets: the base context plus the session, the sender and the connection. */

@@ -23,6 +23,7 @@ export {
 } from './flows.js';
 export { newMessageId, newRequestId, newSecret, newSessionId, requestIdSequence } from './ids.js';
 export { InMemoryTransport } from './in-memory-transport.js';
+export { MemorySessionStore } from './memory-session-store.js';
 export { type MlsJoin, openParams, type SessionCipher, sealParams } from './mls/cipher.js';
 export { CONTENT_METHODS, encryptionRequiredFor, isEncrypted } from './mls/policy.js';
 export {
@@ -45,6 +46,33 @@ export {
 } from './peer.js';
 export { WmpServer } from './server.js';
 export type { MlsSessionProvider, ResolveOutcome, Resolver, ServerHooks, WmpServerOptions } from './services.js';
-export { type ChallengeRecord, isExpired, type SessionRecord, type SessionState } from './session-model.js';
-export { MemorySessionStore, type SessionStore } from './session-store.js';
-export type { Transport, TransportMessageExtra, TransportSendOptions } from './transport.js';
+export {
+  authenticated,
+  issueToken,
+  joined,
+  resumeWith,
+  type SessionChangeWith,
+  takeChallenge,
+} from './session-changes.js';
+export {
+  type ChallengeRecord,
+  DEFAULT_PENDING_TTL_SECONDS,
+  isExpired,
+  isPending,
+  MAX_PARTICIPANTS,
+  type SessionRecord,
+  type SessionState,
+  type TokenRecord,
+} from './session-model.js';
+export {
+  checkSessionStoreLimits,
+  DEFAULT_SESSION_STORE_LIMITS,
+  type SessionChange,
+  type SessionCounts,
+  type SessionStore,
+  SessionStoreFullError,
+  type SessionStoreLimits,
+  sessionCapRefusal,
+} from './session-store.js';
+export { tokenHash } from './tokens.js';
+export type { CloseReason, Transport, TransportMessageExtra, TransportSendOptions } from './transport.js';

@@ -64,6 +64,11 @@ export interface PeerOptions<C extends BaseContext> {
   readonly sharedHandlers?: ReadonlyMap<string, RequestHandler<C>>;
   /** Called with a handler's unexpected exception (its answer is -32603 without details). */
   readonly onHandlerError?: (error: unknown, method: string) => void;
+  /**
+   * Called when an incoming notification is refused (by the interceptor or its handler): it has no
+   * answer (JSON-RPC), so this is the only trace of it. Not called for unknown methods.
+   */
+  readonly onNotificationRefused?: (error: WmpError, message: JsonRpcNotification) => void;
 }
 
 export interface RequestOptions {
@@ -96,6 +101,7 @@ export class Peer<C extends BaseContext = BaseContext> {
   readonly #maxHandlers: number;
   readonly #interceptor: Interceptor<C> | undefined;
   readonly #onHandlerError: ((error: unknown, method: string) => void) | undefined;
+  readonly #onNotificationRefused: ((error: WmpError, message: JsonRpcNotification) => void) | undefined;
   readonly #shared: ReadonlyMap<string, RequestHandler<C>> | undefined;
   /** The peer's own handlers, made on the first `set...Handler` (a server's peers have none). */
   #requestHandlers: Map<string, RequestHandler<C>> | undefined;
@@ -127,6 +133,7 @@ export class Peer<C extends BaseContext = BaseContext> {
     this.#interceptor = options.interceptor;
     this.#shared = options.sharedHandlers;
     this.#onHandlerError = options.onHandlerError;
+    this.#onNotificationRefused = options.onNotificationRefused;
   }
 
   get closed(): boolean {
@@ -299,7 +306,9 @@ export class Peer<C extends BaseContext = BaseContext> {
       return isRequest ? { jsonrpc: '2.0', id: requestId!, result: result === undefined ? {} : result } : undefined;
     } catch (e) {
       if (!(e instanceof WmpError)) this.#onHandlerError?.(e, message.method);
-      return isRequest ? toWmpError(e).toResponse(requestId!) : undefined;
+      if (isRequest) return toWmpError(e).toResponse(requestId!);
+      this.#onNotificationRefused?.(toWmpError(e), message as JsonRpcNotification);
+      return undefined;
     } finally {
       this.#activeHandlers--;
     }

@@ -10,6 +10,7 @@ import {
   SessionExpiredError,
   SessionNotFoundError,
   validateParams,
+  type WmpError,
   type WmpMetadata,
 } from '@wmp/jsonrpc-envelope';
 import type { Authenticator } from './auth/authenticator.js';
@@ -30,13 +31,14 @@ import { flowHandlers } from './handlers/flow.js';
 import { messagingHandlers } from './handlers/messaging.js';
 import { resolveHandlers } from './handlers/resolve.js';
 import { sessionHandlers, withWmp } from './handlers/session.js';
+import { MemorySessionStore } from './memory-session-store.js';
 import { openParams, sealParams } from './mls/cipher.js';
 import { validateEncryptedParams } from './mls/encrypted-params.js';
 import { encryptionRequiredFor, isEncrypted } from './mls/policy.js';
 import { type BaseContext, Peer, type RequestHandler } from './peer.js';
 import type { ServerServices, WmpServerOptions } from './services.js';
 import { isExpired, type SessionRecord } from './session-model.js';
-import { MemorySessionStore, type SessionStore } from './session-store.js';
+import type { SessionStore } from './session-store.js';
 import type { Transport } from './transport.js';
 
 /** Methods that run without a session of the connection (they make or find one themselves). */
@@ -65,6 +67,8 @@ export class WmpServer {
   readonly #now: () => number;
   readonly #supported: Capabilities;
   #nextConnectionId = 1;
+  /** Open connections with no authenticated session among them (their own cap, DESIGN §7). */
+  #unauthenticated = 0;
 
   constructor(options: WmpServerOptions = {}) {
     this.#options = options;
@@ -101,23 +105,49 @@ export class WmpServer {
     this.#handlers.set(method, handler);
   }
 
-  /** Serves one connection until it closes. */
+  /** Open connections, and of those the ones with no authenticated session. */
+  get connectionCounts(): { readonly open: number; readonly unauthenticated: number } {
+    return { open: this.#connections.size, unauthenticated: this.#unauthenticated };
+  }
+
+  /**
+   * Serves one connection until it closes. Over `maxConnections`, or `maxUnauthenticatedConnections`
+   * (every new connection is unauthenticated), the transport is closed as `overloaded` and this
+   * rejects with -31007 naming the cap.
+   */
   async connect(transport: Transport): Promise<Connection> {
-    if (this.#connections.size >= (this.#options.maxConnections ?? 100_000)) {
-      await transport.close();
-      throw new RateLimitedError({ reason: 'too many connections' });
+    const cap =
+      this.#connections.size >= (this.#options.maxConnections ?? 100_000)
+        ? 'too many connections'
+        : this.#unauthenticated >= (this.#options.maxUnauthenticatedConnections ?? 1_000)
+          ? 'too many unauthenticated connections'
+          : undefined;
+    if (cap !== undefined) {
+      await transport.close('overloaded');
+      throw new RateLimitedError({ reason: cap });
     }
     const peer: Peer<WmpContext> = new Peer<WmpContext>(transport, {
       interceptor: (message, base) => this.#intercept(connection, message, base),
       sharedHandlers: this.#handlers,
+      onNotificationRefused: (error, message) => this.#notificationRefused(connection, error, message),
       ...(this.#options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.#options.requestTimeoutMs }),
       ...(this.#options.maxMessageBytes === undefined
         ? {}
         : { limits: { maxBytes: this.#options.maxMessageBytes, maxDepth: 32, maxBatch: 100 } }),
     });
-    const connection: Connection = { id: this.#nextConnectionId++, peer, sessions: new Map(), recentIds: new Map() };
+    const connection: Connection = {
+      id: this.#nextConnectionId++,
+      peer,
+      sessions: new Map(),
+      recentIds: new Map(),
+      authenticated: false,
+      loginTimer: undefined,
+      ...(transport.remoteAddress === undefined ? {} : { remoteAddress: transport.remoteAddress }),
+    };
     peer.onclose = () => this.#disconnect(connection);
     this.#connections.add(connection);
+    this.#unauthenticated++;
+    this.#armLoginTimer(connection);
     await peer.start();
     return connection;
   }
@@ -141,6 +171,44 @@ export class WmpServer {
 
   async close(): Promise<void> {
     await Promise.all([...this.#connections].map((c) => c.peer.close().catch(() => undefined)));
+  }
+
+  /**
+   * Closes the connection (as `timeout`) if it still has no authenticated session when the timer
+   * fires; armed at connect and again whenever its last authenticated session goes.
+   */
+  #armLoginTimer(connection: Connection): void {
+    clearTimeout(connection.loginTimer);
+    const timer = setTimeout(() => {
+      connection.loginTimer = undefined;
+      if (!connection.authenticated) void connection.peer.transport.close('timeout').catch(() => undefined);
+    }, this.#options.unauthenticatedTimeoutMs ?? 30_000);
+    (timer as { unref?: () => void }).unref?.();
+    connection.loginTimer = timer;
+  }
+
+  /** Keeps `connection.authenticated` and the unauthenticated count in step with its bindings. */
+  #recount(connection: Connection): void {
+    if (!this.#connections.has(connection)) return;
+    let authenticated = false;
+    for (const binding of connection.sessions.values()) if (binding.identity !== undefined) authenticated = true;
+    if (authenticated === connection.authenticated) return;
+    connection.authenticated = authenticated;
+    this.#unauthenticated += authenticated ? -1 : 1;
+    if (authenticated) {
+      clearTimeout(connection.loginTimer);
+      connection.loginTimer = undefined;
+    } else this.#armLoginTimer(connection);
+  }
+
+  #notificationRefused(connection: Connection, error: WmpError, message: JsonRpcNotification): void {
+    const hook = this.#options.hooks?.notificationRefused;
+    if (!hook) return;
+    const id = (message.params as { wmp?: { session_id?: unknown } } | undefined)?.wmp?.session_id;
+    const bound = typeof id === 'string' && connection.sessions.has(id);
+    void (bound ? this.#store.get(id) : Promise.resolve(undefined))
+      .then((session) => hook(message.method, error, connection, session))
+      .catch(() => undefined);
   }
 
   /**
@@ -188,30 +256,46 @@ export class WmpServer {
       notifySession: (id, method, params) => this.notifySession(id, method, params),
       seal: (session, method, params) => this.#seal(session, method, params),
       ended: (session) => this.#ended(session),
-      bind: (connection, sessionId, identity) => {
+      checkBind: (connection, sessionId) => {
         if (
           !connection.sessions.has(sessionId) &&
           connection.sessions.size >= (this.#options.maxSessionsPerConnection ?? 16)
         ) {
           throw new RateLimitedError({ reason: 'too many sessions on this connection' });
         }
+      },
+      bind: (connection, sessionId, identity) => {
+        if (connection.peer.closed) return;
         connection.sessions.set(sessionId, { identity });
         const set = this.#bindings.get(sessionId) ?? new Set<Connection>();
         this.#bindings.set(sessionId, set);
         set.add(connection);
+        this.#recount(connection);
       },
       unbind: (sessionId) => {
-        for (const c of this.#bindings.get(sessionId) ?? []) {
+        const set = this.#bindings.get(sessionId);
+        this.#bindings.delete(sessionId);
+        for (const c of set ?? []) {
           c.sessions.delete(sessionId);
           c.recentIds.delete(sessionId);
+          this.#recount(c);
         }
-        this.#bindings.delete(sessionId);
+      },
+      unbindConnection: (connection, sessionId) => {
+        connection.sessions.delete(sessionId);
+        connection.recentIds.delete(sessionId);
+        const set = this.#bindings.get(sessionId);
+        set?.delete(connection);
+        if (set?.size === 0) this.#bindings.delete(sessionId);
+        this.#recount(connection);
       },
     };
   }
 
   #disconnect(connection: Connection): void {
-    this.#connections.delete(connection);
+    clearTimeout(connection.loginTimer);
+    if (!this.#connections.delete(connection)) return;
+    if (!connection.authenticated) this.#unauthenticated--;
     for (const sessionId of connection.sessions.keys()) {
       const set = this.#bindings.get(sessionId);
       set?.delete(connection);
@@ -235,7 +319,9 @@ export class WmpServer {
     const now = this.#now();
     checkTimestamp(wmp, now, this.#options.skewSeconds ?? 30);
     if (SESSIONLESS.has(message.method)) {
-      return { ...base, session: undefined, sender: undefined, connection };
+      const context: WmpContext = { ...base, session: undefined, sender: undefined, connection };
+      await this.#options.admitSessionless?.(message.method, context);
+      return context;
     }
     const sessionId = wmp.session_id ?? base.extra?.sessionId;
     if (sessionId === undefined) throw new NotAuthorizedError({ reason: 'no session' });

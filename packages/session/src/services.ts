@@ -1,5 +1,5 @@
 import type { KeyResolver, Signer } from '@wmp/jcs-signing';
-import type { Capabilities, ParamsOf } from '@wmp/jsonrpc-envelope';
+import type { Capabilities, ParamsOf, WmpError } from '@wmp/jsonrpc-envelope';
 import type { Authenticator } from './auth/authenticator.js';
 import type { Connection, WmpContext } from './context.js';
 import type { FlowManager } from './flows.js';
@@ -68,6 +68,21 @@ export interface ServerHooks {
   joined?(session: SessionRecord, identity: string, connection: Connection): void | Promise<void>;
   /** A session was closed or expired. */
   sessionEnded?(session: SessionRecord): void;
+  /**
+   * A participant other than the creator closed its part of a group session (`wmp.session.close`):
+   * the session goes on for the others; its bindings on this connection are gone.
+   */
+  partLeft?(session: SessionRecord, identity: string | undefined, connection: Connection): void;
+  /**
+   * A notification was refused (it cannot be answered, JSON-RPC): the place to count, log and, for
+   * a deliver, tell its sender `dropped`. `session` is the session it named, when one was bound.
+   */
+  notificationRefused?(
+    method: string,
+    error: WmpError,
+    connection: Connection,
+    session: SessionRecord | undefined,
+  ): void;
 }
 
 export interface WmpServerOptions {
@@ -92,7 +107,23 @@ export interface WmpServerOptions {
   /** This responder's own identity, to authenticate itself when the initiator sends a `nonce`. */
   readonly identity?: { readonly id: string; readonly signer: Signer };
   readonly maxSessionsPerConnection?: number;
+  /** Open connections of every binding (default 100 000); more are refused, closed as `overloaded`. */
   readonly maxConnections?: number;
+  /**
+   * Connections with no authenticated session among them (default 1 000): their own, smaller cap,
+   * so that connections that never log in cannot take every slot (DESIGN §7).
+   */
+  readonly maxUnauthenticatedConnections?: number;
+  /** A connection with no authenticated session is closed after this long (default 30 s; DESIGN §7). */
+  readonly unauthenticatedTimeoutMs?: number;
+  /** An unauthenticated session lives this long, then gets its negotiated lifetime (default 60 s). */
+  readonly pendingTtlSeconds?: number;
+  /**
+   * Called before `wmp.session.create`, `resume` and `join` (which run without a session, so
+   * `authorize` never sees them), before anything is stored: throw -31007 to refuse (a relay
+   * rate-limits them per connection and per source address here).
+   */
+  readonly admitSessionless?: (method: string, context: WmpContext) => void | Promise<void>;
   /** Extra policy after the session checks: false is -31002 (the interop vectors' `authorize`). */
   readonly authorize?: (context: WmpContext) => boolean | Promise<boolean>;
   /** Extra params validation after the schema: a returned reason is -32602. */
@@ -125,6 +156,10 @@ export interface ServerServices {
   ): Promise<Record<string, unknown> | undefined>;
   /** A session was closed or expired: its flows, bindings, hook and MLS group are done with. */
   ended(session: SessionRecord): void;
+  /** Throws -31007 when binding another session to `connection` would pass its cap. Call before storing. */
+  checkBind(connection: Connection, sessionId: string): void;
   bind(connection: Connection, sessionId: string, identity: string | undefined): void;
   unbind(sessionId: string): void;
+  /** Unbinds one session from one connection only (a participant's own close). */
+  unbindConnection(connection: Connection, sessionId: string): void;
 }

@@ -2,13 +2,29 @@ import type { Capabilities, Security } from '@wmp/jsonrpc-envelope';
 
 export type SessionState = 'pending' | 'active' | 'closed';
 
+/** Most participants of one session, the initiator included. */
+export const MAX_PARTICIPANTS = 256;
+
+/** How long an unauthenticated session lives (DESIGN §7): it gets its full lifetime on authentication. */
+export const DEFAULT_PENDING_TTL_SECONDS = 60;
+
 /** One outstanding challenge: single use, time bounded (core §4.4.7). */
 export interface ChallengeRecord {
   readonly value: string;
   readonly expiresAt: number;
 }
 
-/** What a responder keeps about a session. Plain data, so any store can persist it. */
+/** A resumption token as kept: its SHA-256 (b64url) and the identity it resumes. */
+export interface TokenRecord {
+  readonly hash: string;
+  readonly identity: string | undefined;
+}
+
+/**
+ * What a responder keeps about a session. Plain, immutable data, so any store can persist it and
+ * hand out the same object to every reader: a change is a new record made by a pure function
+ * (`session-changes.ts`) inside one atomic `SessionStore.update`.
+ */
 export interface SessionRecord {
   readonly id: string;
   readonly version: string;
@@ -16,21 +32,28 @@ export interface SessionRecord {
   readonly initiator: string | undefined;
   /** Everyone who may take part: the initiator and the listed participants. */
   readonly participants: readonly string[];
-  capabilities: Capabilities;
-  security: Security;
-  state: SessionState;
+  readonly capabilities: Capabilities;
+  readonly security: Security;
+  readonly state: SessionState;
   /** Identities that authenticated on this session. */
-  authenticated: string[];
-  challenge: ChallengeRecord | undefined;
+  readonly authenticated: readonly string[];
+  readonly challenge: ChallengeRecord | undefined;
   /**
-   * SHA-256 (b64url) of each current resumption token with the identity it resumes: tokens
-   * themselves are never stored; each is single use and rotated on resume.
+   * Each current resumption token (its hash, never the token) with the identity it resumes: one
+   * per identity, single use, rotated on resume.
    */
-  resumptionTokens: Array<{ hash: string; identity: string | undefined }>;
+  readonly resumptionTokens: readonly TokenRecord[];
   readonly createdAt: number;
-  expiresAt: number;
+  /** The negotiated lifetime: an unauthenticated session lives shorter until it authenticates. */
+  readonly ttlSeconds?: number;
+  readonly expiresAt: number;
 }
 
 export function isExpired(session: SessionRecord, now: number): boolean {
   return now >= session.expiresAt;
+}
+
+/** An unauthenticated session, which counts against the store's smaller pending cap. */
+export function isPending(session: SessionRecord): boolean {
+  return session.state === 'pending';
 }

@@ -19,6 +19,13 @@ export interface TransportSendOptions {
 }
 
 /**
+ * Why a server closes a connection, for bindings that can say it on the wire: `overloaded` (a
+ * cap is reached: WebSocket 1013 "try again later", HTTP 503) or `timeout` (it did not
+ * authenticate in time: WebSocket 1008). Default `normal`.
+ */
+export type CloseReason = 'normal' | 'overloaded' | 'timeout';
+
+/**
  * One connection of one binding (WebSocket, HTTP session, stdio, native messaging, Unix socket).
  * A transport moves frames; it does not parse JSON-RPC: the Peer does, so every binding applies
  * the same limits and answers bad input the same way. Modelled on the MCP SDK's Transport.
@@ -29,7 +36,7 @@ export interface Transport {
   /** Sends one message or a batch as one frame. Rejects if the connection is closed. */
   send(message: JsonRpcMessage | readonly JsonRpcMessage[], options?: TransportSendOptions): Promise<void>;
   /** Closes the connection; `onclose` fires once. */
-  close(): Promise<void>;
+  close(reason?: CloseReason): Promise<void>;
   /** One received frame, as text (or bytes, which the Peer decodes as strict UTF-8). */
   onmessage?: (frame: string | Uint8Array, extra?: TransportMessageExtra) => void;
   /** Fires exactly once, however the connection ended. */
@@ -38,4 +45,9 @@ export interface Transport {
   onerror?: (error: Error) => void;
   /** Largest frame this binding accepts, in bytes; the Peer refuses larger ones before parsing. */
   readonly maxMessageBytes?: number;
+  /**
+   * The peer's network address, when the binding knows it: used only as a key for per-source
+   * limits, in memory, and never logged.
+   */
+  readonly remoteAddress?: string;
 }

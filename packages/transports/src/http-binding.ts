@@ -2,7 +2,8 @@ import { DEFAULT_PARSE_LIMITS, ErrorCode, type ParseLimits } from '@wmp/jsonrpc-
 import type { TransportMessageExtra } from '@wmp/session';
 import { type Context, Hono } from 'hono';
 import { cors } from 'hono/cors';
-import { readBoundedBody } from './http-body.js';
+import type { ByteBudget } from './byte-budget.js';
+import { readBody } from './http-body.js';
 import { classifyPostBody } from './http-frames.js';
 import type { PendingOutcome, PendingPost } from './http-pending.js';
 import {
@@ -31,6 +32,24 @@ export interface HttpBindingOptions {
   readonly path?: string;
   /** Largest POST body, refused with 413 before parsing; default 1 MiB (as go-wmp). */
   readonly maxBodyBytes?: number;
+  /**
+   * Largest body of a POST that names no open HTTP session (a create or a resume: nobody has
+   * logged in on it yet); default `maxBodyBytes`. Smaller is cheaper to hold for strangers.
+   */
+  readonly maxUnauthenticatedBodyBytes?: number;
+  /** A POST body must arrive within this long, else 408; default 30 s. */
+  readonly bodyTimeoutMs?: number;
+  /** Body bytes being read across the server; a body that does not fit is refused with 503. */
+  readonly bodyBudget?: ByteBudget;
+  /** Replay characters across every session (the oldest of a session go first when it is spent). */
+  readonly replayBudget?: ByteBudget;
+  /** Bytes queued to slow SSE readers across the server (a stream past it ends; it resumes). */
+  readonly outboundBudget?: ByteBudget;
+  /**
+   * The client's address for a request, a key for per-source limits only (never logged). Default:
+   * the socket of @hono/node-server's `incoming` request, when there is one.
+   */
+  readonly remoteAddress?: (c: Context) => string | undefined;
   /** The limits the Peer parses with (the binding classifies bodies the same way). Default: envelope defaults with `maxBodyBytes`. */
   readonly parseLimits?: ParseLimits;
   /** CORS for browsers on other origins. Off unless set. */
@@ -74,6 +93,20 @@ export interface HttpBinding {
   close(): Promise<void>;
 }
 
+/** The answer to a body the binding would not read to the end (transport failures, not JSON-RPC). */
+const BODY_REFUSALS: Readonly<Record<'too_large' | 'timeout' | 'busy' | 'aborted', () => Response>> = {
+  aborted: () => jsonReply(bindingError(ErrorCode.InvalidRequest, 'body incomplete'), 400, { Connection: 'close' }),
+  too_large: () => jsonReply(bindingError(ErrorCode.InvalidRequest, 'message too large'), 413),
+  timeout: () => jsonReply(bindingError(ErrorCode.InvalidRequest, 'body too slow'), 408, { Connection: 'close' }),
+  busy: () => jsonReply(bindingError(ErrorCode.RateLimited, 'busy'), 503, { 'Retry-After': '5' }),
+};
+
+/** @hono/node-server puts Node's request in `env.incoming`: its socket's address, if so. */
+function nodeServerAddress(c: Context): string | undefined {
+  const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
+  return incoming?.socket?.remoteAddress;
+}
+
 const STATUS_OF: Readonly<Record<PendingOutcome, 200 | 503 | 504>> = {
   complete: 200,
   timeout: 504,
@@ -90,6 +123,9 @@ const STATUS_OF: Readonly<Record<PendingOutcome, 200 | 503 | 504>> = {
 export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
   const path = options.path ?? DEFAULT_WMP_PATH;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const maxOpeningBodyBytes = Math.min(maxBodyBytes, options.maxUnauthenticatedBodyBytes ?? maxBodyBytes);
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
+  const addressOf = options.remoteAddress ?? nodeServerAddress;
   const parseLimits = options.parseLimits ?? { ...DEFAULT_PARSE_LIMITS, maxBytes: maxBodyBytes };
   const maxSessions = options.maxSessions ?? 10_000;
   const idleMs = options.sessionIdleMs ?? 15 * 60_000;
@@ -103,6 +139,8 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     pendingTimeoutMs: options.pendingTimeoutMs ?? 30_000,
     keepAliveMs: options.keepAliveMs ?? 15_000,
     maxQueuedBytes: options.maxQueuedBytes ?? 4 * 1024 * 1024,
+    replayBudget: options.replayBudget,
+    outboundBudget: options.outboundBudget,
   };
 
   const live = new Set<HttpSession>();
@@ -182,11 +220,21 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     if (!isJsonContentType(c.req.header('content-type'))) {
       return jsonReply(bindingError(ErrorCode.InvalidRequest, 'content type must be application/json'), 415);
     }
-    const bytes = await readBoundedBody(c.req.raw.body, maxBodyBytes, c.req.header('content-length'));
-    if (bytes === undefined) return jsonReply(bindingError(ErrorCode.InvalidRequest, 'message too large'), 413);
+    // A POST that names no open HTTP session in its header opens one: a stranger's, held to the
+    // smaller limit (a session named only in the body is checked once the body is read).
+    const header = c.req.header(WMP_SESSION_ID_HEADER);
+    const opening = header === undefined || !byId.has(header);
+    const read = await readBody(c.req.raw.body, {
+      maxBytes: opening ? maxOpeningBodyBytes : maxBodyBytes,
+      declaredLength: c.req.header('content-length'),
+      budget: options.bodyBudget,
+      timeoutMs: bodyTimeoutMs,
+    });
+    if (!read.ok) return BODY_REFUSALS[read.reason]();
+    const bytes = read.bytes;
     const body = classifyPostBody(bytes, parseLimits);
 
-    const named = c.req.header(WMP_SESSION_ID_HEADER) ?? body.sessionId;
+    const named = header ?? body.sessionId;
     const found = named === undefined ? 'unknown' : lookup(c, named);
     if (found === 'denied') return unauthorized();
     let session = found === 'unknown' ? undefined : found;
@@ -199,15 +247,23 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
       if (live.size >= maxSessions) {
         return jsonReply(bindingError(ErrorCode.RateLimited, 'too many sessions'), 503, { 'Retry-After': '5' });
       }
-      session = new HttpSession(limits, hooks);
+      if (named === undefined && opening && bytes.byteLength > maxOpeningBodyBytes) {
+        return jsonReply(bindingError(ErrorCode.InvalidRequest, 'message too large'), 413);
+      }
+      session = new HttpSession(limits, hooks, addressOf(c));
       live.add(session);
       try {
         await options.onTransport(session.transport, c.req.raw);
       } catch {
-        await session.close();
-        return jsonReply(bindingError(ErrorCode.InternalError), 500);
+        // The server refused the connection (its caps) or failed to take it.
       }
-      if (session.closed) return jsonReply(bindingError(ErrorCode.InternalError), 500);
+      if (session.closed || !live.has(session)) {
+        const overloaded = session.closeReason === 'overloaded';
+        await session.close();
+        return overloaded
+          ? jsonReply(bindingErrors(ErrorCode.RateLimited, body.expected, body.batch), 503, { 'Retry-After': '5' })
+          : jsonReply(bindingErrors(ErrorCode.InternalError, body.expected, body.batch), 500);
+      }
     }
 
     // The session may have ended while this request was read (idle sweep, DELETE, takeover).

@@ -1,5 +1,6 @@
 import type { JsonRpcId, JsonRpcMessage } from '@wmp/jsonrpc-envelope';
-import type { Transport, TransportMessageExtra, TransportSendOptions } from '@wmp/session';
+import type { CloseReason, Transport, TransportMessageExtra, TransportSendOptions } from '@wmp/session';
+import type { ByteBudget } from './byte-budget.js';
 import { HttpTransportError } from './http-errors.js';
 import { announcedSessionId, type PostBody } from './http-frames.js';
 import { PendingPost } from './http-pending.js';
@@ -18,6 +19,10 @@ export interface HttpSessionLimits {
   readonly pendingTimeoutMs: number;
   readonly keepAliveMs: number;
   readonly maxQueuedBytes: number;
+  /** Replay characters across every session of the binding. */
+  readonly replayBudget?: ByteBudget | undefined;
+  /** Bytes queued to slow SSE readers across the server. */
+  readonly outboundBudget?: ByteBudget | undefined;
 }
 
 /** How a session tells its binding that it learned its id or ended. */
@@ -36,12 +41,14 @@ export class HttpSessionTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   readonly maxMessageBytes: number;
+  readonly remoteAddress?: string;
   readonly #session: HttpSession;
 
   /** Made by the HTTP binding, never directly. */
-  constructor(session: HttpSession) {
+  constructor(session: HttpSession, remoteAddress: string | undefined) {
     this.#session = session;
     this.maxMessageBytes = session.limits.maxMessageBytes;
+    if (remoteAddress !== undefined) this.remoteAddress = remoteAddress;
   }
 
   /** The session id, once the Peer's create (or resume) response announced it. */
@@ -57,8 +64,8 @@ export class HttpSessionTransport implements Transport {
     return this.#session.send(message, options);
   }
 
-  close(): Promise<void> {
-    return this.#session.close();
+  close(reason?: CloseReason): Promise<void> {
+    return this.#session.close(reason);
   }
 }
 
@@ -70,6 +77,8 @@ export class HttpSession {
   /** The binding secret, set with the id. */
   token: string | undefined;
   lastActive = Date.now();
+  /** Why it was closed, once it was (the binding answers an `overloaded` refusal with 503). */
+  closeReason: CloseReason | undefined;
 
   readonly #hooks: HttpSessionHooks;
   readonly #pending: PendingPost[] = [];
@@ -81,11 +90,11 @@ export class HttpSession {
   #deliveredUpTo = 0;
   #closed = false;
 
-  constructor(limits: HttpSessionLimits, hooks: HttpSessionHooks) {
+  constructor(limits: HttpSessionLimits, hooks: HttpSessionHooks, remoteAddress?: string) {
     this.limits = limits;
     this.#hooks = hooks;
-    this.#replay = new ReplayBuffer(limits.replayEvents, limits.replayChars);
-    this.transport = new HttpSessionTransport(this);
+    this.#replay = new ReplayBuffer(limits.replayEvents, limits.replayChars, limits.replayBudget);
+    this.transport = new HttpSessionTransport(this, remoteAddress);
   }
 
   get closed(): boolean {
@@ -153,6 +162,7 @@ export class HttpSession {
     const writer = new SseWriter({
       keepAliveMs: this.limits.keepAliveMs,
       maxQueuedBytes: this.limits.maxQueuedBytes,
+      ...(this.limits.outboundBudget ? { budget: this.limits.outboundBudget } : {}),
       onEnd: () => {
         this.#subscribers.delete(writer);
         this.touch();
@@ -191,10 +201,12 @@ export class HttpSession {
     this.#publish(frame);
   }
 
-  async close(): Promise<void> {
+  async close(reason: CloseReason = 'normal'): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.closeReason = reason;
     this.#queue = undefined;
+    this.#replay.clear();
     for (const post of [...this.#pending]) post.settle('closed');
     for (const writer of [...this.#subscribers]) writer.close();
     this.#hooks.closed(this);

@@ -1,4 +1,6 @@
 // Browser-safe bindings and framing: WHATWG APIs only (fetch, WebSocket, streams).
+
+export { ByteBudget } from './byte-budget.js';
 export {
   FrameTooLargeError,
   FramingError,
@@ -15,7 +17,7 @@ export {
   nativeEndianness,
 } from './framing/length-prefixed.js';
 export { NdjsonReadBuffer, type NdjsonReadBufferOptions, serializeNdjson } from './framing/ndjson.js';
-export { readBoundedBody } from './http-body.js';
+export { type BodyRead, type BodyReadOptions, readBody, readBoundedBody } from './http-body.js';
 export { type FetchLike, HttpClientTransport, type HttpClientTransportOptions } from './http-client.js';
 export { HttpStatusError, HttpTransportError, type HttpTransportErrorCode } from './http-errors.js';
 export { DEFAULT_WMP_PATH, WMP_SESSION_ID_HEADER, WMP_SESSION_TOKEN_HEADER, WMP_SSE_EVENT } from './http-protocol.js';

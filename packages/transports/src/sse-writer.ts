@@ -1,3 +1,4 @@
+import type { ByteBudget } from './byte-budget.js';
 import { formatSseComment, formatSseEvent, type SseOutgoingEvent } from './sse-format.js';
 
 /** Why a writer stopped: closed by us, cancelled by the reader (disconnect), or the reader fell behind. */
@@ -13,6 +14,11 @@ export interface SseWriterOptions {
   readonly maxQueuedBytes?: number;
   /** Called once when the stream ends, whatever ended it. */
   readonly onEnd?: (reason: SseWriterEndReason) => void;
+  /**
+   * Bytes queued to slow readers across the server: what this stream has queued is reserved in
+   * it, and a write that does not fit ends the stream as an `overflow`.
+   */
+  readonly budget?: ByteBudget;
 }
 
 const encoder = new TextEncoder();
@@ -27,14 +33,24 @@ export class SseWriter {
   #ended = false;
   readonly #timer: ReturnType<typeof setInterval> | undefined;
   readonly #onEnd: ((reason: SseWriterEndReason) => void) | undefined;
+  readonly #budget: ByteBudget | undefined;
+  readonly #maxQueuedBytes: number;
+  /** Bytes of this stream reserved in the budget: what the reader has not taken yet. */
+  #reserved = 0;
 
   constructor(options: SseWriterOptions = {}) {
     this.#onEnd = options.onEnd;
+    this.#budget = options.budget;
     const maxQueuedBytes = options.maxQueuedBytes ?? 4 * 1024 * 1024;
+    this.#maxQueuedBytes = maxQueuedBytes;
     this.body = new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
           this.#controller = controller;
+        },
+        // The reader took chunks: what it took is no longer held for it.
+        pull: () => {
+          this.#account(0);
         },
         cancel: () => this.#end('cancelled', false),
       },
@@ -74,10 +90,30 @@ export class SseWriter {
 
   #enqueue(text: string): boolean {
     if (this.#ended) return false;
-    this.#controller.enqueue(encoder.encode(text));
+    const chunk = encoder.encode(text);
+    if (!this.#account(chunk.byteLength)) {
+      this.#end('overflow', true);
+      return true;
+    }
+    this.#controller.enqueue(chunk);
     if ((this.#controller.desiredSize ?? 0) < 0) {
       this.#end('overflow', true);
     }
+    return true;
+  }
+
+  /**
+   * Brings the budget in step with what is queued (the stream's queue size, plus `adding` bytes
+   * about to be queued); false when those do not fit.
+   */
+  #account(adding: number): boolean {
+    if (this.#budget === undefined) return true;
+    const queued = this.#ended ? 0 : this.#maxQueuedBytes - (this.#controller.desiredSize ?? this.#maxQueuedBytes);
+    const want = Math.max(0, queued) + adding;
+    if (want > this.#reserved) {
+      if (!this.#budget.tryReserve(want - this.#reserved)) return false;
+    } else this.#budget.release(this.#reserved - want);
+    this.#reserved = want;
     return true;
   }
 
@@ -85,6 +121,9 @@ export class SseWriter {
     if (this.#ended) return;
     this.#ended = true;
     clearInterval(this.#timer);
+    // What is still queued leaves with the stream (or is dropped with it): no longer held here.
+    this.#budget?.release(this.#reserved);
+    this.#reserved = 0;
     if (closeStream) {
       try {
         this.#controller.close();

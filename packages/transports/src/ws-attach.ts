@@ -11,7 +11,7 @@ export interface UpgradeEmitter {
 }
 
 export interface AttachWebSocketServerOptions
-  extends Omit<WebSocketServerTransportOptions, 'maxMessageBytes' | 'closeTimeoutMs'> {
+  extends Omit<WebSocketServerTransportOptions, 'maxMessageBytes' | 'closeTimeoutMs' | 'remoteAddress'> {
   /** The upgrade path; default `/wmp` (transport §3.1). Upgrades on other paths get 404. */
   readonly path?: string;
   /** Largest frame, in bytes, refused from its header before buffering (1009); default 1 MiB. */
@@ -86,6 +86,7 @@ export function attachWebSocketServer(
     ...(options.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.pingIntervalMs }),
     ...(options.pongTimeoutMs === undefined ? {} : { pongTimeoutMs: options.pongTimeoutMs }),
     ...(options.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: options.maxBufferedBytes }),
+    ...(options.outboundBudget === undefined ? {} : { outboundBudget: options.outboundBudget }),
   };
   const wss = new WebSocketServer({
     noServer: true,
@@ -97,7 +98,11 @@ export function attachWebSocketServer(
   let closed = false;
 
   const accept = (ws: WebSocket, request: IncomingMessage): void => {
-    const transport = new WebSocketServerTransport(ws, transportOptions);
+    const address = request.socket.remoteAddress;
+    const transport = new WebSocketServerTransport(
+      ws,
+      address === undefined ? transportOptions : { ...transportOptions, remoteAddress: address },
+    );
     Promise.resolve()
       .then(() => options.onTransport(transport, request))
       .catch(() => ws.close(WsCloseCode.InternalError));

@@ -1,6 +1,7 @@
 import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
-import type { Transport, TransportMessageExtra, TransportSendOptions } from '@wmp/session';
+import type { CloseReason, Transport, TransportMessageExtra, TransportSendOptions } from '@wmp/session';
 import type { RawData, WebSocket } from 'ws';
+import type { ByteBudget } from './byte-budget.js';
 import { WebSocketTransportError } from './ws-errors.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -20,14 +21,29 @@ export interface WebSocketServerTransportOptions {
    * this transport checks it again for sockets accepted by a server with a larger limit.
    */
   readonly maxMessageBytes?: number;
-  /** Most bytes queued for a peer that does not read; beyond it the connection is closed (1013). Default 8 MiB. */
+  /**
+   * Most bytes sent and not yet written to the socket for a peer that reads slowly; a send that
+   * would pass it closes the connection (1013) at once, whether or not the peer reads again.
+   * Default 8 MiB.
+   */
   readonly maxBufferedBytes?: number;
+  /** Those bytes across every connection of the server: a send that does not fit closes its connection (1013). */
+  readonly outboundBudget?: ByteBudget;
+  /** The peer's address (a key for per-source limits; never logged). */
+  readonly remoteAddress?: string;
   /** How long `close()` waits for the closing handshake before terminating; default 5 s. */
   readonly closeTimeoutMs?: number;
 }
 
 const OPEN = 1;
 const CLOSED = 3;
+
+/** How each reason a server closes for is said on the wire (RFC 6455 §7.4). */
+const CLOSE_CODES: Readonly<Record<CloseReason, number>> = {
+  normal: WsCloseCode.Normal,
+  overloaded: WsCloseCode.TryAgainLater,
+  timeout: WsCloseCode.PolicyViolation,
+};
 
 function rawLength(data: RawData): number {
   return Array.isArray(data) ? data.reduce((n, b) => n + b.byteLength, 0) : data.byteLength;
@@ -57,9 +73,13 @@ export class WebSocketServerTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   readonly maxMessageBytes: number;
+  readonly remoteAddress?: string;
 
   readonly #socket: WebSocket;
   readonly #maxBufferedBytes: number;
+  readonly #budget: ByteBudget | undefined;
+  /** Bytes handed to `ws` and not yet written out (reserved in the budget). */
+  #outstanding = 0;
   readonly #closeTimeoutMs: number;
   readonly #pongTimeoutMs: number;
   readonly #pinger: ReturnType<typeof setInterval> | undefined;
@@ -78,6 +98,8 @@ export class WebSocketServerTransport implements Transport {
     this.#socket = socket;
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.#maxBufferedBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024;
+    this.#budget = options.outboundBudget;
+    if (options.remoteAddress !== undefined) this.remoteAddress = options.remoteAddress;
     this.#closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
     this.#pongTimeoutMs = options.pongTimeoutMs ?? DEFAULT_PONG_TIMEOUT_MS;
     socket.on('message', (data, isBinary) => this.#receive(data, isBinary));
@@ -111,15 +133,28 @@ export class WebSocketServerTransport implements Transport {
   async send(message: JsonRpcMessage | readonly JsonRpcMessage[], _options?: TransportSendOptions): Promise<void> {
     const socket = this.#socket;
     if (this.#closed || socket.readyState !== OPEN) throw new WebSocketTransportError('ERR_WS_NOT_OPEN');
-    // A peer that never reads would otherwise grow this queue without bound.
-    if (socket.bufferedAmount > this.#maxBufferedBytes) {
+    const text = JSON.stringify(message);
+    // UTF-16 length: a bound on the UTF-8 bytes within a factor of 3, without encoding twice.
+    const size = text.length;
+    // A peer that never reads would otherwise grow this queue without bound, and many such peers
+    // the server's memory: over its share, or over the server's budget, it is closed.
+    if (this.#outstanding + size > this.#maxBufferedBytes || (this.#budget && !this.#budget.tryReserve(size))) {
       const error = new WebSocketTransportError('ERR_WS_SLOW_CONSUMER');
       this.onerror?.(error);
       socket.close(WsCloseCode.TryAgainLater);
       throw error;
     }
+    this.#outstanding += size;
     this.#cork();
-    socket.send(JSON.stringify(message));
+    socket.send(text, (error) => this.#written(size, error));
+  }
+
+  /** `ws` wrote a frame out (or gave up on it when the socket closed): its bytes are free again. */
+  #written(size: number, _error?: Error): void {
+    // After the socket closed everything outstanding was given back at once (see #finish).
+    if (this.#closed) return;
+    this.#outstanding -= size;
+    this.#budget?.release(size);
   }
 
   /**
@@ -141,9 +176,9 @@ export class WebSocketServerTransport implements Transport {
     raw.uncork();
   }
 
-  async close(): Promise<void> {
+  async close(reason: CloseReason = 'normal'): Promise<void> {
     if (this.#closed) return;
-    if (this.#socket.readyState !== CLOSED) this.#socket.close(WsCloseCode.Normal);
+    if (this.#socket.readyState !== CLOSED) this.#socket.close(CLOSE_CODES[reason]);
     const timer = setTimeout(() => this.#socket.terminate(), this.#closeTimeoutMs);
     timer.unref?.();
     if (this.#closed) {
@@ -200,6 +235,9 @@ export class WebSocketServerTransport implements Transport {
   #finish(): void {
     if (this.#closed && this.#notified) return;
     this.#closed = true;
+    // Write callbacks of frames that never left may come late or not at all: release them now.
+    this.#budget?.release(this.#outstanding);
+    this.#outstanding = 0;
     clearInterval(this.#pinger);
     this.#resolveClosed?.();
     if (this.#started) this.#notifyClosed();

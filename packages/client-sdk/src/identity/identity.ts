@@ -120,8 +120,23 @@ export class Identity {
     await store.set(IDENTITY_STORE_KEY, JSON.stringify(this.toJSON()));
   }
 
-  /** A signed card naming this identity's keys and the box origins (1..16) that hold its mail. */
-  createCard(relays: readonly string[], now: Date = new Date()): Promise<Card> {
-    return createCard({ signer: this.keypair, enc: this.encKey, relays, ts: now });
+  /**
+   * A signed card naming this identity's keys and the box origins (1..16) that hold its mail,
+   * stamped at `stampBits` when given (a box asks a key it does not know for a stamp of its
+   * stranger strength).
+   */
+  createCard(
+    relays: readonly string[],
+    now: Date = new Date(),
+    stamp: { readonly bits?: number; readonly signal?: AbortSignal } = {},
+  ): Promise<Card> {
+    return createCard({
+      signer: this.keypair,
+      enc: this.encKey,
+      relays,
+      ts: now,
+      ...(stamp.bits === undefined ? {} : { stampBits: stamp.bits }),
+      ...(stamp.signal === undefined ? {} : { mint: { signal: stamp.signal } }),
+    });
   }
 }

@@ -3,6 +3,8 @@ export interface BoxLimitsInfo {
   readonly directory: boolean;
   /** Stamp bits a stranger's event needs there. */
   readonly strangerBits: number;
+  /** Stamp bits the card of a key the box does not know needs (`card_stamp_bits`, else the stranger bits). */
+  readonly cardStampBits: number;
   readonly maxEventBytes: number;
   readonly maxTtlSeconds: number;
 }
@@ -21,6 +23,7 @@ export function parseBoxLimits(value: unknown): BoxLimitsInfo | undefined {
   return {
     directory: v.directory,
     strangerBits: v.stranger_bits,
+    cardStampBits: isCount(v.card_stamp_bits, 0, 255) ? v.card_stamp_bits : v.stranger_bits,
     maxEventBytes: v.max_event_bytes,
     maxTtlSeconds: v.max_ttl_seconds,
   };

@@ -153,7 +153,16 @@ export class Mailbox {
     options: CallOptions = {},
   ): Promise<{ card: Card; outcomes: CardOutcome[] }> {
     checkRelays(relays);
-    const card = await this.identity.createCard(relays, new Date(this.#now()));
+    // Stamped at the strictest stranger strength of the boxes that have a directory: a box asks it
+    // of a key it does not know yet (DESIGN §7), and one card goes to all of them.
+    const bits = await this.#cardStampBits(relays, options.signal);
+    if (bits > (this.#options.maxStampBits ?? DEFAULT_MAX_STAMP_BITS)) {
+      throw new MailboxError('stamp_too_costly', { reason: String(bits) });
+    }
+    const card = await this.identity.createCard(relays, new Date(this.#now()), {
+      bits,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
     await this.store.set(CARD_STORE_KEY, JSON.stringify(card));
     const outcomes = await Promise.all(
       relays.map(async (relay): Promise<CardOutcome> => {
@@ -303,6 +312,14 @@ export class Mailbox {
         }
       }),
     );
+  }
+
+  /** The highest card stamp strength of the directory boxes among `relays` (an unreachable one counts 0). */
+  async #cardStampBits(relays: readonly string[], signal?: AbortSignal): Promise<number> {
+    const limits = await Promise.all(
+      relays.map((relay) => this.#limitsOf(this.#client(relay), signal).catch(() => undefined)),
+    );
+    return Math.max(0, ...limits.map((l) => (l?.directory ? l.cardStampBits : 0)));
   }
 
   async #limitsOf(client: BoxClient, signal?: AbortSignal): Promise<BoxLimitsInfo> {

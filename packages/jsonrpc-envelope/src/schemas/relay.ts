@@ -22,6 +22,8 @@ export const relayMethods = {
             key_package: keyPackage,
             cipher_suite: positiveInteger,
             expires: v.optional(timestamp),
+            // Ours: the identity's one last-resort package (RFC 9420 §16.8), kept and reused.
+            last_resort: v.optional(v.boolean()),
           }),
         ),
         v.minLength(1),

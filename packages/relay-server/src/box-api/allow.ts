@@ -22,7 +22,7 @@ function isSigningKey(value: unknown): value is string {
 /** `PUT /allow {contacts}`, signed: replaces the caller's allow list; answers the list as stored. */
 export async function putAllow(c: Context, box: BoxContext): Promise<Response> {
   const { store } = box.options;
-  const bytes = await readBody(c.req.raw, store.limits.maxContacts * BYTES_PER_CONTACT + 1024);
+  const bytes = await readBody(c.req.raw, store.limits.maxContacts * BYTES_PER_CONTACT + 1024, box.options);
   const key = await authenticate(c, box, bytes);
   const { contacts } = objectWith(parseBody(bytes), ['contacts']);
   if (!Array.isArray(contacts) || !contacts.every(isSigningKey)) {

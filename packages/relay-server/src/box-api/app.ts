@@ -1,4 +1,5 @@
 import { type Context, Hono } from 'hono';
+import { TokenBuckets } from '../coordination/memory/token-buckets.js';
 import { getAllow, putAllow } from './allow.js';
 import { lookupCard, postCard } from './cards.js';
 import type { BoxContext } from './context.js';
@@ -10,7 +11,6 @@ import { limitsAnswer } from './limits-answer.js';
 import { BoxNotifier } from './notifier.js';
 import { type BoxAppOptions, resolveBoxOptions } from './options.js';
 import { publishEvent } from './publish.js';
-import { RateLimiter } from './rate-limiter.js';
 import { errorResponse, internalErrorResponse, jsonResponse } from './respond.js';
 import { StreamRegistry } from './stream-registry.js';
 import { type BoxSweeper, startBoxSweeper } from './sweeper.js';
@@ -56,7 +56,7 @@ export type BoxApp = Hono & {
 export function createBoxApp(input: BoxAppOptions): BoxApp {
   const options = resolveBoxOptions(input);
   const limiterOf = () =>
-    options.rateLimit === false ? undefined : new RateLimiter({ ...options.rateLimit, now: options.now });
+    options.rateLimit === false ? undefined : new TokenBuckets({ ...options.rateLimit, now: options.now });
   const threads = options.verifyThreads ?? defaultVerifyThreads();
   const box: BoxContext = {
     options,
@@ -79,7 +79,7 @@ export function createBoxApp(input: BoxAppOptions): BoxApp {
     const idOf = options.connectionId!;
     app.use('*', async (c, next) => {
       const id = idOf(c);
-      if (id !== undefined && !limiter.take(id)) return errorResponse(new BoxApiError('rate_limited'));
+      if (id !== undefined && !(await limiter.take(id))) return errorResponse(new BoxApiError('rate_limited'));
       await next();
     });
   }

@@ -1,4 +1,4 @@
-import { verifyRequest } from '@wmp/ohan-seal';
+import { NonceCacheFullError, verifyRequest } from '@wmp/ohan-seal';
 import type { Context } from 'hono';
 import type { BoxContext } from './context.js';
 import { BoxApiError } from './errors.js';
@@ -19,24 +19,32 @@ export function requestTarget(url: string): string {
  * Verifies `Authorization: OHAN-Sig` for this request and returns the caller's key; the key a
  * signed call acts for comes only from here, never from the URL or body. Every failure is the same
  * `unauthorized` (which check failed is not told), and a caller over its rate gets `rate_limited`.
+ * The rate limit is spent after the signature holds and before the nonce is recorded (DESIGN
+ * §7), so refused requests leave nothing in the replay cache; a full cache is `unavailable` (503).
  */
 export async function authenticate(c: Context, box: BoxContext, body?: Uint8Array): Promise<string> {
   const { origin, nonces, now, skewSeconds } = box.options;
-  const verdict = await verifyRequest(c.req.header('authorization'), {
-    origin,
-    method: c.req.method,
-    target: requestTarget(c.req.url),
-    body,
-    now: now(),
-    nonces,
-    skewSeconds,
-  });
-  if (!verdict.ok) throw new BoxApiError('unauthorized');
-  limitKey(box, verdict.key);
+  let verdict: Awaited<ReturnType<typeof verifyRequest>>;
+  try {
+    verdict = await verifyRequest(c.req.header('authorization'), {
+      origin,
+      method: c.req.method,
+      target: requestTarget(c.req.url),
+      body,
+      now: now(),
+      nonces,
+      skewSeconds,
+      admit: (key) => box.limiter === undefined || box.limiter.take(key),
+    });
+  } catch (error) {
+    if (error instanceof NonceCacheFullError) throw new BoxApiError('unavailable');
+    throw error;
+  }
+  if (!verdict.ok) throw new BoxApiError(verdict.reason === 'rate_limited' ? 'rate_limited' : 'unauthorized');
   return verdict.key;
 }
 
 /** Spends one request of `key`'s budget, or answers `rate_limited`. */
-export function limitKey(box: BoxContext, key: string): void {
-  if (box.limiter !== undefined && !box.limiter.take(key)) throw new BoxApiError('rate_limited');
+export async function limitKey(box: BoxContext, key: string): Promise<void> {
+  if (box.limiter !== undefined && !(await box.limiter.take(key))) throw new BoxApiError('rate_limited');
 }

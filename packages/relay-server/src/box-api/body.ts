@@ -1,20 +1,33 @@
 import { parseStrictJson } from '@wmp/jsonrpc-envelope';
-import { readBoundedBody } from '@wmp/transports';
+import { type ByteBudget, readBody as readRequestBody } from '@wmp/transports';
 import { BoxApiError } from './errors.js';
 
 /** Deepest JSON a box body may nest: an event (with its stamp) is 2 deep, the others 2 at most. */
 const MAX_DEPTH = 4;
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
+/** The server-wide bounds of body reads: bytes in flight, and how long one may take. */
+export interface BodyBounds {
+  readonly bodyBudget?: ByteBudget | undefined;
+  readonly bodyTimeoutMs?: number | undefined;
+}
+
 /**
  * Reads a request body, refusing it (`too_large`, 413) as soon as it passes `max` bytes: a declared
  * `Content-Length` over the cap is refused before reading anything, and a chunked body is cut off
- * at the cap, so an oversized body is never buffered whole nor parsed.
+ * at the cap, so an oversized body is never buffered whole nor parsed. A body that takes longer
+ * than the bound, or does not fit in the server's budget, is `unavailable` (503).
  */
-export async function readBody(request: Request, max: number): Promise<Uint8Array> {
-  const bytes = await readBoundedBody(request.body, max, request.headers.get('content-length'));
-  if (bytes === undefined) throw new BoxApiError('too_large');
-  return bytes;
+export async function readBody(request: Request, max: number, bounds: BodyBounds = {}): Promise<Uint8Array> {
+  const read = await readRequestBody(request.body, {
+    maxBytes: max,
+    declaredLength: request.headers.get('content-length'),
+    budget: bounds.bodyBudget,
+    timeoutMs: bounds.bodyTimeoutMs,
+  });
+  if (read.ok) return read.bytes;
+  if (read.reason === 'aborted') throw new BoxApiError('bad_request', { message: 'body incomplete' });
+  throw new BoxApiError(read.reason === 'too_large' ? 'too_large' : 'unavailable');
 }
 
 /**

@@ -1,6 +1,6 @@
+import type { RateLimiter } from '../coordination/contracts/rate-limiter.js';
 import type { BoxNotifier } from './notifier.js';
 import type { ResolvedBoxOptions } from './options.js';
-import type { RateLimiter } from './rate-limiter.js';
 import type { StreamRegistry } from './stream-registry.js';
 import type { SignatureVerifyPool } from './verify-pool.js';
 

@@ -15,7 +15,7 @@ const MAX_ID_LENGTH = 128;
  * is the signer's key; another key's ids simply are not there) and answers how many went.
  */
 export async function markDelivered(c: Context, box: BoxContext): Promise<Response> {
-  const bytes = await readBody(c.req.raw, MAX_BODY);
+  const bytes = await readBody(c.req.raw, MAX_BODY, box.options);
   const key = await authenticate(c, box, bytes);
   const { ids } = objectWith(parseBody(bytes), ['ids']);
   if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string' && id.length <= MAX_ID_LENGTH)) {

@@ -15,6 +15,7 @@ export const BOX_ERROR_STATUS: Readonly<Record<BoxErrorCode, number>> = Object.f
   sender_limit: 429,
   rate_limited: 429,
   internal: 500,
+  unavailable: 503,
   box_full: 503,
   recipient_full: 507,
 });
@@ -25,13 +26,15 @@ const MESSAGES: Readonly<Record<BoxErrorCode, string>> = Object.freeze({
   invalid_card: 'invalid card',
   bad_request: 'bad request',
   unauthorized: 'request signature refused',
-  stamp_required: 'a stamp of the stranger strength is required',
+  // OHAN-04: an error answer never names a lane.
+  stamp_required: 'stamp required',
   not_registered: 'sender or recipient has no registered card',
   not_found: 'not found',
   too_large: 'request body too large',
   sender_limit: 'sender limit reached',
   rate_limited: 'too many requests',
   internal: 'internal error',
+  unavailable: 'temporarily unavailable',
   box_full: 'box full',
   recipient_full: 'recipient full',
 });

@@ -82,6 +82,7 @@ export async function streamEvents(c: Context, box: BoxContext): Promise<Respons
   const writer = new SseWriter({
     keepAliveMs,
     maxQueuedBytes: maxStreamQueuedBytes,
+    ...(box.options.outboundBudget ? { budget: box.options.outboundBudget } : {}),
     onEnd: () => {
       unsubscribe?.();
       unregister?.();

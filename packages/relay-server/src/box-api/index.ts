@@ -10,5 +10,10 @@ export {
   type RateLimitOptions,
 } from './options.js';
 export { DEFAULT_FETCH_LIMIT, MAX_FETCH_LIMIT } from './query.js';
-export { RateLimiter } from './rate-limiter.js';
-export { type BoxSweeper, type SweepOptions, startBoxSweeper, sweepExpiredEvents } from './sweeper.js';
+export {
+  type BoxSweeper,
+  type SweepOptions,
+  startBoxSweeper,
+  sweepExpiredCards,
+  sweepExpiredEvents,
+} from './sweeper.js';

@@ -10,6 +10,8 @@ export function limitsAnswer(box: BoxContext) {
     protocol: BOX_PROTOCOL,
     directory,
     stranger_bits: limits.strangerBits,
+    // Ours: what the card of a key this box does not know must be stamped with.
+    ...(directory ? { card_stamp_bits: limits.cardStampBits } : {}),
     max_event_bytes: maxEventBytes,
     max_ttl_seconds: MAX_TTL_SECONDS,
     skew_seconds: skewSeconds,

@@ -5,6 +5,7 @@ import {
   MemoryNonceCache,
   type NonceCache,
 } from '@wmp/ohan-seal';
+import type { ByteBudget } from '@wmp/transports';
 import type { Context } from 'hono';
 import type { BoxStore } from '../storage/contracts/box-store.js';
 
@@ -66,6 +67,12 @@ export interface BoxAppOptions {
    * cores than the event loop (default: one per spare core, at most 4; 0: on the event loop).
    */
   readonly verifyThreads?: number;
+  /** Request body bytes being read across the server (the relay's shared budget); none: unbounded. */
+  readonly bodyBudget?: ByteBudget;
+  /** A request body must arrive within this long (default 30 s), else `unavailable`. */
+  readonly bodyTimeoutMs?: number;
+  /** Bytes queued to slow event-stream readers across the server (the relay's shared budget). */
+  readonly outboundBudget?: ByteBudget;
 }
 
 export interface ResolvedBoxOptions {
@@ -87,6 +94,9 @@ export interface ResolvedBoxOptions {
   readonly onError: (error: unknown) => void;
   /** Undefined: the host's default (the app picks one per spare core). */
   readonly verifyThreads: number | undefined;
+  readonly bodyBudget: ByteBudget | undefined;
+  readonly bodyTimeoutMs: number;
+  readonly outboundBudget: ByteBudget | undefined;
 }
 
 function positive(value: number | undefined, fallback: number, what: string, min = 1): number {
@@ -128,5 +138,8 @@ export function resolveBoxOptions(options: BoxAppOptions): ResolvedBoxOptions {
     onError: options.onError ?? (() => {}),
     verifyThreads:
       options.verifyThreads === undefined ? undefined : positive(options.verifyThreads, 0, 'verifyThreads', 0),
+    bodyBudget: options.bodyBudget,
+    bodyTimeoutMs: positive(options.bodyTimeoutMs, 30_000, 'bodyTimeoutMs'),
+    outboundBudget: options.outboundBudget,
   };
 }

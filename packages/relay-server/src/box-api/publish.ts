@@ -30,7 +30,7 @@ const REFUSALS: Readonly<Record<PublishRefusal, BoxErrorCode>> = Object.freeze({
  */
 export async function publishEvent(c: Context, box: BoxContext): Promise<Response> {
   const { maxBodyBytes, maxEventBytes, skewSeconds, now, store } = box.options;
-  const bytes = await readBody(c.req.raw, maxBodyBytes);
+  const bytes = await readBody(c.req.raw, maxBodyBytes, box.options);
   const parsed = parseEventBody(bytes);
   if (parsed === undefined) throw new BoxApiError('invalid_event', { reason: 'json' });
   const { value, json } = parsed;
@@ -42,7 +42,7 @@ export async function publishEvent(c: Context, box: BoxContext): Promise<Respons
   const event = value as OhanEvent;
   // Counted against the verified sender only: a forged `from_key` never gets this far, so nobody
   // can spend someone else's budget.
-  limitKey(box, event.from_key);
+  await limitKey(box, event.from_key);
   // The body is the event's JSON exactly, unless it carried a `seq` (which the box drops).
   const result = await store.publish(event, json === undefined || 'seq' in event ? undefined : json);
   if (result.status === 'refused') throw new BoxApiError(REFUSALS[result.code]);

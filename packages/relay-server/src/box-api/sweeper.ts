@@ -14,12 +14,24 @@ export interface SweepOptions {
  * batch budget is spent. Returns how many went. The relay may schedule this itself.
  */
 export async function sweepExpiredEvents(store: BoxStore, options: SweepOptions = {}): Promise<number> {
+  return inBatches((now, batch) => store.sweepExpired(now, batch), options);
+}
+
+/** `sweepExpiredEvents` for directory cards that were not refreshed in time. */
+export async function sweepExpiredCards(store: BoxStore, options: SweepOptions = {}): Promise<number> {
+  return inBatches((now, batch) => store.sweepExpiredCards(now, batch), options);
+}
+
+async function inBatches(
+  sweep: (now: number, batch: number) => Promise<number>,
+  options: SweepOptions,
+): Promise<number> {
   const now = options.now ?? Date.now;
   const batch = options.batch ?? 500;
   const maxBatches = options.maxBatches ?? 20;
   let removed = 0;
   for (let i = 0; i < maxBatches; i++) {
-    const n = await store.sweepExpired(now(), batch);
+    const n = await sweep(now(), batch);
     removed += n;
     if (n < batch) break;
   }
@@ -44,6 +56,7 @@ export function startBoxSweeper(
   const tick = () => {
     if (running !== undefined || closed) return;
     running = sweepExpiredEvents(store, options)
+      .then(() => sweepExpiredCards(store, options))
       .then(
         () => {},
         (error: unknown) => options.onError?.(error),

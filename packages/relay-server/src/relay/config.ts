@@ -1,32 +1,75 @@
 import type { Keypair } from '@wmp/jcs-signing';
 import type { WmpServerOptions } from '@wmp/session';
 import type { Hono } from 'hono';
-import type { QueueLimits } from '../storage/contracts/queue-store.js';
-import type { RelayStores } from '../storage/contracts/relay-stores.js';
+import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
 import type { Logger } from './logger.js';
 
 /** Every bound the relay enforces (DESIGN §7), each with a default that suits one small node. */
 export interface RelayLimits {
   /** Largest JSON-RPC message on any binding, in bytes; advertised as `messaging.max_size`. */
   readonly maxMessageBytes: number;
+  /** Largest HTTP POST body that names no open HTTP session yet (create, resume): smaller before login. */
+  readonly maxUnauthenticatedBodyBytes: number;
   /** Open WebSocket connections plus HTTP sessions. */
   readonly maxConnections: number;
+  /** Of those, connections with no authenticated session: their own, smaller cap (-31007, WS 1013, HTTP 503). */
+  readonly maxUnauthenticatedConnections: number;
   /** Live registered connections (devices) of one identity; more get -31007. */
   readonly maxConnectionsPerIdentity: number;
   readonly maxSessionsPerConnection: number;
+  /** Sessions stored (all of them); a create beyond is -31007. */
+  readonly maxSessions: number;
+  /** Unauthenticated sessions stored; they live `pendingSessionTtlSeconds`. */
+  readonly maxPendingSessions: number;
   /** Messages queued per recipient (`offline.max_queued`); more get -31014. */
   readonly maxQueued: number;
   /** Bytes queued per recipient; more get -31014. */
   readonly maxQueueBytes: number;
+  /**
+   * Messages one sender may have in one recipient's queue (DESIGN §3: nobody fills another's
+   * inbox); default a quarter of `maxQueued`. More get -31014 (`dropped` for notifications).
+   */
+  readonly maxQueuedPerSender: number;
+  /** Bytes one sender may have in one recipient's queue; default a quarter of `maxQueueBytes`. */
+  readonly maxQueueBytesPerSender: number;
+  /** Bytes queued in the whole relay, every recipient together; more get -31014. */
+  readonly maxTotalQueueBytes: number;
+  /**
+   * Recipients x bytes one deliver may fan out to (a 1 MiB message to 256 made-up recipients
+   * would store 256 MiB); over it: -31007 `fan-out`, nothing stored.
+   */
+  readonly maxFanoutBytes: number;
+  /** Routed bytes (recipients x bytes) per second of one sender, connection or source (token bucket); over it: -31007. */
+  readonly routedBytesPerSecond: number;
+  /** Burst of that budget. */
+  readonly routedBytesBurst: number;
   /** Sustained requests per second of one identity (token bucket); over it: -31007. */
   readonly requestsPerSecond: number;
   /** Burst size of that bucket. */
   readonly requestBurst: number;
+  /**
+   * `wmp.session.create`, `resume` and `join` per second of one connection (a source address gets
+   * four times as many): they run before anyone logged in, so they are limited before anything
+   * is stored.
+   */
+  readonly sessionOpensPerSecond: number;
+  /** Burst of that bucket. */
+  readonly sessionOpenBurst: number;
+  /** Bytes queued to slow readers in the whole relay (WebSocket buffers and SSE queues). */
+  readonly outboundBufferBytes: number;
+  /** A connection whose unsent bytes pass this is closed (1013), whether or not it reads again. */
+  readonly maxBufferedBytesPerConnection: number;
+  /** Characters kept for SSE `Last-Event-ID` replay in the whole relay. */
+  readonly replayBufferChars: number;
+  /** Request body bytes being read at once in the whole relay (HTTP POSTs and box uploads). */
+  readonly bodyBytesInFlight: number;
   /** Unexpired key packages kept per identity (each verified on publish). */
   readonly maxKeyPackagesPerIdentity: number;
+  /** Key packages one publish may carry that are verified; the rest of the call is refused (bounded work). */
+  readonly maxKeyPackagesPerPublish: number;
   /**
-   * Key packages one caller may take of one other identity per hour (in memory only); more get
-   * -31007 `key package budget` and nothing is taken. One's own are not limited.
+   * Key packages of one identity that others may take per hour, all callers together (in memory
+   * only); beyond, its last-resort package is handed out (never consumed), or -31007.
    */
   readonly keyPackageFetchesPerTarget: number;
 }
@@ -39,6 +82,12 @@ export interface RelayTimings {
   readonly maxMessageTtlSeconds: number;
   /** How long a `wmp.relay.register` holds (bounded by the session's own expiry). */
   readonly registrationTtlSeconds: number;
+  /** An unauthenticated session lives this long (then its negotiated lifetime, once authenticated). */
+  readonly pendingSessionTtlSeconds: number;
+  /** A connection or HTTP session with no authenticated session is closed after this long. */
+  readonly unauthenticatedTimeoutMs: number;
+  /** A request body must arrive within this long (then 408). */
+  readonly bodyTimeoutMs: number;
   /** How often the expiry sweeper runs. */
   readonly sweepIntervalMs: number;
   /** Longest a published key package is handed out (its own lifetime, usually 30 d, may end it sooner). */
@@ -46,29 +95,54 @@ export interface RelayTimings {
   /** Rows per sweep transaction, and most transactions per run (the rest waits for the next run). */
   readonly sweepBatch: number;
   readonly sweepBatchesPerRun: number;
+  /** A refusal of one cause is logged at most once per this interval (with how many there were). */
+  readonly refusalLogIntervalMs: number;
 }
 
+const MiB = 1024 * 1024;
+
 export const DEFAULT_RELAY_LIMITS: RelayLimits = Object.freeze({
-  maxMessageBytes: 1024 * 1024,
+  maxMessageBytes: MiB,
+  maxUnauthenticatedBodyBytes: 64 * 1024,
   maxConnections: 10_000,
+  maxUnauthenticatedConnections: 1_000,
   maxConnectionsPerIdentity: 16,
   maxSessionsPerConnection: 16,
+  maxSessions: 100_000,
+  maxPendingSessions: 5_000,
   maxQueued: 1000,
-  maxQueueBytes: 16 * 1024 * 1024,
+  maxQueueBytes: 16 * MiB,
+  maxQueuedPerSender: 250,
+  maxQueueBytesPerSender: 4 * MiB,
+  maxTotalQueueBytes: 1024 * MiB,
+  maxFanoutBytes: 4 * MiB,
+  routedBytesPerSecond: 256 * 1024,
+  routedBytesBurst: 16 * MiB,
   requestsPerSecond: 200,
   requestBurst: 400,
+  sessionOpensPerSecond: 5,
+  sessionOpenBurst: 20,
+  outboundBufferBytes: 256 * MiB,
+  maxBufferedBytesPerConnection: 4 * MiB,
+  replayBufferChars: 64 * MiB,
+  bodyBytesInFlight: 128 * MiB,
   maxKeyPackagesPerIdentity: 100,
-  keyPackageFetchesPerTarget: 3,
+  maxKeyPackagesPerPublish: 16,
+  keyPackageFetchesPerTarget: 10,
 });
 
 export const DEFAULT_RELAY_TIMINGS: RelayTimings = Object.freeze({
   messageTtlSeconds: 24 * 3600,
   maxMessageTtlSeconds: 30 * 24 * 3600,
   registrationTtlSeconds: 3600,
+  pendingSessionTtlSeconds: 60,
+  unauthenticatedTimeoutMs: 30_000,
+  bodyTimeoutMs: 30_000,
   keyPackageTtlSeconds: 30 * 24 * 3600,
   sweepIntervalMs: 30_000,
   sweepBatch: 1000,
   sweepBatchesPerRun: 10,
+  refusalLogIntervalMs: 60_000,
 });
 
 /** The relay's own Ed25519 identity: a 32-byte seed, or a keypair. The app layer persists it. */
@@ -86,11 +160,11 @@ export interface RelayConfig {
   /** The public origin (`https://relay.example`); default the listening address. Endpoints and relay_chain use it. */
   readonly publicUrl?: string;
   /**
-   * The stores, or a factory that gets the queue limits of this config (so they are enforced
-   * by the store, in the same transaction as the append). Default: `MemoryStore`. The relay
-   * closes its stores on `close()`.
+   * The stores, or a factory that gets the store caps of this config (so they are enforced by the
+   * store, in the same atomic operation as each write). Default: `MemoryStore`. The relay closes
+   * its stores on `close()`.
    */
-  readonly store?: RelayStores | ((queue: QueueLimits) => RelayStores);
+  readonly store?: RelayStores | ((limits: RelayStoreLimits) => RelayStores);
   readonly limits?: Partial<RelayLimits>;
   readonly timings?: Partial<RelayTimings>;
   /** The relay's own MLS key packages for `/.well-known/mls-key-packages` (default none). */
@@ -102,6 +176,12 @@ export interface RelayConfig {
   readonly authenticators?: WmpServerOptions['authenticators'];
   /** Privacy statement of the well-known document (§8.8.2). */
   readonly privacy?: Readonly<Record<string, string>>;
+  /**
+   * Whether per-source limits (session opens, routed bytes) also apply to loopback addresses.
+   * Default false: behind a proxy on the same host every client comes from loopback, and one
+   * bucket for all of them would refuse everyone.
+   */
+  readonly limitLoopback?: boolean;
   readonly now?: () => number;
 }
 
@@ -117,7 +197,14 @@ function positive(value: number, name: string): number {
 
 /** Merges the defaults and refuses a bound that is not a positive integer, at construction. */
 export function resolveConfig(config: RelayConfig): ResolvedConfig {
-  const limits = { ...DEFAULT_RELAY_LIMITS, ...config.limits };
+  const asked = config.limits ?? {};
+  const limits = {
+    ...DEFAULT_RELAY_LIMITS,
+    // A sender's share follows the recipient caps it is a share of, unless set itself.
+    maxQueuedPerSender: Math.max(1, Math.floor((asked.maxQueued ?? DEFAULT_RELAY_LIMITS.maxQueued) / 4)),
+    maxQueueBytesPerSender: Math.max(1, Math.floor((asked.maxQueueBytes ?? DEFAULT_RELAY_LIMITS.maxQueueBytes) / 4)),
+    ...asked,
+  };
   const timings = { ...DEFAULT_RELAY_TIMINGS, ...config.timings };
   for (const [k, v] of Object.entries(limits)) positive(v, `limits.${k}`);
   for (const [k, v] of Object.entries(timings)) positive(v, `timings.${k}`);

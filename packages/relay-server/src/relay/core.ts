@@ -1,9 +1,9 @@
 import type { Keypair, RelayHop } from '@wmp/jcs-signing';
 import { signedChallengeAuthenticator, type Transport, WmpServer } from '@wmp/session';
-import type { QueueLimits } from '../storage/contracts/queue-store.js';
-import type { RelayStores } from '../storage/contracts/relay-stores.js';
+import { ByteBudget } from '@wmp/transports';
+import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
 import { MemoryStore } from '../storage/memory/memory-store.js';
-import { type RelayConfig, type RelayLimits, type ResolvedConfig, resolveConfig } from './config.js';
+import { type RelayConfig, type ResolvedConfig, resolveConfig } from './config.js';
 import { deliverHook } from './deliver.js';
 import { Forwarder } from './forwarder.js';
 import { relayHooks } from './hooks.js';
@@ -13,9 +13,10 @@ import { type Logger, silentLogger } from './logger.js';
 import { RelayMetrics } from './metrics.js';
 import { ObservedTransport } from './observed-transport.js';
 import { Presence } from './presence.js';
-import { RateLimiter } from './rate-limit.js';
+import { RefusalLog } from './refusals.js';
+import { isLoopbackAddress, relayLimiters } from './relay-limiters.js';
 import { relayMethods } from './relay-methods.js';
-import type { RelayServices } from './services.js';
+import type { RelayBudgets, RelayServices } from './services.js';
 import { StatusNotifier } from './statuses.js';
 import { Sweeper } from './sweeper.js';
 
@@ -29,6 +30,10 @@ export interface RelayCore {
   readonly metrics: RelayMetrics;
   readonly sweeper: Sweeper;
   readonly logger: Logger;
+  /** Memory shared by every connection (outbound buffers, replay buffers, bodies being read). */
+  readonly budgets: RelayBudgets;
+  /** Refusals by cause, logged once per interval. */
+  readonly refusals: RefusalLog;
   /** Open connections (WebSocket connections and HTTP sessions). */
   readonly connections: number;
   /** Serves one connection of any binding, counting its errors and its end. */
@@ -38,33 +43,34 @@ export interface RelayCore {
 }
 
 /**
- * The stores, with the queue limits of the config. A ready store enforces its own limits, so
- * one that disagrees with limits the config sets explicitly is refused rather than silently
- * winning (pass a factory to have the config's limits applied).
+ * The stores, with the caps of the config. A ready store enforces its own caps, so one that
+ * disagrees with caps the config sets explicitly is refused rather than silently winning (pass a
+ * factory to have the config's caps applied).
  */
-function openStores(input: RelayConfig, limits: RelayLimits): RelayStores {
-  const queue = { maxQueued: limits.maxQueued, maxBytes: limits.maxQueueBytes };
-  if (typeof input.store === 'function') return input.store(queue);
-  if (input.store === undefined) return new MemoryStore({ queue });
-  const own = ownQueueLimits(input.store);
+function openStores(input: RelayConfig, limits: RelayStoreLimits): RelayStores {
+  if (typeof input.store === 'function') return input.store(limits);
+  if (input.store === undefined) return new MemoryStore(limits);
   const asked = input.limits ?? {};
+  const { queue, sessions } = input.store;
+  const differs = (wanted: number | undefined, own: number) => wanted !== undefined && wanted !== own;
   if (
-    (asked.maxQueued !== undefined && own?.maxQueued !== undefined && own.maxQueued !== asked.maxQueued) ||
-    (asked.maxQueueBytes !== undefined && own?.maxBytes !== undefined && own.maxBytes !== asked.maxQueueBytes)
+    differs(asked.maxQueued, queue.limits.maxQueued) ||
+    differs(asked.maxQueueBytes, queue.limits.maxBytes) ||
+    differs(asked.maxQueuedPerSender, queue.limits.maxQueuedPerSender) ||
+    differs(asked.maxQueueBytesPerSender, queue.limits.maxBytesPerSender) ||
+    differs(asked.maxTotalQueueBytes, queue.limits.maxTotalBytes) ||
+    differs(asked.maxSessions, sessions.limits.maxSessions) ||
+    differs(asked.maxPendingSessions, sessions.limits.maxPendingSessions)
   ) {
-    throw new RangeError('limits.maxQueued / maxQueueBytes differ from the store queue limits');
+    throw new RangeError('limits differ from the caps of the given store (pass a store factory instead)');
   }
   return input.store;
 }
 
-/** The limits a ready queue store enforces, when it says (both adapters do). */
-function ownQueueLimits(stores: RelayStores): Partial<QueueLimits> | undefined {
-  return (stores.queue as { limits?: Partial<QueueLimits> }).limits;
-}
-
 /**
  * Builds the relay's engine: a `WmpServer` on the relay's stores with the relay hooks and
- * methods, rate limiting per identity, and the expiry sweeper (not started).
+ * methods, rate limits per identity, connection and source, the shared memory budgets, and the
+ * expiry sweeper (not started).
  */
 export function createRelayCore(input: RelayConfig): RelayCore {
   const config = resolveConfig(input);
@@ -72,25 +78,37 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   const now = input.now ?? Date.now;
   const logger = input.logger ?? silentLogger;
   const identity = relayKeypair(input.identity);
-  const stores = openStores(input, limits);
-  const own = ownQueueLimits(stores);
-  const queueLimits = {
-    maxQueued: own?.maxQueued ?? limits.maxQueued,
-    maxBytes: own?.maxBytes ?? limits.maxQueueBytes,
-  };
+  const stores = openStores(input, {
+    queue: {
+      maxQueued: limits.maxQueued,
+      maxBytes: limits.maxQueueBytes,
+      maxQueuedPerSender: limits.maxQueuedPerSender,
+      maxBytesPerSender: limits.maxQueueBytesPerSender,
+      maxTotalBytes: limits.maxTotalQueueBytes,
+    },
+    sessions: { maxSessions: limits.maxSessions, maxPendingSessions: limits.maxPendingSessions },
+  });
   const metrics = new RelayMetrics();
+  const refusals = new RefusalLog(logger, timings.refusalLogIntervalMs, now);
+  const budgets: RelayBudgets = {
+    outbound: new ByteBudget(limits.outboundBufferBytes),
+    replay: new ByteBudget(limits.replayBufferChars),
+    bodies: new ByteBudget(limits.bodyBytesInFlight),
+  };
   const presence = new Presence(limits.maxConnectionsPerIdentity);
   const forwarder = new Forwarder(stores.queue, presence, metrics, logger, now);
   const statuses = new StatusNotifier(
     presence,
     stores.queue,
     forwarder,
-    { relayId: identity.did, ttlMs: timings.messageTtlSeconds * 1000, maxQueued: queueLimits.maxQueued },
+    { relayId: identity.did, ttlMs: timings.messageTtlSeconds * 1000, maxQueued: stores.queue.limits.maxQueued },
     metrics,
     logger,
     now,
   );
-  const limiter = new RateLimiter(limits.requestsPerSecond, limits.requestBurst, now);
+  const limiters = relayLimiters(limits, now, (address) =>
+    input.limitLoopback === true || address === undefined ? address : isLoopbackAddress(address) ? undefined : address,
+  );
 
   let origin = input.publicUrl?.replace(/\/+$/, '') ?? 'http://localhost';
   const hop = (): RelayHop => ({ relay: `${origin}/wmp`, relayId: identity.did, signer: identity });
@@ -98,7 +116,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   const services: RelayServices = {
     config,
     queue: stores.queue,
-    queueLimits,
+    queueLimits: stores.queue.limits,
     sessions: stores.sessions,
     keyPackages: stores.keyPackages,
     keyPackageBudget: new KeyPackageBudget(limits.keyPackageFetchesPerTarget, now),
@@ -107,6 +125,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     forwarder,
     statuses,
     connections: { connectionsOf: (id: string) => server.connectionsOf(id) },
+    limiters,
+    refusals,
     metrics,
     logger,
     hop,
@@ -118,16 +138,25 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     capabilities: {
       messaging: { max_size: limits.maxMessageBytes },
       relay: { destinations: ['*'] },
-      offline: { max_queued: limits.maxQueued, ttl: timings.messageTtlSeconds, status_notifications: true },
+      offline: {
+        max_queued: stores.queue.limits.maxQueued,
+        ttl: timings.messageTtlSeconds,
+        status_notifications: true,
+      },
     },
     // signed_challenge is always on; configured types (bearer, say) come beside it.
     authenticators: { signed_challenge: signedChallengeAuthenticator(), ...input.authenticators },
     maxSessionsPerConnection: limits.maxSessionsPerConnection,
     maxConnections: limits.maxConnections,
+    maxUnauthenticatedConnections: limits.maxUnauthenticatedConnections,
+    unauthenticatedTimeoutMs: timings.unauthenticatedTimeoutMs,
+    pendingTtlSeconds: timings.pendingSessionTtlSeconds,
     maxMessageBytes: limits.maxMessageBytes,
+    // Before anything is stored for a stranger: per connection and per source address.
+    admitSessionless: (_method, ctx) => limiters.admitOpen(ctx.connection, refusals),
     // Throwing here answers -31007 (rate windows stay in memory); `true` lets the call on.
     authorize: (ctx) => {
-      limiter.take(ctx.sender ?? `connection:${ctx.connection.id}`);
+      limiters.chargeRequests(ctx.sender, ctx.connection, refusals);
       return true;
     },
     hooks: { ...relayHooks(services), deliver: deliverHook(services) },
@@ -152,6 +181,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     metrics,
     sweeper,
     logger,
+    budgets,
+    refusals,
     get connections() {
       return connections;
     },
@@ -166,7 +197,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       try {
         await server.connect(observed);
       } catch (e) {
-        logger.warn('relay.connection_refused', { error: (e as { code?: number }).code ?? 'unknown' });
+        const reason = (e as { data?: { reason?: string } }).data?.reason;
+        refusals.note(reason === 'too many unauthenticated connections' ? 'unauthenticated_slots' : 'connection_slots');
         throw e;
       }
     },

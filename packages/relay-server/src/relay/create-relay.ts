@@ -31,20 +31,26 @@ export function createRelay(config: RelayConfig = {}): Relay {
   const core = createRelayCore(config);
   const { limits } = core.config;
   const logger = core.logger;
+  const { timings } = core.config;
   const binding = createHttpBinding({
     onTransport: (transport) => core.connect(transport),
     maxBodyBytes: limits.maxMessageBytes,
+    maxUnauthenticatedBodyBytes: limits.maxUnauthenticatedBodyBytes,
+    bodyTimeoutMs: timings.bodyTimeoutMs,
+    bodyBudget: core.budgets.bodies,
+    replayBudget: core.budgets.replay,
+    outboundBudget: core.budgets.outbound,
+    maxQueuedBytes: limits.maxBufferedBytesPerConnection,
     maxSessions: limits.maxConnections,
   });
   let closing = false;
-  const maxQueued = (core.stores.queue as { limits?: { maxQueued?: number } }).limits?.maxQueued ?? limits.maxQueued;
   const app = createRelayApp({
     core,
     binding: binding.app,
     box: config.box,
     keyPackages: config.keyPackages,
     privacy: config.privacy,
-    maxQueued,
+    maxQueued: core.stores.queue.limits.maxQueued,
     closing: () => closing,
   });
 
@@ -66,10 +72,16 @@ export function createRelay(config: RelayConfig = {}): Relay {
         const s = serve({ fetch: app.fetch, port: config.port ?? 0, hostname: host }, () => resolve(s as Server));
         (s as Server).once('error', reject);
       });
+      // A request (headers and body) must arrive in time: a client that trickles bytes would
+      // otherwise hold its memory until Node's 300 s default (DESIGN §7).
+      http.requestTimeout = timings.bodyTimeoutMs;
+      http.headersTimeout = Math.min(timings.bodyTimeoutMs, 15_000);
       ws = attachWebSocketServer(http, {
         path: '/wmp',
         maxPayload: limits.maxMessageBytes,
         maxConnections: limits.maxConnections,
+        maxBufferedBytes: limits.maxBufferedBytesPerConnection,
+        outboundBudget: core.budgets.outbound,
         onTransport: (transport) => core.connect(transport),
       });
       const { port } = http.address() as AddressInfo;

@@ -31,6 +31,7 @@ export function deliverHook(s: RelayServices) {
     const isRequest = ctx.requestId !== undefined;
     const outcome = await routeToRecipients(s, {
       sender,
+      connection: ctx.connection,
       messageId,
       expiresAt,
       group,

@@ -25,6 +25,12 @@ const PROMETHEUS = 'text/plain; version=0.0.4; charset=utf-8';
 export function createRelayApp(input: RelayAppInput): Hono {
   const { core } = input;
   const app = new HonoApp();
+  // Hono's default prints the error with its stack to stderr: one line of JSON instead, with the
+  // error's name only (never a message that could hold input), and a bare 500.
+  app.onError((error) => {
+    core.logger.error('http.error', { error: (error as Error)?.name ?? 'unknown' });
+    return new Response(null, { status: 500 });
+  });
 
   app.get('/.well-known/wmp-configuration', (c) =>
     c.json(
@@ -44,16 +50,29 @@ export function createRelayApp(input: RelayAppInput): Hono {
   // Only the relay's own key packages (DESIGN §3): participants' ones are handed out by method.
   app.get('/.well-known/mls-key-packages', (c) => c.json({ key_packages: input.keyPackages ?? [] }));
 
+  // Whether the relay serves, and whether something stops new users (a full session store, no
+  // free connection slots): those are `degraded`, still 200, so a load balancer keeps the node.
   app.get('/health', async (c) => {
     let store = 'ok';
+    let sessions = 'ok';
     try {
       await core.stores.queue.totals();
+      const counts = await core.stores.sessions.counts();
+      const caps = core.stores.sessions.limits;
+      if (counts.sessions >= caps.maxSessions || counts.pending >= caps.maxPendingSessions) sessions = 'full';
     } catch {
       store = 'error';
     }
+    const { limits } = core.config;
+    const open = core.server.connectionCounts;
+    const connections =
+      open.open >= limits.maxConnections || open.unauthenticated >= limits.maxUnauthenticatedConnections
+        ? 'full'
+        : 'ok';
     const ok = store === 'ok' && !input.closing();
+    const status = !ok ? 'unavailable' : sessions === 'ok' && connections === 'ok' ? 'ok' : 'degraded';
     return c.json(
-      { status: ok ? 'ok' : 'unavailable', store, closing: input.closing(), relay_id: core.identity.did },
+      { status, store, sessions, connections, closing: input.closing(), relay_id: core.identity.did },
       ok ? 200 : 503,
     );
   });
@@ -61,13 +80,12 @@ export function createRelayApp(input: RelayAppInput): Hono {
   app.get('/metrics', async (c) => {
     const text = await core.metrics.render({
       connections: () => core.connections,
-      // Both session stores count in O(1); another adapter may not, and then the gauge is left out.
-      sessions: () => {
-        const size = (core.stores.sessions as { size?: unknown }).size;
-        return typeof size === 'number' ? size : undefined;
-      },
+      unauthenticated: () => core.server.connectionCounts.unauthenticated,
+      sessions: () => core.stores.sessions.counts(),
       registered: () => core.services.presence.size,
       queue: () => core.stores.queue.totals(),
+      budgets: () => ({ ...core.budgets }),
+      refusals: () => core.refusals.totals,
     });
     return c.body(text, 200, { 'Content-Type': PROMETHEUS });
   });

@@ -1,5 +1,6 @@
 import { MlsError, NotAuthorizedError, type ParamsOf, ParticipantNotFoundError } from '@wmp/jsonrpc-envelope';
 import { isSupportedCipherSuite, MlsBridgeError, verifyKeyPackage } from '@wmp/mls-bridge';
+import type { Connection } from '@wmp/session';
 import type { KeyPackageInput, StoredKeyPackage } from '../storage/contracts/key-package-store.js';
 import type { RelayServices } from './services.js';
 
@@ -34,45 +35,73 @@ async function verified(s: RelayServices, identity: string, entry: Published, in
 }
 
 /**
- * `ohan.mls.keypackage.publish` for the caller's own identity: every key package that fits under
- * `maxKeyPackagesPerIdentity` is verified (one bad one refuses the call and stores nothing), then
- * stored durably; `accepted` says how many were added (a retry of a stored one adds nothing).
+ * `ohan.mls.keypackage.publish` for the caller's own identity. Cheap refusals first (DESIGN §7):
+ * only what fits under `maxKeyPackagesPerIdentity`, and at most `maxKeyPackagesPerPublish` of it,
+ * is considered, and the caller's request budget is charged one request per package before any
+ * is verified (two signature checks each). One bad package refuses the call and stores nothing.
+ * A package marked `last_resort` becomes the identity's last-resort one (never taken, replacing
+ * the previous). `accepted` says how many were added (a retry of a stored one adds nothing).
  */
 export async function publishKeyPackages(
   s: RelayServices,
   identity: string,
   entries: readonly Published[],
+  connection: Connection,
 ): Promise<number> {
   const now = s.now();
-  const maxPerIdentity = s.config.limits.maxKeyPackagesPerIdentity;
-  // Only what can fit is verified: verification costs two signature checks each.
-  const room = maxPerIdentity - (await s.keyPackages.count(identity, now));
-  if (room <= 0) return 0;
+  const { maxKeyPackagesPerIdentity: maxPerIdentity, maxKeyPackagesPerPublish } = s.config.limits;
+  const lastResort = entries.findLast((e) => e.last_resort === true);
+  const regular = entries.filter((e) => e.last_resort !== true);
+  const room = Math.max(0, maxPerIdentity - (await s.keyPackages.count(identity, now)));
+  const considered = regular.slice(0, Math.min(room, maxKeyPackagesPerPublish - (lastResort ? 1 : 0)));
+  const work = considered.length + (lastResort ? 1 : 0);
+  if (work === 0) return 0;
+  // The call itself was charged one request already.
+  if (work > 1) s.limiters.chargeRequests(identity, connection, s.refusals, work - 1);
   const inputs: KeyPackageInput[] = [];
-  for (const [index, entry] of entries.slice(0, room).entries()) inputs.push(await verified(s, identity, entry, index));
-  return s.keyPackages.publish(identity, inputs, { now, maxPerIdentity });
+  for (const entry of considered) inputs.push(await verified(s, identity, entry, entries.indexOf(entry)));
+  const last = lastResort ? await verified(s, identity, lastResort, entries.indexOf(lastResort)) : undefined;
+  const added = inputs.length > 0 ? await s.keyPackages.publish(identity, inputs, { now, maxPerIdentity }) : 0;
+  const keptLast = last !== undefined && (await s.keyPackages.putLastResort(identity, last, now));
+  return added + (keptLast ? 1 : 0);
 }
 
 /**
- * `ohan.mls.keypackage.fetch` by `caller`: hands out (and removes) the oldest one of `identity`;
- * none: -31008. Of another identity only within the caller's key package budget (-31007 beyond,
- * nothing taken); a miss takes nothing and so is given back to the budget.
+ * `ohan.mls.keypackage.fetch` by `caller`: hands out (and removes) the oldest one of `identity`.
+ * Of another identity only within the target's budget (all callers together); beyond it, or when
+ * none is left, the identity's last-resort package is handed out and kept (so nobody can stop
+ * others from adding it to a group by draining its packages); without one: -31007 over the budget
+ * (nothing taken), -31008 when there is none. A miss takes nothing and is given back to the budget.
  */
 export async function takeKeyPackage(
   s: RelayServices,
   caller: string,
   params: ParamsOf<'ohan.mls.keypackage.fetch'>,
 ): Promise<{ identity: string; key_package: string; cipher_suite: number }> {
-  const refund = s.keyPackageBudget.reserve(caller, params.identity);
-  let taken: StoredKeyPackage | undefined;
+  const now = s.now();
+  let refund: (() => void) | undefined;
+  let overBudget: unknown;
   try {
-    taken = await s.keyPackages.take(params.identity, params.cipher_suite, s.now());
+    refund = s.keyPackageBudget.reserve(caller, params.identity);
   } catch (e) {
-    refund();
-    throw e;
+    overBudget = e;
   }
+  let taken: StoredKeyPackage | undefined;
+  if (refund !== undefined) {
+    try {
+      taken = await s.keyPackages.take(params.identity, params.cipher_suite, now);
+    } catch (e) {
+      refund();
+      throw e;
+    }
+    if (taken === undefined) refund();
+  }
+  taken ??= await s.keyPackages.lastResort(params.identity, params.cipher_suite, now);
   if (taken === undefined) {
-    refund();
+    if (overBudget !== undefined) {
+      s.refusals.note('key_package_budget');
+      throw overBudget;
+    }
     throw new ParticipantNotFoundError({ reason: 'no key package for this identity' });
   }
   return { identity: taken.identity, key_package: taken.keyPackage, cipher_suite: taken.cipherSuite };

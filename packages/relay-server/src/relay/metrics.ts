@@ -1,11 +1,19 @@
+import type { SessionCounts } from '@wmp/session';
+import type { ByteBudget } from '@wmp/transports';
 import type { Totals } from '../storage/contracts/totals.js';
 
 /** What the gauges read when `/metrics` is scraped (the counters are kept here). */
 export interface GaugeSources {
   connections(): number;
-  sessions(): number | undefined;
+  /** Of those, connections with no authenticated session. */
+  unauthenticated(): number;
+  sessions(): Promise<SessionCounts>;
   registered(): number;
   queue(): Promise<Totals>;
+  /** The shared memory budgets by name (outbound, replay, bodies). */
+  budgets(): Readonly<Record<string, ByteBudget>>;
+  /** Refusals by cause (the refusal log's totals). */
+  refusals(): ReadonlyMap<string, number>;
 }
 
 /** Counters of the relay; rendered as Prometheus text (exposition format 0.0.4). */
@@ -26,7 +34,7 @@ export class RelayMetrics {
   }
 
   async render(gauges: GaugeSources): Promise<string> {
-    const queue = await gauges.queue();
+    const [queue, sessions] = await Promise.all([gauges.queue(), gauges.sessions()]);
     const lines: string[] = [];
     const metric = (name: string, type: 'gauge' | 'counter', help: string, samples: Array<[string, number]>) => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -35,8 +43,13 @@ export class RelayMetrics {
     metric('wmp_relay_connections', 'gauge', 'Open WebSocket connections and HTTP sessions.', [
       ['', gauges.connections()],
     ]);
-    const sessions = gauges.sessions();
-    if (sessions !== undefined) metric('wmp_relay_sessions', 'gauge', 'Sessions held by the relay.', [['', sessions]]);
+    metric('wmp_relay_unauthenticated_connections', 'gauge', 'Open connections with no authenticated session.', [
+      ['', gauges.unauthenticated()],
+    ]);
+    metric('wmp_relay_sessions', 'gauge', 'Sessions held by the relay.', [['', sessions.sessions]]);
+    metric('wmp_relay_pending_sessions', 'gauge', 'Unauthenticated sessions held by the relay.', [
+      ['', sessions.pending],
+    ]);
     metric('wmp_relay_registered_connections', 'gauge', 'Connections registered for an identity.', [
       ['', gauges.registered()],
     ]);
@@ -58,6 +71,38 @@ export class RelayMetrics {
       'JSON-RPC error answers by code.',
       [...this.errors].map(([c, n]) => [`{code="${c}"}`, n]),
     );
+    metric(
+      'wmp_relay_refusals_total',
+      'counter',
+      'Requests and connections refused by a limit, by cause.',
+      [...gauges.refusals()].map(([cause, n]) => [`{cause="${cause}"}`, n]),
+    );
+    const budgets = Object.entries(gauges.budgets());
+    metric(
+      'wmp_relay_budget_used_bytes',
+      'gauge',
+      'Memory held under each shared budget.',
+      budgets.map(([name, b]) => [`{budget="${name}"}`, b.used]),
+    );
+    metric(
+      'wmp_relay_budget_limit_bytes',
+      'gauge',
+      'The size of each shared budget.',
+      budgets.map(([name, b]) => [`{budget="${name}"}`, b.limit]),
+    );
+    metric(
+      'wmp_relay_budget_refusals_total',
+      'counter',
+      'Reservations refused by each shared budget.',
+      budgets.map(([name, b]) => [`{budget="${name}"}`, b.refusals]),
+    );
+    metric('process_resident_memory_bytes', 'gauge', 'Resident memory of the relay process.', [['', residentBytes()]]);
     return `${lines.join('\n')}\n`;
   }
+}
+
+/** The process RSS where the runtime tells it (Node), else 0. */
+function residentBytes(): number {
+  const p = (globalThis as { process?: { memoryUsage?: { rss?: () => number } } }).process;
+  return p?.memoryUsage?.rss?.() ?? 0;
 }

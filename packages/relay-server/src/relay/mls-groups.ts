@@ -57,6 +57,7 @@ export function mlsGroupMethods(s: RelayServices): Record<string, RequestHandler
 
   /** Queues `messages` for every other participant and forwards them; -31014 when none took it. */
   async function fanOut(
+    ctx: WmpContext,
     session: SessionRecord,
     sender: string,
     messageId: string,
@@ -65,6 +66,7 @@ export function mlsGroupMethods(s: RelayServices): Record<string, RequestHandler
   ): Promise<void> {
     const outcome = await routeToRecipients(s, {
       sender,
+      connection: ctx.connection,
       messageId,
       expiresAt: expiryOf(session),
       group: session.id,
@@ -147,7 +149,7 @@ export function mlsGroupMethods(s: RelayServices): Record<string, RequestHandler
       [...welcomes].map(([p, w]) => [p, { ...common, welcomes: { [p]: w } } as Params] as const),
     );
     const messages = await messagesFor(session, sender, 'wmp.mls.group.create', messageId, epoch, common, personal);
-    await fanOut(session, sender, messageId, messages, ctx.requestId !== undefined);
+    await fanOut(ctx, session, sender, messageId, messages, ctx.requestId !== undefined);
     return {
       wmp: metaFor(session.id, session.version),
       group_id: group.groupId,
@@ -175,7 +177,7 @@ export function mlsGroupMethods(s: RelayServices): Record<string, RequestHandler
       common,
       new Map(),
     );
-    await fanOut(session, sender, messageId, messages, ctx.requestId !== undefined);
+    await fanOut(ctx, session, sender, messageId, messages, ctx.requestId !== undefined);
     return {
       wmp: metaFor(session.id, session.version),
       group_id: group.groupId,
@@ -211,7 +213,7 @@ export function mlsGroupMethods(s: RelayServices): Record<string, RequestHandler
       const method = `wmp.mls.group.${kind}`;
       try {
         const messages = await messagesFor(session, sender, method, messageId, inner.epoch, common, personal);
-        await fanOut(session, sender, messageId, messages, ctx.requestId !== undefined);
+        await fanOut(ctx, session, sender, messageId, messages, ctx.requestId !== undefined);
       } catch (e) {
         // Nobody got the commit that moved the group (a full queue, a failed write): move it back,
         // so the committer (told by the error) or another member can commit in that epoch again.

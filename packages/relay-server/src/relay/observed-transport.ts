@@ -1,5 +1,5 @@
 import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
-import type { Transport, TransportMessageExtra, TransportSendOptions } from '@wmp/session';
+import type { CloseReason, Transport, TransportMessageExtra, TransportSendOptions } from '@wmp/session';
 
 type MessageHandler = (frame: string | Uint8Array, extra?: TransportMessageExtra) => void;
 
@@ -24,6 +24,7 @@ export class ObservedTransport implements Transport {
     this.#inner = inner;
     this.#observer = observer;
     if (inner.maxMessageBytes !== undefined) this.maxMessageBytes = inner.maxMessageBytes;
+    if (inner.remoteAddress !== undefined) this.remoteAddress = inner.remoteAddress;
     inner.onclose = () => {
       observer.closed();
       this.#onclose?.();
@@ -31,6 +32,7 @@ export class ObservedTransport implements Transport {
   }
 
   readonly maxMessageBytes?: number;
+  readonly remoteAddress?: string;
 
   // The Peer sets these once; they go straight to the binding's transport.
   get onmessage(): MessageHandler {
@@ -63,8 +65,8 @@ export class ObservedTransport implements Transport {
     return this.#inner.send(message, options);
   }
 
-  close(): Promise<void> {
-    return this.#inner.close();
+  close(reason?: CloseReason): Promise<void> {
+    return this.#inner.close(reason);
   }
 
   #count(message: JsonRpcMessage): void {

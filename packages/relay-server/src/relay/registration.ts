@@ -1,5 +1,5 @@
-import { NotAuthorizedError } from '@wmp/jsonrpc-envelope';
-import type { RequestHandler, SessionRecord, WmpContext } from '@wmp/session';
+import { NotAuthorizedError, SessionNotFoundError } from '@wmp/jsonrpc-envelope';
+import type { RequestHandler, SessionChange, SessionRecord, WmpContext } from '@wmp/session';
 import { metaFor, type RelayServices } from './services.js';
 
 /**
@@ -15,8 +15,9 @@ export function registrationsOf(session: SessionRecord): Readonly<Record<string,
   return (session as WithRegistrations)[FIELD] ?? {};
 }
 
-function setRegistration(session: SessionRecord, identity: string, until: number): void {
-  (session as WithRegistrations)[FIELD] = { ...registrationsOf(session), [identity]: until };
+/** The change that records `identity`'s registration until `until` (one atomic session update). */
+function withRegistration(identity: string, until: number): SessionChange {
+  return (session) => ({ ...session, [FIELD]: { ...registrationsOf(session), [identity]: until } }) as SessionRecord;
 }
 
 /** Whether statuses go to this session: it negotiated `offline` without turning notifications off. */
@@ -47,8 +48,9 @@ export function registerHandler(s: RelayServices): RequestHandler<WmpContext> {
     if (endpoint === undefined) throw new NotAuthorizedError({ reason: 'connection closed' });
     // A register asks for everything unacknowledged again (as a resume without last_received_id).
     endpoint.cursor = 0;
-    setRegistration(session, identity, until);
-    await s.sessions.put(session);
+    if ((await s.sessions.update(session.id, withRegistration(identity, until))) === undefined) {
+      throw new SessionNotFoundError();
+    }
     s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
     if (wantsStatuses(session)) s.statuses.subscribe(identity);
     // After the answer: what waits in the queue follows the registration, in order.

@@ -23,7 +23,7 @@ export function relayMethods(s: RelayServices): Record<string, RequestHandler<Wm
     'ohan.mls.keypackage.publish': async (raw, ctx) => {
       const params = raw as ParamsOf<'ohan.mls.keypackage.publish'>;
       const session = ctx.session as SessionRecord;
-      const accepted = await publishKeyPackages(s, identityOf(ctx), params.key_packages);
+      const accepted = await publishKeyPackages(s, identityOf(ctx), params.key_packages, ctx.connection);
       return { wmp: metaFor(session.id, session.version), accepted };
     },
 

@@ -1,10 +1,11 @@
 import { relayChainWith } from '@wmp/jcs-signing';
-import type { JsonRpcNotification } from '@wmp/jsonrpc-envelope';
+import { type JsonRpcNotification, RateLimitedError, rfc3339 } from '@wmp/jsonrpc-envelope';
 import type { Connection, SessionRecord } from '@wmp/session';
+import { utf8Length } from '../storage/contracts/bytes.js';
 import type { AppendResult } from '../storage/contracts/queue-store.js';
 import { QueueFullError } from '../storage/errors.js';
 import type { RoutedMessage } from './forwarder.js';
-import { metaFor, type RelayServices, rfc3339 } from './services.js';
+import { metaFor, type RelayServices } from './services.js';
 
 /** The connections bound to a session (the session engine knows them). */
 export interface GroupConnections {
@@ -15,7 +16,8 @@ export interface GroupConnections {
  * The message as the relay forwards and stores it: the sender's content untouched, `wmp` with
  * the authenticated sender, the relay's message id, the group session (hop messages carry none:
  * each recipient gets it on its own session), any `extra` metadata and this relay's signed
- * relay_chain entry.
+ * relay_chain entry. A `relay_chain` a client sent is dropped: a client is no relay, and entries
+ * nobody verified must not reach recipients as if a relay had vouched for them.
  */
 export async function routedMessage(
   s: RelayServices,
@@ -27,7 +29,8 @@ export async function routedMessage(
   extra: Record<string, unknown> = {},
 ): Promise<RoutedMessage> {
   const { wmp = {}, ...content } = params as { wmp?: Record<string, unknown> };
-  const { session_id: _ignored, ...meta } = wmp;
+  const { session_id: _ignored, relay_chain: claimed, ...meta } = wmp;
+  if (claimed !== undefined) s.refusals.note('client_relay_chain');
   const routedWmp: Record<string, unknown> = {
     ...meta,
     ...extra,
@@ -43,6 +46,8 @@ export async function routedMessage(
 
 export interface RouteInput {
   readonly sender: string;
+  /** The sender's connection: routed bytes count against it and its source too. */
+  readonly connection: Connection;
   readonly messageId: string;
   readonly expiresAt: number;
   /** The group session the message belongs to, if any. */
@@ -73,9 +78,27 @@ type Outcome = { readonly recipient: string } & (
  */
 export async function routeToRecipients(s: RelayServices, input: RouteInput): Promise<RouteOutcome> {
   const { sender, messageId, expiresAt, group } = input;
+  // Each distinct message is serialised once and its text shared by every recipient's append.
+  const bodies = new Map<RoutedMessage, { text: string; bytes: number }>();
+  let fanout = 0;
+  for (const message of input.messages.values()) {
+    let body = bodies.get(message);
+    if (body === undefined) {
+      const text = JSON.stringify(message);
+      body = { text, bytes: utf8Length(text) };
+      bodies.set(message, body);
+    }
+    fanout += body.bytes;
+  }
+  // Bounded before anything is stored: one request, and one sender over time (DESIGN §7).
+  if (fanout > s.config.limits.maxFanoutBytes) {
+    s.refusals.note('fanout');
+    throw new RateLimitedError({ reason: 'fan-out' });
+  }
+  s.limiters.chargeRouted(sender, input.connection, fanout, s.refusals);
   const outcomes = await Promise.all(
     [...input.messages].map(([recipient, message]) =>
-      s.queue.append(recipient, { id: messageId, sender, body: JSON.stringify(message) }, { expiresAt }).then(
+      s.queue.append(recipient, { id: messageId, sender, body: bodies.get(message)!.text }, { expiresAt }).then(
         (appended): Outcome => ({ recipient, appended, message }),
         (e: unknown): Outcome => {
           if (e instanceof QueueFullError) return { recipient, full: e };

@@ -1,5 +1,6 @@
 import type { RelayHop } from '@wmp/jcs-signing';
 import type { SessionStore } from '@wmp/session';
+import type { ByteBudget } from '@wmp/transports';
 import type { KeyPackageStore } from '../storage/contracts/key-package-store.js';
 import type { MlsGroupStore } from '../storage/contracts/mls-group-store.js';
 import type { QueueLimits, QueueStore } from '../storage/contracts/queue-store.js';
@@ -9,8 +10,20 @@ import type { KeyPackageBudget } from './key-package-budget.js';
 import type { Logger } from './logger.js';
 import type { RelayMetrics } from './metrics.js';
 import type { Presence } from './presence.js';
+import type { RefusalLog } from './refusals.js';
+import type { RelayLimiters } from './relay-limiters.js';
 import type { GroupConnections } from './route.js';
 import type { StatusNotifier } from './statuses.js';
+
+/** Memory shared by every connection of the relay (DESIGN §7: bound the totals). */
+export interface RelayBudgets {
+  /** Bytes sent to slow readers and not yet written (WebSocket buffers, SSE queues). */
+  readonly outbound: ByteBudget;
+  /** Characters kept for SSE replay. */
+  readonly replay: ByteBudget;
+  /** Request body bytes being read. */
+  readonly bodies: ByteBudget;
+}
 
 /** What the relay's handlers share: one object, built once by `createRelayCore`. */
 export interface RelayServices {
@@ -28,6 +41,9 @@ export interface RelayServices {
   readonly statuses: StatusNotifier;
   /** The connections bound to each session (from the session engine). */
   readonly connections: GroupConnections;
+  /** Session opens and routed bytes, per identity, connection and source. */
+  readonly limiters: RelayLimiters;
+  readonly refusals: RefusalLog;
   readonly metrics: RelayMetrics;
   readonly logger: Logger;
   /** This relay as a hop of relay_chain (its URL is known once it listens). */
@@ -38,8 +54,4 @@ export interface RelayServices {
 /** `wmp` of what the relay sends on a session. */
 export function metaFor(sessionId: string, version = '0.1'): { version: string; session_id: string } {
   return { version, session_id: sessionId };
-}
-
-export function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -51,7 +51,11 @@ export class StoreSchemaError extends StoreError {
   }
 }
 
-export type QueueFullReason = 'max_queued' | 'max_bytes';
+/**
+ * Which cap refused an append: the recipient's count or bytes, the sender's share of that
+ * recipient's queue (DESIGN §3: nobody fills another's inbox), or the bytes of the whole store.
+ */
+export type QueueFullReason = 'max_queued' | 'max_bytes' | 'sender_share' | 'total_bytes';
 
 /**
  * A recipient's queue is at its `max_queued` or byte cap (DESIGN §3). It *is* the wire error

@@ -1,9 +1,9 @@
-import type { ParamsOf } from '@wmp/jsonrpc-envelope';
+import { type ParamsOf, SessionNotFoundError } from '@wmp/jsonrpc-envelope';
 import type { WmpContext } from '../context.js';
 import { DEFAULT_SECURITY_POLICY, negotiateSecurity, updateCapabilities } from '../negotiate.js';
 import type { RequestHandler } from '../peer.js';
 import type { ServerServices } from '../services.js';
-import { keyPackageOf } from './session.js';
+import { checkCreator, keyPackageOf } from './session.js';
 
 /** wmp.capability.list / update (core §4.2.4, §4.2.5). */
 export function capabilityHandlers(s: ServerServices): Record<string, RequestHandler<WmpContext>> {
@@ -19,12 +19,13 @@ export function capabilityHandlers(s: ServerServices): Record<string, RequestHan
     'wmp.capability.update': async (raw, ctx) => {
       const params = raw as ParamsOf<'wmp.capability.update'>;
       const session = ctx.session!;
+      checkCreator(session, ctx.sender);
       const keyPackage = keyPackageOf(raw);
       const capabilities = updateCapabilities(session.capabilities, params.add, params.remove, s.supportedCapabilities);
       const next = params.security
         ? negotiateSecurity(params.security, s.options.security ?? DEFAULT_SECURITY_POLICY)
         : undefined;
-      session.capabilities = capabilities;
+      let security = session.security;
       let welcome: string | undefined;
       if (next) {
         // The session's MLS group outlives a change between MLS modes; an upgrade from `tls`
@@ -40,14 +41,14 @@ export function capabilityHandlers(s: ServerServices): Record<string, RequestHan
           groupInfo = group.groupInfo;
           welcome = group.welcome;
         }
-        session.security =
-          next.mode !== 'tls' && groupInfo !== undefined ? { ...next, mls_group_info: groupInfo } : next;
+        security = next.mode !== 'tls' && groupInfo !== undefined ? { ...next, mls_group_info: groupInfo } : next;
       }
-      await s.store.put(session);
+      const updated = await s.store.update(session.id, (current) => ({ ...current, capabilities, security }));
+      if (updated === undefined) throw new SessionNotFoundError();
       return {
         wmp: { version: session.version, session_id: session.id },
-        capabilities: session.capabilities,
-        security: session.security,
+        capabilities,
+        security,
         ...(welcome ? { mls_welcome: welcome } : {}),
       };
     },

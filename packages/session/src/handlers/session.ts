@@ -3,6 +3,7 @@ import {
   InvalidParamsError,
   NotAuthorizedError,
   type ParamsOf,
+  rfc3339,
   SessionExpiredError,
   SessionNotFoundError,
 } from '@wmp/jsonrpc-envelope';
@@ -11,20 +12,25 @@ import { newSessionId } from '../ids.js';
 import { negotiateCapabilities, negotiateSecurity, negotiateVersion, WMP_VERSION } from '../negotiate.js';
 import type { RequestHandler } from '../peer.js';
 import type { ServerServices } from '../services.js';
-import { isExpired, type SessionRecord } from '../session-model.js';
-import { consumeResumptionToken, issueResumptionToken } from '../tokens.js';
+import { authenticated, issueToken, joined, resumeWith, takeChallenge } from '../session-changes.js';
+import {
+  type ChallengeRecord,
+  DEFAULT_PENDING_TTL_SECONDS,
+  MAX_PARTICIPANTS,
+  type SessionRecord,
+} from '../session-model.js';
 
-const MAX_PARTICIPANTS = 256;
-
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** A session with participants besides its creator (a relay hosts these, DESIGN §3). */
+function isGroup(session: SessionRecord): boolean {
+  return session.participants.length > 1;
 }
 
-/** wmp.session.create / authenticate / resume / close (core §4). */
+/** wmp.session.create / authenticate / resume / join / close (core §4). */
 export function sessionHandlers(s: ServerServices): Record<string, RequestHandler<WmpContext>> {
   const options = s.options;
   const supportedVersions = options.supportedVersions ?? [WMP_VERSION];
   const requireAuth = options.requireAuthentication ?? true;
+  const pendingTtl = options.pendingTtlSeconds ?? DEFAULT_PENDING_TTL_SECONDS;
 
   const create: RequestHandler<WmpContext> = async (raw, ctx) => {
     const params = raw as ParamsOf<'wmp.session.create'>;
@@ -41,6 +47,9 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       0,
       MAX_PARTICIPANTS,
     );
+    const id = newSessionId();
+    // Cheap refusals first: nothing is verified or stored for a connection at its cap.
+    s.checkBind(ctx.connection, id);
 
     // Inline authentication (bearer and other challenge-free types) happens right here.
     let identity: string | undefined;
@@ -59,8 +68,8 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     }
     const pending = identity === undefined && requireAuth;
     const challenge = identity === undefined ? createChallenge() : undefined;
-    const session: SessionRecord = {
-      id: newSessionId(),
+    const created: SessionRecord = {
+      id,
       version,
       initiator: identity ?? sender,
       participants: identity && !participants.includes(identity) ? [identity, ...participants] : participants,
@@ -73,8 +82,12 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
         : undefined,
       resumptionTokens: [],
       createdAt: now,
-      expiresAt: now + ttl * 1000,
+      ttlSeconds: ttl,
+      // Unauthenticated, it lives only long enough to authenticate (DESIGN §7).
+      expiresAt: now + (pending ? Math.min(ttl, pendingTtl) : ttl) * 1000,
     };
+    const { session: withToken, token: resumptionToken } = issueToken(created, identity);
+    let session = withToken;
     // MLS (DESIGN: initiators join by Welcome): the responder creates the group, adding the
     // initiator's key package when one came, and answers with the GroupInfo and the Welcome.
     let welcome: string | undefined;
@@ -85,11 +98,17 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
         initiator: identity ?? sender,
         keyPackage: keyPackageOf(raw),
       });
-      session.security = { ...security, mls_group_info: group.groupInfo };
+      session = { ...session, security: { ...security, mls_group_info: group.groupInfo } };
       welcome = group.welcome;
     }
-    const resumptionToken = issueResumptionToken(session, identity);
-    await s.store.put(session);
+    try {
+      await s.store.create(session);
+    } catch (e) {
+      if (welcome !== undefined || session.security.mls_group_info !== undefined) {
+        void Promise.resolve(options.mls?.deleteGroup?.(session.id)).catch(() => undefined);
+      }
+      throw e;
+    }
     s.bind(ctx.connection, session.id, identity);
 
     const result: Record<string, unknown> = {
@@ -117,39 +136,31 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
 
   const authenticate: RequestHandler<WmpContext> = async (raw, ctx) => {
     const params = raw as ParamsOf<'wmp.session.authenticate'>;
-    const session = ctx.session!;
+    const id = ctx.session!.id;
     const authenticator = s.authenticators.get(params.auth.type);
     if (!authenticator) throw new NotAuthorizedError({ reason: 'unsupported auth type' });
     const now = s.now();
-    const challenge = session.challenge && session.challenge.expiresAt > now ? session.challenge : undefined;
-    // A challenge answers one attempt, right or wrong (core §4.4.7: single use). It is cleared
-    // before the check and stored with the outcome: one write per attempt, not two.
-    if (authenticator.needsChallenge) session.challenge = undefined;
-    let identity: string;
-    try {
-      identity = await authenticator.authenticate({
-        auth: params.auth,
-        sessionId: session.id,
-        sender: params.wmp.sender,
-        challenge,
-        timestamp: params.wmp.timestamp,
-        now,
-      });
-      if (session.participants.length > 0 && !session.participants.includes(identity)) {
-        throw new NotAuthorizedError({ reason: 'not a participant of this session' });
-      }
-    } catch (e) {
-      if (authenticator.needsChallenge) await s.store.put(session);
-      throw e;
+    // A challenge answers one attempt, right or wrong (core §4.4.7): it is taken atomically
+    // before the check, so two attempts racing with one challenge cannot both see it.
+    let challenge: ChallengeRecord | undefined;
+    if (authenticator.needsChallenge) {
+      const take = takeChallenge(now);
+      if ((await s.store.update(id, take.change)) === undefined) throw new SessionNotFoundError();
+      challenge = take.result();
     }
-    if (!session.authenticated.includes(identity)) session.authenticated.push(identity);
-    session.state = 'active';
-    const current = session.resumptionTokens.find((t) => t.identity === undefined);
-    if (current) current.identity = identity; // the token issued at create now resumes this identity
-    await s.store.put(session);
-    s.bind(ctx.connection, session.id, identity);
+    const identity = await authenticator.authenticate({
+      auth: params.auth,
+      sessionId: id,
+      sender: params.wmp.sender,
+      challenge,
+      timestamp: params.wmp.timestamp,
+      now,
+    });
+    const session = await s.store.update(id, authenticated(identity, now));
+    if (session === undefined) throw new SessionNotFoundError();
+    s.bind(ctx.connection, id, identity);
     return {
-      wmp: { version: session.version, session_id: session.id },
+      wmp: { version: session.version, session_id: id },
       authenticated: true,
       participant_id: identity,
       identity,
@@ -158,32 +169,31 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
 
   const resume: RequestHandler<WmpContext> = async (raw, ctx) => {
     const params = raw as ParamsOf<'wmp.session.resume'>;
-    const session = await s.store.get(params.session_id);
-    if (!session || session.state === 'closed') throw new SessionNotFoundError();
     const now = s.now();
-    if (isExpired(session, now)) {
-      await s.store.delete(session.id);
-      throw new SessionExpiredError();
+    s.checkBind(ctx.connection, params.session_id);
+    // Consumed and rotated in one atomic change: a token resumes once, however many race for it.
+    const use = resumeWith(params.resumption_token, params.wmp.sender, now);
+    let session: SessionRecord | undefined;
+    try {
+      session = await s.store.update(params.session_id, use.change);
+    } catch (e) {
+      if (e instanceof SessionExpiredError) await s.store.delete(params.session_id);
+      throw e;
     }
-    const entry = consumeResumptionToken(session, params.resumption_token);
-    if (!entry) throw new NotAuthorizedError({ reason: 'invalid resumption token' });
-    const sender = params.wmp.sender;
-    if (sender !== undefined && entry.identity !== undefined && sender !== entry.identity) {
-      throw new NotAuthorizedError({ reason: 'token belongs to another identity' });
-    }
-    const token = issueResumptionToken(session, entry.identity);
-    await s.store.put(session);
-    s.bind(ctx.connection, session.id, entry.identity);
+    if (session === undefined) throw new SessionNotFoundError();
+    const { token, identity } = use.result();
+    s.bind(ctx.connection, session.id, identity);
     const lastReceived = params.last_received_id ?? params.last_message_id;
-    const missed = (await options.hooks?.resume?.(session, entry.identity, lastReceived, ctx.connection)) ?? 0;
+    const missed = (await options.hooks?.resume?.(session, identity, lastReceived, ctx.connection)) ?? 0;
     // Active flows: re-send their latest progress (core §6.2.1), after the reply.
     const flows = s.flows.active(session.id).filter((f) => f.lastProgress);
     if (flows.length > 0) {
+      const resumed = session;
       setTimeout(() => {
         for (const f of flows)
           void s
-            .seal(session, 'wmp.flow.progress', withWmp(session, f.lastProgress!))
-            .then((sealed) => sealed && ctx.connection.peer.notify('wmp.flow.progress', sealed, session.id))
+            .seal(resumed, 'wmp.flow.progress', withWmp(resumed, f.lastProgress!))
+            .then((sealed) => sealed && ctx.connection.peer.notify('wmp.flow.progress', sealed, resumed.id))
             .catch(() => undefined);
       }, 0);
     }
@@ -204,26 +214,22 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
    */
   const join: RequestHandler<WmpContext> = async (raw, ctx) => {
     const params = raw as ParamsOf<'wmp.session.join'>;
-    const session = await s.store.get(params.session_id);
-    if (!session || session.state === 'closed') throw new SessionNotFoundError();
-    if (isExpired(session, s.now())) throw new SessionExpiredError();
     const proven = [...ctx.connection.sessions.values()].map((b) => b.identity).find((i) => i !== undefined);
     const identity = proven ?? (requireAuth ? undefined : params.wmp.sender);
     if (identity === undefined) throw new NotAuthorizedError({ reason: 'authenticate before joining' });
     if (params.wmp.sender !== undefined && params.wmp.sender !== identity)
       throw new NotAuthorizedError({ reason: 'sender is not the authenticated identity' });
-    if (!session.participants.includes(identity))
-      throw new NotAuthorizedError({ reason: 'not a participant of this session' });
-    if (!session.authenticated.includes(identity) && proven !== undefined) session.authenticated.push(identity);
-    const token = issueResumptionToken(session, identity);
-    await s.store.put(session);
+    s.checkBind(ctx.connection, params.session_id);
+    const entry = joined(identity, proven !== undefined, s.now());
+    const session = await s.store.update(params.session_id, entry.change);
+    if (session === undefined) throw new SessionNotFoundError();
     s.bind(ctx.connection, session.id, identity);
     await options.hooks?.joined?.(session, identity, ctx.connection);
     return {
       wmp: { version: session.version, session_id: session.id },
       capabilities: session.capabilities,
       security: session.security,
-      resumption_token: token,
+      resumption_token: entry.result(),
       // Who else is in it: a joiner knows only the id it was given.
       participants: [...session.participants],
     };
@@ -231,9 +237,15 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
 
   const close: RequestHandler<WmpContext> = async (_raw, ctx) => {
     const session = ctx.session!;
-    session.state = 'closed';
+    // Only the creator ends a group session for everyone (DESIGN §3); another participant's close
+    // ends its own part: its binding on this connection, not the session.
+    if (isGroup(session) && ctx.sender !== undefined && ctx.sender !== session.initiator) {
+      s.unbindConnection(ctx.connection, session.id);
+      options.hooks?.partLeft?.(session, ctx.sender, ctx.connection);
+      return;
+    }
     await s.store.delete(session.id);
-    s.ended(session);
+    s.ended({ ...session, state: 'closed' });
   };
 
   return {
@@ -243,6 +255,13 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     'wmp.session.join': join,
     'wmp.session.close': close,
   };
+}
+
+/** Only the creator changes a group session's capabilities or security (DESIGN §3): -31002 for others. */
+export function checkCreator(session: SessionRecord, sender: string | undefined): void {
+  if (isGroup(session) && sender !== undefined && sender !== session.initiator) {
+    throw new NotAuthorizedError({ reason: 'only the creator changes a group session' });
+  }
 }
 
 const MAX_KEY_PACKAGE_CHARS = 16 * 1024;

@@ -1,11 +1,20 @@
-import type { BoxLimits } from './box-store.js';
+import { type BoxLimits, DEFAULT_BOX_LIMITS } from './box-store.js';
 import { checkCap } from './limits.js';
 
-/** Validates a box configuration once, at construction: a bad cap is a startup error, not a runtime one. */
-export function checkBoxLimits(limits: BoxLimits): BoxLimits {
+/**
+ * Validates a box configuration once, at construction: a bad cap is a startup error, not a runtime
+ * one. The card stamp follows the stranger strength unless set itself.
+ */
+export function checkBoxLimits(input: Partial<BoxLimits>): BoxLimits {
+  const limits: BoxLimits = {
+    ...DEFAULT_BOX_LIMITS,
+    cardStampBits: input.strangerBits ?? DEFAULT_BOX_LIMITS.strangerBits,
+    ...input,
+  };
   if (typeof limits.directory !== 'boolean') throw new RangeError('directory must be a boolean');
-  if (!Number.isSafeInteger(limits.strangerBits) || limits.strangerBits < 0 || limits.strangerBits > 255) {
-    throw new RangeError('strangerBits must be 0..255');
+  for (const name of ['strangerBits', 'cardStampBits'] as const) {
+    const bits = limits[name];
+    if (!Number.isSafeInteger(bits) || bits < 0 || bits > 255) throw new RangeError(`${name} must be 0..255`);
   }
   return Object.freeze({
     directory: limits.directory,
@@ -18,5 +27,8 @@ export function checkBoxLimits(limits: BoxLimits): BoxLimits {
     recipientBytes: checkCap(limits.recipientBytes, 'recipientBytes'),
     boxBytes: checkCap(limits.boxBytes, 'boxBytes'),
     maxContacts: checkCap(limits.maxContacts, 'maxContacts'),
+    maxCards: checkCap(limits.maxCards, 'maxCards'),
+    cardStampBits: limits.cardStampBits,
+    cardTtlSeconds: checkCap(limits.cardTtlSeconds, 'cardTtlSeconds'),
   });
 }

@@ -39,8 +39,10 @@ export type CardResult =
   | 'stored'
   /** Replaced an older card (strictly older `ts`). */
   | 'replaced'
-  /** Kept the stored card: it is as new or newer. */
-  | 'stale';
+  /** Kept the stored card: it is as new or newer (the same `ts` refreshes its expiry). */
+  | 'stale'
+  /** A new key, and the directory holds `maxCards` cards: nothing stored. */
+  | 'full';
 
 /** The box's limits and caps (DESIGN §4.4-4.7); `GET /ohan/v1/limits` reports them. */
 export interface BoxLimits {
@@ -58,6 +60,12 @@ export interface BoxLimits {
   readonly boxBytes: number;
   /** Most contacts on one allow list. */
   readonly maxContacts: number;
+  /** Most cards in the directory (DESIGN §7: bound the totals). */
+  readonly maxCards: number;
+  /** Stamp bits the card of a key the box does not know needs (default: `strangerBits`). */
+  readonly cardStampBits: number;
+  /** A card not posted again (refreshed) for this long expires. */
+  readonly cardTtlSeconds: number;
 }
 
 export const DEFAULT_BOX_LIMITS: BoxLimits = Object.freeze({
@@ -68,6 +76,9 @@ export const DEFAULT_BOX_LIMITS: BoxLimits = Object.freeze({
   recipientBytes: 32 * 1024 * 1024,
   boxBytes: 1024 * 1024 * 1024,
   maxContacts: 10_000,
+  maxCards: 100_000,
+  cardStampBits: 18,
+  cardTtlSeconds: 90 * 24 * 3600,
 });
 
 /**
@@ -98,9 +109,22 @@ export interface BoxStore {
   /** Replaces the recipient's allow list (duplicates dropped, order kept). */
   putAllow(recipient: string, contacts: readonly string[]): Promise<void>;
   getAllow(recipient: string): Promise<string[]>;
-  /** Stores a verified card; a strictly newer `ts` replaces the stored one. */
-  putCard(card: OhanCard): Promise<CardResult>;
-  getCard(key: string): Promise<OhanCard | undefined>;
+  /**
+   * Stores a verified card until `now + cardTtlSeconds`; a strictly newer `ts` replaces the stored
+   * one, the same `ts` refreshes its expiry. A new key beyond `maxCards` is refused (`full`).
+   */
+  putCard(card: OhanCard, now: number): Promise<CardResult>;
+  /** The unexpired card of `key`. */
+  getCard(key: string, now: number): Promise<OhanCard | undefined>;
+  /**
+   * Whether the box knows `key` (an unexpired card, or undelivered events to or from it): a card
+   * from a key it does not know must carry a stamp of the stranger strength.
+   */
+  knows(key: string, now: number): Promise<boolean>;
+  /** Removes at most `batch` expired cards; returns how many. */
+  sweepExpiredCards(now: number, batch: number): Promise<number>;
+  /** Cards in the directory, O(1). */
+  cardCount(): Promise<number>;
   /** Removes at most `batch` events with `exp <= now`, earliest first; returns how many. */
   sweepExpired(now: number, batch: number): Promise<number>;
   /** Undelivered events and bytes addressed to `recipient`, O(1). */

@@ -55,9 +55,18 @@ export interface KeyPackageStore {
   publish(identity: string, packages: readonly KeyPackageInput[], options: PublishOptions): Promise<number>;
   /** Removes and returns the oldest unexpired key package of `identity` (of `cipherSuite` if given). */
   take(identity: string, cipherSuite: number | undefined, now: number): Promise<StoredKeyPackage | undefined>;
+  /**
+   * Keeps `keyPackage` as the identity's last-resort key package (RFC 9420 §16.8 allows reusing
+   * one such package), replacing the previous one: it is never taken, so others can always add
+   * the identity to a group, however many of its packages were drained. Counted in the totals;
+   * refused (false) past the store's caps.
+   */
+  putLastResort(identity: string, keyPackage: KeyPackageInput, now: number): Promise<boolean>;
+  /** The identity's unexpired last-resort key package (of `cipherSuite` if given), left in place. */
+  lastResort(identity: string, cipherSuite: number | undefined, now: number): Promise<StoredKeyPackage | undefined>;
   /** Unexpired key packages of `identity`. */
   count(identity: string, now: number): Promise<number>;
-  /** Removes at most `batch` (<= 1000) expired key packages; returns how many. */
+  /** Removes at most `batch` (<= 1000) expired key packages (last-resort ones too); returns how many. */
   sweepExpired(now: number, batch: number): Promise<number>;
   /** Count and bytes held, O(1). */
   totals(): Promise<Totals>;

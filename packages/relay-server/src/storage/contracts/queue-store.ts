@@ -56,9 +56,21 @@ export interface QueueLimits {
   readonly maxQueued: number;
   /** Bytes per recipient. */
   readonly maxBytes: number;
+  /** Messages one sender may have in one recipient's queue (default a quarter of `maxQueued`). */
+  readonly maxQueuedPerSender: number;
+  /** Bytes one sender may have in one recipient's queue (default a quarter of `maxBytes`). */
+  readonly maxBytesPerSender: number;
+  /** Bytes queued in the whole store, every recipient together (DESIGN §7: bound the totals). */
+  readonly maxTotalBytes: number;
 }
 
-export const DEFAULT_QUEUE_LIMITS: QueueLimits = Object.freeze({ maxQueued: 1000, maxBytes: 16 * 1024 * 1024 });
+export const DEFAULT_QUEUE_LIMITS: QueueLimits = Object.freeze({
+  maxQueued: 1000,
+  maxBytes: 16 * 1024 * 1024,
+  maxQueuedPerSender: 250,
+  maxBytesPerSender: 4 * 1024 * 1024,
+  maxTotalBytes: 1024 * 1024 * 1024,
+});
 
 /**
  * The durable per-recipient WMP message queue (DESIGN §3). Every routed message is appended here
@@ -73,8 +85,10 @@ export const DEFAULT_QUEUE_LIMITS: QueueLimits = Object.freeze({ maxQueued: 1000
 export interface QueueStore {
   /**
    * Appends a message; resolves once it is durable. Idempotent on `message.id` per recipient.
-   * Rejects with `QueueFullError` (-31014) when the recipient is at `maxQueued` or the bytes
-   * would exceed `maxBytes`; the check and the insert are one transaction.
+   * Rejects with `QueueFullError` (-31014) when the recipient is at `maxQueued`, the bytes would
+   * exceed `maxBytes`, the sender would pass its share of the recipient's queue, or the store its
+   * `maxTotalBytes`; the checks and the insert are one atomic operation. A retry of a queued id
+   * is answered `exists` even then.
    */
   append(recipient: string, message: QueueMessageInput, options: AppendOptions): Promise<AppendResult>;
   /**
@@ -94,6 +108,8 @@ export interface QueueStore {
   sweepExpired(now: number, batch: number): Promise<QueueRemoval[]>;
   /** Count and bytes queued for one recipient, O(1). */
   stats(recipient: string): Promise<Totals>;
+  /** The limits this store enforces. */
+  readonly limits: QueueLimits;
   /** Count and bytes queued in the whole store, O(1). */
   totals(): Promise<Totals>;
 }

@@ -1,8 +1,8 @@
-import type { SessionStore } from '@wmp/session';
+import type { SessionStore, SessionStoreLimits } from '@wmp/session';
 import type { BoxStore } from './box-store.js';
 import type { KeyPackageStore } from './key-package-store.js';
 import type { MlsGroupStore } from './mls-group-store.js';
-import type { QueueStore } from './queue-store.js';
+import type { QueueLimits, QueueStore } from './queue-store.js';
 
 /** Everything the relay keeps, behind the async interfaces of DESIGN §6, in one handle. */
 export interface RelayStores {
@@ -15,4 +15,14 @@ export interface RelayStores {
   readonly groups: MlsGroupStore;
   /** Waits for queued writes to commit, then releases the storage; every later call is refused. */
   close(): Promise<void>;
+}
+
+/**
+ * The caps a relay asks its stores to enforce, in the same atomic operation as each write (a
+ * store factory gets them; a ready store reports its own through `queue.limits` and
+ * `sessions.limits`).
+ */
+export interface RelayStoreLimits {
+  readonly queue: Partial<QueueLimits>;
+  readonly sessions: Partial<SessionStoreLimits>;
 }

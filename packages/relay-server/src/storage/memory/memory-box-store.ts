@@ -2,15 +2,14 @@ import type { OhanCard, OhanEvent, StoredEvent } from '@wmp/ohan-seal';
 import { allowList, type BoxEventRecord, boxEventRecord, cardTime } from '../contracts/box-input.js';
 import { checkBoxLimits } from '../contracts/box-limits.js';
 import { admitEvent, type BoxLedger } from '../contracts/box-rules.js';
-import {
-  type BoxLimits,
-  type BoxStore,
-  type CardResult,
-  DEFAULT_BOX_LIMITS,
-  type FetchPage,
-  type FetchPageText,
-  type Lane,
-  type PublishResult,
+import type {
+  BoxLimits,
+  BoxStore,
+  CardResult,
+  FetchPage,
+  FetchPageText,
+  Lane,
+  PublishResult,
 } from '../contracts/box-store.js';
 import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
@@ -54,12 +53,12 @@ export class MemoryBoxStore implements BoxStore {
   readonly #pairs = new Map<string, Map<string, Counter>>();
   readonly #box: Counter = { count: 0, bytes: 0 };
   readonly #allow = new Map<string, Set<string>>();
-  readonly #cards = new Map<string, { readonly ts: number; readonly json: string }>();
+  readonly #cards = new Map<string, { readonly ts: number; readonly json: string; expiresAt: number }>();
   #order = 0;
   #closed = false;
 
   constructor(limits: Partial<BoxLimits> = {}) {
-    this.limits = checkBoxLimits({ ...DEFAULT_BOX_LIMITS, ...limits });
+    this.limits = checkBoxLimits(limits);
   }
 
   async publish(event: OhanEvent, json?: string): Promise<PublishResult> {
@@ -127,19 +126,50 @@ export class MemoryBoxStore implements BoxStore {
     return [...(this.#allow.get(recipient) ?? [])];
   }
 
-  async putCard(card: OhanCard): Promise<CardResult> {
+  async putCard(card: OhanCard, now: number): Promise<CardResult> {
     this.#open();
     const ts = cardTime(card);
+    const expiresAt = now + this.limits.cardTtlSeconds * 1000;
     const current = this.#cards.get(card.key);
-    if (current !== undefined && current.ts >= ts) return 'stale';
-    this.#cards.set(card.key, { ts, json: JSON.stringify(card) });
+    if (current !== undefined && current.ts >= ts) {
+      if (current.ts === ts) current.expiresAt = Math.max(current.expiresAt, expiresAt);
+      return 'stale';
+    }
+    if (current === undefined && this.#cards.size >= this.limits.maxCards) return 'full';
+    this.#cards.set(card.key, { ts, json: JSON.stringify(card), expiresAt });
     return current === undefined ? 'stored' : 'replaced';
   }
 
-  async getCard(key: string): Promise<OhanCard | undefined> {
+  async getCard(key: string, now: number): Promise<OhanCard | undefined> {
     this.#open();
     const card = this.#cards.get(key);
-    return card === undefined ? undefined : (JSON.parse(card.json) as OhanCard);
+    return card === undefined || card.expiresAt <= now ? undefined : (JSON.parse(card.json) as OhanCard);
+  }
+
+  async knows(key: string, now: number): Promise<boolean> {
+    this.#open();
+    const card = this.#cards.get(key);
+    if (card !== undefined && card.expiresAt > now) return true;
+    return (this.#queues.get(key)?.count ?? 0) > 0 || (this.#senders.get(key)?.count ?? 0) > 0;
+  }
+
+  async sweepExpiredCards(now: number, batch: number): Promise<number> {
+    this.#open();
+    let left = clampCount(batch, MAX_SWEEP_BATCH, 'batch');
+    let removed = 0;
+    for (const [key, card] of this.#cards) {
+      if (left === 0) break;
+      if (card.expiresAt > now) continue;
+      this.#cards.delete(key);
+      left--;
+      removed++;
+    }
+    return removed;
+  }
+
+  async cardCount(): Promise<number> {
+    this.#open();
+    return this.#cards.size;
   }
 
   async sweepExpired(now: number, batch: number): Promise<number> {

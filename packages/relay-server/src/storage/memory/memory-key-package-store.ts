@@ -21,6 +21,7 @@ export class MemoryKeyPackageStore implements KeyPackageStore {
   /** Identity -> its key packages in publish order (oldest first). */
   readonly #byIdentity = new Map<string, StoredKeyPackage[]>();
   readonly #refs = new Set<string>();
+  readonly #lastResort = new Map<string, StoredKeyPackage>();
   #totals = { ...EMPTY_TOTALS };
   #closed = false;
 
@@ -69,6 +70,40 @@ export class MemoryKeyPackageStore implements KeyPackageStore {
     return { ...taken! };
   }
 
+  async putLastResort(identity: string, keyPackage: KeyPackageInput, now: number): Promise<boolean> {
+    this.#open();
+    checkKeyPackageInput(identity, [keyPackage], { now, maxPerIdentity: 1 });
+    if (keyPackage.expiresAt <= now) return false;
+    const old = this.#lastResort.get(identity);
+    const bytes = keyPackage.keyPackage.length - (old?.keyPackage.length ?? 0);
+    const count = old === undefined ? 1 : 0;
+    if (this.#totals.count + count > this.limits.maxTotal || this.#totals.bytes + bytes > this.limits.maxBytes) {
+      return false;
+    }
+    this.#lastResort.set(identity, {
+      identity,
+      ref: keyPackage.ref,
+      keyPackage: keyPackage.keyPackage,
+      cipherSuite: keyPackage.cipherSuite,
+      expiresAt: keyPackage.expiresAt,
+    });
+    this.#account(count, bytes);
+    return true;
+  }
+
+  async lastResort(
+    identity: string,
+    cipherSuite: number | undefined,
+    now: number,
+  ): Promise<StoredKeyPackage | undefined> {
+    this.#open();
+    const p = this.#lastResort.get(identity);
+    if (p === undefined || p.expiresAt <= now || (cipherSuite !== undefined && p.cipherSuite !== cipherSuite)) {
+      return undefined;
+    }
+    return { ...p };
+  }
+
   async count(identity: string, now: number): Promise<number> {
     this.#open();
     return (this.#byIdentity.get(identity) ?? []).filter((p) => p.expiresAt > now).length;
@@ -91,6 +126,14 @@ export class MemoryKeyPackageStore implements KeyPackageStore {
         removed++;
       }
       if (left === 0) break;
+    }
+    for (const [identity, p] of this.#lastResort) {
+      if (left === 0) break;
+      if (p.expiresAt > now) continue;
+      this.#lastResort.delete(identity);
+      this.#account(-1, -p.keyPackage.length);
+      left--;
+      removed++;
     }
     return removed;
   }

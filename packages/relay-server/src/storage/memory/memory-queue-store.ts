@@ -1,16 +1,15 @@
 import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import { type QueueRecord, queueRecord } from '../contracts/queue-input.js';
-import { checkQueueLimits } from '../contracts/queue-limits.js';
-import {
-  type AppendOptions,
-  type AppendResult,
-  DEFAULT_QUEUE_LIMITS,
-  type QueuedMessage,
-  type QueueLimits,
-  type QueueMessageInput,
-  type QueuePage,
-  type QueueRemoval,
-  type QueueStore,
+import { checkQueueLimits, queueCapRefusal } from '../contracts/queue-limits.js';
+import type {
+  AppendOptions,
+  AppendResult,
+  QueuedMessage,
+  QueueLimits,
+  QueueMessageInput,
+  QueuePage,
+  QueueRemoval,
+  QueueStore,
 } from '../contracts/queue-store.js';
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
 import { QueueFullError, StoreClosedError } from '../errors.js';
@@ -22,9 +21,16 @@ interface Row extends QueueRecord {
   readonly order: number;
 }
 
+interface Counter {
+  count: number;
+  bytes: number;
+}
+
 interface Queue {
   nextSeq: number;
   bytes: number;
+  /** Each sender's part of this queue (a sender holds at most its share). */
+  readonly senders: Map<string, Counter>;
   /** By seq; Map order is seq order because seqs only grow. */
   readonly bySeq: Map<number, Row>;
   readonly byId: Map<string, Row>;
@@ -42,7 +48,7 @@ export class MemoryQueueStore implements QueueStore {
   #closed = false;
 
   constructor(limits: Partial<QueueLimits> = {}) {
-    this.limits = checkQueueLimits({ ...DEFAULT_QUEUE_LIMITS, ...limits });
+    this.limits = checkQueueLimits(limits);
   }
 
   async append(recipient: string, message: QueueMessageInput, options: AppendOptions): Promise<AppendResult> {
@@ -51,13 +57,22 @@ export class MemoryQueueStore implements QueueStore {
     let queue = this.#queues.get(recipient);
     const existing = queue?.byId.get(record.id);
     if (existing !== undefined) return { status: 'exists', seq: existing.seq };
-    if ((queue?.bySeq.size ?? 0) >= this.limits.maxQueued) throw new QueueFullError('max_queued');
-    if ((queue?.bytes ?? 0) + record.bytes > this.limits.maxBytes) throw new QueueFullError('max_bytes');
+    const counts = {
+      queue: { count: queue?.bySeq.size ?? 0, bytes: queue?.bytes ?? 0 },
+      sender: queue?.senders.get(record.sender) ?? EMPTY_TOTALS,
+      total: this.#totals,
+    };
+    const full = queueCapRefusal(this.limits, counts, record.bytes);
+    if (full !== undefined) throw new QueueFullError(full);
     if (queue === undefined) {
       // Kept after it empties: its nextSeq is what keeps seqs from being reused.
-      queue = { nextSeq: 1, bytes: 0, bySeq: new Map(), byId: new Map() };
+      queue = { nextSeq: 1, bytes: 0, senders: new Map(), bySeq: new Map(), byId: new Map() };
       this.#queues.set(recipient, queue);
     }
+    const sender = queue.senders.get(record.sender) ?? { count: 0, bytes: 0 };
+    queue.senders.set(record.sender, sender);
+    sender.count++;
+    sender.bytes += record.bytes;
     const row: Row = { ...record, recipient, seq: queue.nextSeq++, order: this.#order++ };
     queue.bySeq.set(row.seq, row);
     queue.byId.set(row.id, row);
@@ -146,6 +161,10 @@ export class MemoryQueueStore implements QueueStore {
       queue.bySeq.delete(row.seq);
       queue.byId.delete(row.id);
       queue.bytes -= row.bytes;
+      const sender = queue.senders.get(row.sender)!;
+      sender.count--;
+      sender.bytes -= row.bytes;
+      if (sender.count === 0) queue.senders.delete(row.sender);
       this.#totals.count--;
       this.#totals.bytes -= row.bytes;
       return { recipient: row.recipient, seq: row.seq, id: row.id, sender: row.sender };

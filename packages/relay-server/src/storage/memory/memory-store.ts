@@ -1,4 +1,4 @@
-import { MemorySessionStore } from '@wmp/session';
+import { MemorySessionStore, type SessionStoreLimits } from '@wmp/session';
 import type { BoxLimits } from '../contracts/box-store.js';
 import type { KeyPackageLimits } from '../contracts/key-package-store.js';
 import type { QueueLimits } from '../contracts/queue-store.js';
@@ -11,7 +11,8 @@ import { MemoryQueueStore } from './memory-queue-store.js';
 export interface MemoryStoreOptions {
   readonly queue?: Partial<QueueLimits>;
   readonly box?: Partial<BoxLimits>;
-  readonly maxSessions?: number;
+  /** Caps of the session store (all sessions, and the unauthenticated ones). */
+  readonly sessions?: Partial<SessionStoreLimits>;
   readonly keyPackages?: Partial<KeyPackageLimits>;
   readonly maxGroups?: number;
 }
@@ -31,10 +32,7 @@ export class MemoryStore implements RelayStores {
   constructor(options: MemoryStoreOptions = {}) {
     this.queue = new MemoryQueueStore(options.queue);
     this.box = new MemoryBoxStore(options.box);
-    this.sessions =
-      options.maxSessions === undefined
-        ? new MemorySessionStore()
-        : new MemorySessionStore({ maxSessions: options.maxSessions });
+    this.sessions = new MemorySessionStore(options.sessions);
     this.keyPackages = new MemoryKeyPackageStore(options.keyPackages);
     this.groups = new MemoryMlsGroupStore(options.maxGroups === undefined ? {} : { maxGroups: options.maxGroups });
   }

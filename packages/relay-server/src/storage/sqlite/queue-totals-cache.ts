@@ -26,6 +26,15 @@ function statements(db: BetterSqlite3.Database) {
        ON CONFLICT (recipient) DO UPDATE SET next_seq = excluded.next_seq, count = excluded.count, bytes = excluded.bytes`,
     ),
     putTotal: db.prepare("UPDATE totals SET count = ?, bytes = ? WHERE name = 'wmp_queue'"),
+    sender: db.prepare<[string, string], Counter>(
+      'SELECT count, bytes FROM wmp_queue_senders WHERE recipient = ? AND sender = ?',
+    ),
+    putSender: db.prepare(
+      `INSERT INTO wmp_queue_senders (recipient, sender, count, bytes) VALUES (?, ?, ?, ?)
+       ON CONFLICT (recipient, sender) DO UPDATE SET count = excluded.count, bytes = excluded.bytes`,
+    ),
+    // A sender with nothing left in a queue has no row: the table stays as small as the queues.
+    deleteSender: db.prepare('DELETE FROM wmp_queue_senders WHERE recipient = ? AND sender = ?'),
   };
 }
 
@@ -41,8 +50,11 @@ function statements(db: BetterSqlite3.Database) {
 export class QueueTotalsCache {
   readonly #s: ReturnType<typeof statements>;
   readonly #queues = new Map<string, QueueCounter>();
+  /** `recipient \n sender` -> that sender's part of the recipient's queue. */
+  readonly #senders = new Map<string, Counter & { readonly recipient: string; readonly sender: string }>();
   #total: Counter | undefined;
   readonly #dirty = new Set<string>();
+  readonly #dirtySenders = new Set<string>();
   #dirtyTotal = false;
 
   constructor(db: BetterSqlite3.Database) {
@@ -60,6 +72,18 @@ export class QueueTotalsCache {
     return q;
   }
 
+  /** One sender's part of one recipient's queue as of this point of the transaction. */
+  sender(recipient: string, sender: string): Readonly<Counter> {
+    const key = `${recipient}\n${sender}`;
+    let c = this.#senders.get(key);
+    if (c === undefined) {
+      const row = this.#s.sender.get(recipient, sender);
+      c = { recipient, sender, count: row?.count ?? 0, bytes: row?.bytes ?? 0 };
+      this.#senders.set(key, c);
+    }
+    return c;
+  }
+
   /** The whole store's totals as of this point of the transaction. */
   total(): Readonly<Counter> {
     this.#total ??= { ...this.#s.total.get()! };
@@ -70,9 +94,14 @@ export class QueueTotalsCache {
    * Counts a message just stored at the recipient's next seq, and moves the next seq on. Call
    * `queue` and `total` before the insert: this then only changes memory and cannot fail.
    */
-  added(recipient: string, bytes: number): void {
+  added(recipient: string, sender: string, bytes: number): void {
     const q = this.#queues.get(recipient)!;
     const total = this.#total!;
+    const key = `${recipient}\n${sender}`;
+    const part = this.#senders.get(key)!;
+    part.count++;
+    part.bytes += bytes;
+    this.#dirtySenders.add(key);
     q.nextSeq++;
     q.count++;
     q.bytes += bytes;
@@ -84,12 +113,21 @@ export class QueueTotalsCache {
 
   /**
    * Takes deleted messages out of the totals. Call `queue` for each recipient and `total` before
-   * the delete: this then only changes memory and cannot fail.
+   * the delete. Sender rows it reads itself (which senders a delete hit is known only from its
+   * RETURNING; that table is not touched by it), all of them before it changes any count, so a
+   * failed read changes nothing here; such a failure is an I/O error, on which SQLite rolls the
+   * transaction back and the writer rejects the whole batch.
    */
-  removed(rows: readonly { readonly recipient: string; readonly bytes: number }[]): void {
+  removed(rows: readonly { readonly recipient: string; readonly sender: string; readonly bytes: number }[]): void {
     if (rows.length === 0) return;
+    for (const row of rows) this.sender(row.recipient, row.sender);
     const total = this.#total!;
     for (const row of rows) {
+      const key = `${row.recipient}\n${row.sender}`;
+      const part = this.#senders.get(key)!;
+      part.count--;
+      part.bytes -= row.bytes;
+      this.#dirtySenders.add(key);
       const q = this.#queues.get(row.recipient)!;
       q.count--;
       q.bytes -= row.bytes;
@@ -106,17 +144,26 @@ export class QueueTotalsCache {
       const q = this.#queues.get(recipient)!;
       this.#s.putQueue.run(recipient, q.nextSeq, q.count, q.bytes);
     }
+    for (const key of this.#dirtySenders) {
+      const c = this.#senders.get(key)!;
+      if (c.count === 0) this.#s.deleteSender.run(c.recipient, c.sender);
+      else this.#s.putSender.run(c.recipient, c.sender, c.count, c.bytes);
+    }
     if (this.#dirtyTotal) this.#s.putTotal.run(this.#total!.count, this.#total!.bytes);
     this.#dirty.clear();
+    this.#dirtySenders.clear();
     this.#dirtyTotal = false;
     trim(this.#queues);
+    trim(this.#senders);
   }
 
   /** Forgets everything, written or not: the transaction rolled back, the file is the truth. */
   clear(): void {
     this.#queues.clear();
+    this.#senders.clear();
     this.#total = undefined;
     this.#dirty.clear();
+    this.#dirtySenders.clear();
     this.#dirtyTotal = false;
   }
 }

@@ -3,15 +3,14 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { allowList, type BoxEventRecord, boxEventRecord, cardTime } from '../contracts/box-input.js';
 import { checkBoxLimits } from '../contracts/box-limits.js';
 import { admitEvent, type BoxLedger, type BoxTotalsView, laneWithoutEviction } from '../contracts/box-rules.js';
-import {
-  type BoxLimits,
-  type BoxStore,
-  type CardResult,
-  DEFAULT_BOX_LIMITS,
-  type FetchPage,
-  type FetchPageText,
-  type Lane,
-  type PublishResult,
+import type {
+  BoxLimits,
+  BoxStore,
+  CardResult,
+  FetchPage,
+  FetchPageText,
+  Lane,
+  PublishResult,
 } from '../contracts/box-store.js';
 import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
@@ -114,10 +113,23 @@ function statements(db: BetterSqlite3.Database) {
     allow: db.prepare<[string], string>('SELECT contact FROM ohan_allow WHERE recipient = ? ORDER BY rowid').pluck(),
     cardTs: db.prepare<[string], number>('SELECT ts FROM ohan_cards WHERE key = ?').pluck(),
     putCard: db.prepare(
-      `INSERT INTO ohan_cards (key, ts, body) VALUES (?, ?, ?)
-       ON CONFLICT (key) DO UPDATE SET ts = excluded.ts, body = excluded.body`,
+      `INSERT INTO ohan_cards (key, ts, body, expires_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET ts = excluded.ts, body = excluded.body, expires_at = excluded.expires_at`,
     ),
-    card: db.prepare<[string], string>('SELECT body FROM ohan_cards WHERE key = ?').pluck(),
+    refreshCard: db.prepare('UPDATE ohan_cards SET expires_at = max(expires_at, ?) WHERE key = ?'),
+    card: db.prepare<[string, number], string>('SELECT body FROM ohan_cards WHERE key = ? AND expires_at > ?').pluck(),
+    cardCount: db.prepare<[], number>("SELECT count FROM totals WHERE name = 'ohan_cards'").pluck(),
+    addCards: db.prepare("UPDATE totals SET count = count + ? WHERE name = 'ohan_cards'"),
+    knows: db
+      .prepare<[string, number, string, string], number>(
+        `SELECT EXISTS (SELECT 1 FROM ohan_cards WHERE key = ? AND expires_at > ?)
+         OR EXISTS (SELECT 1 FROM ohan_recipients WHERE recipient = ? AND count > 0)
+         OR EXISTS (SELECT 1 FROM ohan_senders WHERE sender = ? AND count > 0)`,
+      )
+      .pluck(),
+    expiredCards: db.prepare<[number, number]>(
+      'DELETE FROM ohan_cards WHERE rowid IN (SELECT rowid FROM ohan_cards WHERE expires_at <= ? LIMIT ?)',
+    ),
   };
 }
 
@@ -141,7 +153,7 @@ export class SqliteBoxStore implements BoxStore {
   readonly #touched: { recipient: string; sender: string }[] = [];
 
   constructor(db: BetterSqlite3.Database, writer: WriteQueue, limits: Partial<BoxLimits> = {}) {
-    this.limits = checkBoxLimits({ ...DEFAULT_BOX_LIMITS, ...limits });
+    this.limits = checkBoxLimits(limits);
     this.#writer = writer;
     const s = statements(db);
     this.#s = s;
@@ -289,22 +301,50 @@ export class SqliteBoxStore implements BoxStore {
     return this.#s.allow.all(recipient);
   }
 
-  async putCard(card: OhanCard): Promise<CardResult> {
+  async putCard(card: OhanCard, now: number): Promise<CardResult> {
     this.#open();
     const ts = cardTime(card);
     const json = JSON.stringify(card);
+    const expiresAt = now + this.limits.cardTtlSeconds * 1000;
     return this.#writer.run((): CardResult => {
       const current = this.#s.cardTs.get(card.key);
-      if (current !== undefined && current >= ts) return 'stale';
-      this.#s.putCard.run(card.key, ts, json);
+      if (current !== undefined && current >= ts) {
+        if (current === ts) this.#s.refreshCard.run(expiresAt, card.key);
+        return 'stale';
+      }
+      if (current === undefined) {
+        if (this.#s.cardCount.get()! >= this.limits.maxCards) return 'full';
+        this.#s.addCards.run(1);
+      }
+      this.#s.putCard.run(card.key, ts, json, expiresAt);
       return current === undefined ? 'stored' : 'replaced';
     });
   }
 
-  async getCard(key: string): Promise<OhanCard | undefined> {
+  async getCard(key: string, now: number): Promise<OhanCard | undefined> {
     this.#open();
-    const body = this.#s.card.get(key);
+    const body = this.#s.card.get(key, now);
     return body === undefined ? undefined : (JSON.parse(body) as OhanCard);
+  }
+
+  async knows(key: string, now: number): Promise<boolean> {
+    this.#open();
+    return this.#s.knows.get(key, now, key, key) === 1;
+  }
+
+  async sweepExpiredCards(now: number, batch: number): Promise<number> {
+    this.#open();
+    const n = clampCount(batch, MAX_SWEEP_BATCH, 'batch');
+    return this.#writer.run(() => {
+      const { changes } = this.#s.expiredCards.run(now, n);
+      if (changes > 0) this.#s.addCards.run(-changes);
+      return changes;
+    });
+  }
+
+  async cardCount(): Promise<number> {
+    this.#open();
+    return this.#s.cardCount.get()!;
   }
 
   async sweepExpired(now: number, batch: number): Promise<number> {

@@ -47,6 +47,23 @@ function statements(db: BetterSqlite3.Database) {
       'SELECT rowid, length(body) AS bytes FROM mls_key_packages WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
     ),
     deleteRow: db.prepare('DELETE FROM mls_key_packages WHERE rowid = ?'),
+    lastResortSize: db
+      .prepare<[string], number>('SELECT length(body) FROM mls_last_resort_key_packages WHERE identity = ?')
+      .pluck(),
+    putLastResort: db.prepare(
+      `INSERT INTO mls_last_resort_key_packages (identity, ref, cipher_suite, expires_at, body) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (identity) DO UPDATE SET ref = excluded.ref, cipher_suite = excluded.cipher_suite,
+       expires_at = excluded.expires_at, body = excluded.body`,
+    ),
+    lastResort: db.prepare<[string, number], Row>(
+      `SELECT ref, identity, cipher_suite, expires_at, body FROM mls_last_resort_key_packages
+       WHERE identity = ? AND expires_at > ?`,
+    ),
+    expiredLastResort: db.prepare<[number, number], { identity: string; bytes: number }>(
+      `DELETE FROM mls_last_resort_key_packages WHERE identity IN
+       (SELECT identity FROM mls_last_resort_key_packages WHERE expires_at <= ? LIMIT ?)
+       RETURNING identity, length(body) AS bytes`,
+    ),
     totals: db.prepare<[], Totals>("SELECT count, bytes FROM totals WHERE name = 'mls_key_packages'"),
     total: db.prepare("UPDATE totals SET count = count + ?, bytes = bytes + ? WHERE name = 'mls_key_packages'"),
   };
@@ -127,9 +144,50 @@ export class SqliteKeyPackageStore implements KeyPackageStore {
     return this.#writer.run(() => {
       const rows = this.#s.expired.all(now, n);
       for (const row of rows) this.#s.deleteRow.run(row.rowid);
-      if (rows.length > 0) this.#s.total.run(-rows.length, -rows.reduce((sum, r) => sum + r.bytes, 0));
-      return rows.length;
+      const last = rows.length < n ? this.#s.expiredLastResort.all(now, n - rows.length) : [];
+      const gone = [...rows, ...last];
+      if (gone.length > 0) this.#s.total.run(-gone.length, -gone.reduce((sum, r) => sum + r.bytes, 0));
+      return gone.length;
     });
+  }
+
+  async putLastResort(identity: string, keyPackage: KeyPackageInput, now: number): Promise<boolean> {
+    this.#open();
+    checkKeyPackageInput(identity, [keyPackage], { now, maxPerIdentity: 1 });
+    if (keyPackage.expiresAt <= now) return false;
+    return this.#writer.run(() => {
+      const old = this.#s.lastResortSize.get(identity);
+      const count = old === undefined ? 1 : 0;
+      const bytes = keyPackage.keyPackage.length - (old ?? 0);
+      const totals = this.#s.totals.get()!;
+      if (totals.count + count > this.limits.maxTotal || totals.bytes + bytes > this.limits.maxBytes) return false;
+      this.#s.putLastResort.run(
+        identity,
+        keyPackage.ref,
+        keyPackage.cipherSuite,
+        keyPackage.expiresAt,
+        keyPackage.keyPackage,
+      );
+      this.#s.total.run(count, bytes);
+      return true;
+    });
+  }
+
+  async lastResort(
+    identity: string,
+    cipherSuite: number | undefined,
+    now: number,
+  ): Promise<StoredKeyPackage | undefined> {
+    this.#open();
+    const row = this.#s.lastResort.get(identity, now);
+    if (row === undefined || (cipherSuite !== undefined && row.cipher_suite !== cipherSuite)) return undefined;
+    return {
+      identity: row.identity,
+      ref: row.ref,
+      keyPackage: row.body,
+      cipherSuite: row.cipher_suite,
+      expiresAt: row.expires_at,
+    };
   }
 
   async totals(): Promise<Totals> {

@@ -1,17 +1,16 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import { type QueueRecord, queueRecord } from '../contracts/queue-input.js';
-import { checkQueueLimits } from '../contracts/queue-limits.js';
-import {
-  type AppendOptions,
-  type AppendResult,
-  DEFAULT_QUEUE_LIMITS,
-  type QueuedMessage,
-  type QueueLimits,
-  type QueueMessageInput,
-  type QueuePage,
-  type QueueRemoval,
-  type QueueStore,
+import { checkQueueLimits, queueCapRefusal } from '../contracts/queue-limits.js';
+import type {
+  AppendOptions,
+  AppendResult,
+  QueuedMessage,
+  QueueLimits,
+  QueueMessageInput,
+  QueuePage,
+  QueueRemoval,
+  QueueStore,
 } from '../contracts/queue-store.js';
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
 import { QueueFullError, StoreClosedError } from '../errors.js';
@@ -98,7 +97,7 @@ export class SqliteQueueStore implements QueueStore {
   readonly #totals: QueueTotalsCache;
 
   constructor(db: BetterSqlite3.Database, writer: WriteQueue, limits: Partial<QueueLimits> = {}) {
-    this.limits = checkQueueLimits({ ...DEFAULT_QUEUE_LIMITS, ...limits });
+    this.limits = checkQueueLimits(limits);
     this.#writer = writer;
     this.#s = statements(db);
     const totals = new QueueTotalsCache(db);
@@ -180,9 +179,12 @@ export class SqliteQueueStore implements QueueStore {
   /** One append inside the writer's transaction; atomic by itself (see `WriteQueue.runAtomic`). */
   #append(recipient: string, record: QueueRecord): AppendResult {
     const queue = this.#load(recipient);
-    let full: 'max_queued' | 'max_bytes' | undefined;
-    if (queue.count >= this.limits.maxQueued) full = 'max_queued';
-    else if (queue.bytes + record.bytes > this.limits.maxBytes) full = 'max_bytes';
+    const counts = {
+      queue,
+      sender: this.#totals.sender(recipient, record.sender),
+      total: this.#totals.total(),
+    };
+    const full = queueCapRefusal(this.limits, counts, record.bytes);
     if (full !== undefined) {
       // A retry of a queued message is answered even when the queue is full.
       const existing = this.#s.seqOf.get(recipient, record.id);
@@ -200,7 +202,7 @@ export class SqliteQueueStore implements QueueStore {
       record.body,
     );
     if (changes === 0) return { status: 'exists', seq: this.#s.seqOf.get(recipient, record.id)! };
-    this.#totals.added(recipient, record.bytes);
+    this.#totals.added(recipient, record.sender, record.bytes);
     return { status: 'queued', seq };
   }
 

@@ -5,7 +5,7 @@
  * transaction as the rows they count, so cap checks read one row. Recipient rows are kept after
  * their queue empties: `next_seq` is what keeps a seq from ever being reused.
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /**
  * Version 2: MLS key packages (single use, by identity in publish order) and the relay's per-session
@@ -36,10 +36,49 @@ CREATE TABLE mls_groups (
 CREATE INDEX mls_groups_expiry ON mls_groups (expires_at);
 `;
 
-/** What takes a file of version N to N + 1 (applied in order, in the opening transaction). */
-export const MIGRATIONS: Readonly<Record<number, string>> = { 1: MLS_SCHEMA };
+/**
+ * Version 3 (hardening, DESIGN §6-§7): unauthenticated sessions are counted apart (their own cap);
+ * each sender's part of each recipient's queue is counted (a sender holds at most a share of it);
+ * directory cards expire when not refreshed and are counted (a cap); one last-resort MLS key
+ * package per identity is kept apart (never handed out for good).
+ */
+const HARDENING_SCHEMA = `
+ALTER TABLE wmp_sessions ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;
+UPDATE wmp_sessions SET pending = 1 WHERE json_extract(record, '$.state') = 'pending';
+INSERT INTO totals (name, count, bytes)
+  VALUES ('pending_sessions', (SELECT count(*) FROM wmp_sessions WHERE pending = 1), 0);
 
-const SCHEMA_V1 = `
+CREATE TABLE wmp_queue_senders (
+  recipient TEXT NOT NULL,
+  sender TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  PRIMARY KEY (recipient, sender)
+);
+INSERT INTO wmp_queue_senders (recipient, sender, count, bytes)
+  SELECT recipient, sender, count(*), sum(bytes) FROM wmp_messages GROUP BY recipient, sender;
+
+ALTER TABLE ohan_cards ADD COLUMN expires_at INTEGER NOT NULL DEFAULT 0;
+UPDATE ohan_cards SET expires_at = ts + 7776000000;
+CREATE INDEX ohan_cards_expiry ON ohan_cards (expires_at);
+INSERT INTO totals (name, count, bytes) VALUES ('ohan_cards', (SELECT count(*) FROM ohan_cards), 0);
+
+-- One per identity, never taken (RFC 9420 last-resort KeyPackage); counted in mls_key_packages.
+CREATE TABLE mls_last_resort_key_packages (
+  identity TEXT PRIMARY KEY,
+  ref TEXT NOT NULL,
+  cipher_suite INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  body TEXT NOT NULL
+);
+CREATE INDEX mls_last_resort_expiry ON mls_last_resort_key_packages (expires_at);
+`;
+
+/** What takes a file of version N to N + 1 (applied in order, in the opening transaction). */
+export const MIGRATIONS: Readonly<Record<number, string>> = { 1: MLS_SCHEMA, 2: HARDENING_SCHEMA };
+
+/** What version 1 created (kept so that a migration test can write a version 1 file). */
+export const SCHEMA_V1 = `
 CREATE TABLE totals (
   name TEXT PRIMARY KEY,
   count INTEGER NOT NULL,
@@ -123,5 +162,5 @@ CREATE TABLE wmp_sessions (
 CREATE INDEX wmp_sessions_expiry ON wmp_sessions (expires_at);
 `;
 
-/** A new file: everything at the current version. */
-export const SCHEMA = SCHEMA_V1 + MLS_SCHEMA;
+/** A new file: version 1 and every migration after it, in order (one definition of the schema). */
+export const SCHEMA = SCHEMA_V1 + MLS_SCHEMA + HARDENING_SCHEMA;

@@ -1,3 +1,4 @@
+import type { SessionStoreLimits } from '@wmp/session';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { BoxLimits } from '../contracts/box-store.js';
 import type { KeyPackageLimits } from '../contracts/key-package-store.js';
@@ -16,7 +17,8 @@ export interface SqliteStoreOptions {
   readonly path: string;
   readonly queue?: Partial<QueueLimits>;
   readonly box?: Partial<BoxLimits>;
-  readonly maxSessions?: number;
+  /** Caps of the session store (all sessions, and the unauthenticated ones). */
+  readonly sessions?: Partial<SessionStoreLimits>;
   readonly keyPackages?: Partial<KeyPackageLimits>;
   readonly maxGroups?: number;
   /** Operations per transaction, 1..100 (default 100). */
@@ -45,11 +47,7 @@ export class SqliteStore implements RelayStores {
     this.#writer = new WriteQueue(db, options.maxBatch === undefined ? {} : { maxBatch: options.maxBatch });
     this.queue = new SqliteQueueStore(db, this.#writer, options.queue);
     this.box = new SqliteBoxStore(db, this.#writer, options.box);
-    this.sessions = new SqliteSessionStore(
-      db,
-      this.#writer,
-      options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions },
-    );
+    this.sessions = new SqliteSessionStore(db, this.#writer, options.sessions);
     this.keyPackages = new SqliteKeyPackageStore(db, this.#writer, options.keyPackages);
     this.groups = new SqliteMlsGroupStore(
       db,

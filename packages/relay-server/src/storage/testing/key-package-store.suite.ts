@@ -130,6 +130,35 @@ export function keyPackageStoreSuite(name: string, factory: KeyPackageFactory, d
       expect(await store.totals()).toEqual({ count: 0, bytes: 0 });
     });
 
+    it('keeps one last-resort key package per identity: never taken, replaced by a newer one, swept when expired', async () => {
+      const store = await open();
+      const [r1, r2] = [kp(), kp({ cipherSuite: 2 })];
+      expect(await store.lastResort(ALICE, undefined, Date.now())).toBeUndefined();
+      expect(await store.putLastResort(ALICE, r1, Date.now())).toBe(true);
+      for (let i = 0; i < 3; i++)
+        expect(await store.lastResort(ALICE, undefined, Date.now())).toEqual({ identity: ALICE, ...r1 });
+      // It is no regular key package: take and count do not see it; the totals count it.
+      expect(await store.take(ALICE, undefined, Date.now())).toBeUndefined();
+      expect(await store.count(ALICE, Date.now())).toBe(0);
+      expect(await store.totals()).toEqual({ count: 1, bytes: r1.keyPackage.length });
+      expect(await store.putLastResort(ALICE, r2, Date.now())).toBe(true);
+      expect(await store.totals()).toEqual({ count: 1, bytes: r2.keyPackage.length });
+      expect(await store.lastResort(ALICE, 1, Date.now())).toBeUndefined();
+      expect(await store.lastResort(ALICE, 2, Date.now())).toEqual({ identity: ALICE, ...r2 });
+      expect(await store.lastResort(BOB, undefined, Date.now())).toBeUndefined();
+      const later = r2.expiresAt;
+      expect(await store.lastResort(ALICE, undefined, later)).toBeUndefined();
+      expect(await store.sweepExpired(later, 10)).toBe(1);
+      expect(await store.totals()).toEqual({ count: 0, bytes: 0 });
+    });
+
+    it('refuses a last-resort key package past the store caps', async () => {
+      const store = await open({ maxTotal: 1 });
+      expect(await store.publish(ALICE, [kp()], opts())).toBe(1);
+      expect(await store.putLastResort(BOB, kp(), Date.now())).toBe(false);
+      expect(await store.lastResort(BOB, undefined, Date.now())).toBeUndefined();
+    });
+
     it('refuses every call once closed', async () => {
       const h = await harnesses.open({});
       await h.close();
@@ -148,6 +177,14 @@ export function keyPackageStoreSuite(name: string, factory: KeyPackageFactory, d
         expect(await again.store.totals()).toEqual({ count: 1, bytes: b.keyPackage.length });
         expect(await again.store.take(ALICE, undefined, Date.now())).toEqual({ identity: ALICE, ...b });
         expect(await again.store.take(ALICE, undefined, Date.now())).toBeUndefined();
+      });
+
+      it('keeps the last-resort key package across a reopen', async () => {
+        const h = await harnesses.open({});
+        const r = kp();
+        await h.store.putLastResort(ALICE, r, Date.now());
+        const again = await harnesses.reopen(h);
+        expect(await again.store.lastResort(ALICE, undefined, Date.now())).toEqual({ identity: ALICE, ...r });
       });
     }
   });

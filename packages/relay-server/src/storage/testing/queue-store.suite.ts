@@ -107,8 +107,8 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
     describe('caps', () => {
       it('refuses the message after max_queued with QueueFullError (-31014)', async () => {
         const queue = await open({ maxQueued: 3 });
-        for (let i = 0; i < 3; i++) await queue.append(BOB, msg(), later());
-        const full = await queue.append(BOB, msg(), later()).catch((e: unknown) => e);
+        for (let i = 0; i < 3; i++) await queue.append(BOB, msg(`did:key:z6MkS${i}`), later());
+        const full = await queue.append(BOB, msg('did:key:z6MkS9'), later()).catch((e: unknown) => e);
         expect(full).toBeInstanceOf(QueueFullError);
         expect(full).toBeInstanceOf(WmpQueueFullError);
         expect(full).toMatchObject({ code: -31014, message: 'Queue full', reason: 'max_queued' });
@@ -117,19 +117,50 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
         expect(await queue.stats(BOB)).toMatchObject({ count: 3 });
         // Acknowledging one makes room for one.
         await queue.ack(BOB, [(await queue.after(BOB, undefined, 1)).messages[0]!.id]);
-        expect((await queue.append(BOB, msg(), later())).status).toBe('queued');
+        expect((await queue.append(BOB, msg('did:key:z6MkS0'), later())).status).toBe('queued');
       });
 
       it('refuses a message that would exceed the byte cap (max_bytes)', async () => {
-        const queue = await open({ maxBytes: 1000 });
+        const queue = await open({ maxBytes: 1000, maxBytesPerSender: 1000 });
         expect((await queue.append(BOB, msg(), { ...later(), bytes: 600 })).status).toBe('queued');
-        expect((await queue.append(BOB, msg(), { ...later(), bytes: 400 })).status).toBe('queued');
+        expect((await queue.append(BOB, msg(CAROL), { ...later(), bytes: 400 })).status).toBe('queued');
         await expect(queue.append(BOB, msg(), { ...later(), bytes: 1 })).rejects.toMatchObject({ reason: 'max_bytes' });
         expect(await queue.stats(BOB)).toEqual({ count: 2, bytes: 1000 });
       });
 
+      it("gives each sender only a share of a recipient's queue (a quarter by default)", async () => {
+        const queue = await open({ maxQueued: 8, maxBytes: 4000 });
+        expect(queue.limits).toMatchObject({ maxQueuedPerSender: 2, maxBytesPerSender: 1000 });
+        for (let i = 0; i < 2; i++) await queue.append(BOB, msg(), later());
+        const refused = await queue.append(BOB, msg(), later()).catch((e: unknown) => e);
+        expect(refused).toMatchObject({ code: -31014, reason: 'sender_share' });
+        // Nobody else's part is taken: Carol still sends to Bob, and Alice to Carol.
+        expect((await queue.append(BOB, msg(CAROL), later())).status).toBe('queued');
+        expect((await queue.append(CAROL, msg(), later())).status).toBe('queued');
+        await expect(queue.append(BOB, msg(CAROL), { ...later(), bytes: 1001 })).rejects.toMatchObject({
+          reason: 'sender_share',
+        });
+        // An acknowledgement gives the sender its room back.
+        await queue.ack(BOB, [(await queue.after(BOB, undefined, 1)).messages[0]!.id]);
+        expect((await queue.append(BOB, msg(), later())).status).toBe('queued');
+        expect(await queue.stats(BOB)).toMatchObject({ count: 3 });
+      });
+
+      it('bounds the bytes of the whole store (maxTotalBytes), every recipient together', async () => {
+        const queue = await open({ maxTotalBytes: 1500, maxBytes: 1000, maxBytesPerSender: 1000 });
+        await queue.append(BOB, msg(), { ...later(), bytes: 800 });
+        await queue.append(CAROL, msg(), { ...later(), bytes: 600 });
+        await expect(queue.append(ALICE, msg(CAROL), { ...later(), bytes: 101 })).rejects.toMatchObject({
+          code: -31014,
+          reason: 'total_bytes',
+        });
+        expect(await queue.totals()).toEqual({ count: 2, bytes: 1400 });
+        await queue.sweepExpired(Number.MAX_SAFE_INTEGER, 10);
+        expect((await queue.append(ALICE, msg(CAROL), { ...later(), bytes: 1000 })).status).toBe('queued');
+      });
+
       it('checks the cap atomically with the insert under concurrent appends', async () => {
-        const queue = await open({ maxQueued: 5 });
+        const queue = await open({ maxQueued: 5, maxQueuedPerSender: 5 });
         const results = await Promise.allSettled(Array.from({ length: 12 }, () => queue.append(BOB, msg(), later())));
         expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
         expect(
@@ -256,6 +287,15 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
         expect(await again.after(CAROL, undefined, 500)).toEqual(before.carol);
         expect(await again.totals()).toEqual(before.totals);
         expect(await again.append(BOB, msg(), later())).toEqual({ status: 'queued', seq: 51 });
+      });
+
+    if (durable)
+      it("keeps each sender's part of a queue across a reopen", async () => {
+        const h = await harnesses.open({ maxQueued: 8 });
+        for (let i = 0; i < 2; i++) await h.store.append(BOB, msg(), later());
+        const again = (await harnesses.reopen(h)).store;
+        await expect(again.append(BOB, msg(), later())).rejects.toMatchObject({ reason: 'sender_share' });
+        expect((await again.append(BOB, msg(CAROL), later())).status).toBe('queued');
       });
   });
 }

@@ -1,0 +1,64 @@
+import type { RateLimiter, TokenBucketOptions } from '../contracts/rate-limiter.js';
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/** Most keys tracked by default. */
+const DEFAULT_MAX_KEYS = 100_000;
+
+/**
+ * Token buckets in memory (one process). A Map in least recently used order bounds memory; when it
+ * is full, a bucket that has refilled (the default state anyway) goes first, and only if none
+ * has, the least recently used one: a flood of fresh keys cannot reset the buckets that matter
+ * unless it outnumbers `maxKeys` in one refill period.
+ */
+export class TokenBuckets implements RateLimiter {
+  readonly #buckets = new Map<string, Bucket>();
+  readonly #perMs: number;
+  readonly #burst: number;
+  readonly #maxKeys: number;
+  readonly #now: () => number;
+
+  constructor(options: TokenBucketOptions) {
+    if (!(options.perSecond > 0) || !(options.burst >= 1))
+      throw new RangeError('token buckets need perSecond > 0, burst >= 1');
+    this.#perMs = options.perSecond / 1000;
+    this.#burst = options.burst;
+    this.#maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS;
+    this.#now = options.now ?? Date.now;
+  }
+
+  get size(): number {
+    return this.#buckets.size;
+  }
+
+  take(key: string, cost = 1): boolean {
+    const now = this.#now();
+    const bucket = this.#buckets.get(key);
+    let tokens = this.#burst;
+    if (bucket !== undefined) {
+      tokens = Math.min(this.#burst, bucket.tokens + Math.max(0, now - bucket.at) * this.#perMs);
+      this.#buckets.delete(key);
+    } else if (this.#buckets.size >= this.#maxKeys) {
+      this.#makeRoom(now);
+    }
+    const allowed = tokens >= cost;
+    this.#buckets.set(key, { tokens: allowed ? tokens - cost : tokens, at: now });
+    return allowed;
+  }
+
+  #makeRoom(now: number): void {
+    // The front is the least recently used; a few full ones there cost nothing to forget.
+    let scanned = 0;
+    for (const [key, b] of this.#buckets) {
+      if (b.tokens + (now - b.at) * this.#perMs >= this.#burst) {
+        this.#buckets.delete(key);
+        return;
+      }
+      if (++scanned >= 32) break;
+    }
+    this.#buckets.delete(this.#buckets.keys().next().value as string);
+  }
+}
