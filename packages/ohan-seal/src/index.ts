@@ -10,6 +10,7 @@ export {
   verifyCard,
 } from './card.js';
 export { type CreateEventInput, createEvent, signEvent } from './create.js';
+export { cryptoPath } from './crypto-path.js';
 export { formatUtcTime, parseUtcTime } from './encoding.js';
 export { OhanError, OhanOpenError, OhanSealError, type OpenFailure, type SealFailure } from './errors.js';
 export {

@@ -98,20 +98,29 @@ describe('stamps', () => {
     expect(Number.parseInt(event.id.slice(0, 3), 16)).toBe(0);
   });
 
-  it('mining reports progress and stops when aborted', async () => {
+  it('mining reports progress, yields to other tasks, and stops when aborted', async () => {
     const unsigned = unsignedPart(await createEvent({ envelope: deliver(5), to: toBob, from: alice }));
     const controller = new AbortController();
     const progress: number[] = [];
+    let reportsAtAbort = -1;
     const mining = mintStamp(unsigned, 60, {
       signal: controller.signal,
       onProgress: (p) => {
         progress.push(p.tries);
         expect(p.expectedTries).toBe(2 ** 60);
+        // Abort from another task once mining is under way: it runs only if mining yields.
+        if (progress.length === 1) {
+          setImmediate(() => {
+            reportsAtAbort = progress.length;
+            controller.abort();
+          });
+        }
       },
     });
-    setTimeout(() => controller.abort(), 800);
     await expect(mining).rejects.toMatchObject({ name: 'AbortError' });
-    expect(progress.length).toBeGreaterThan(0);
+    expect(reportsAtAbort).toBeGreaterThan(0);
+    expect(progress.length).toBe(reportsAtAbort);
+    expect(progress).toEqual(progress.map((_, i) => (i + 1) * 0x10000));
   });
 
   it('refuses an impossible strength', async () => {

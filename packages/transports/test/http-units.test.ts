@@ -1,5 +1,5 @@
 import { DEFAULT_PARSE_LIMITS } from '@wmp/jsonrpc-envelope';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { classifyPostBody } from '../src/http-frames.js';
 import { PendingPost } from '../src/http-pending.js';
 import { acceptsEventStream, isJsonContentType, parseEventId } from '../src/http-protocol.js';
@@ -9,7 +9,7 @@ import { bearerToken, constantTimeEqual, createSessionToken } from '../src/http-
 const limits = DEFAULT_PARSE_LIMITS;
 
 describe('HTTP binding pieces', () => {
-  it('makes 256-bit base64url tokens and compares them without short-circuiting', () => {
+  it('makes 256-bit base64url tokens and compares them whole (a difference anywhere, or in length, is unequal)', () => {
     const a = createSessionToken();
     expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(createSessionToken()).not.toBe(a);
@@ -22,6 +22,33 @@ describe('HTTP binding pieces', () => {
     expect(bearerToken(`bearer\t${a} `)).toBe(a);
     expect(bearerToken(`Basic ${a}`)).toBeUndefined();
     expect(bearerToken('Bearer a b')).toBeUndefined();
+  });
+
+  it('compares tokens without short-circuiting: every byte is read wherever the first difference is', () => {
+    // Time cannot be asserted reliably; the work can. Count the byte reads of both encoded tokens.
+    const a = createSessionToken();
+    const flip = (i: number) => `${a.slice(0, i)}${a[i] === 'A' ? 'B' : 'A'}${a.slice(i + 1)}`;
+    const encode = TextEncoder.prototype.encode;
+    let reads: number[] = [];
+    const spy = vi.spyOn(TextEncoder.prototype, 'encode').mockImplementation(function (this: TextEncoder, input) {
+      const bytes = encode.call(this, input);
+      const slot = reads.push(0) - 1;
+      return new Proxy(bytes, {
+        get(target, key) {
+          if (typeof key === 'string' && /^\d+$/.test(key)) reads[slot]!++;
+          return Reflect.get(target, key);
+        },
+      });
+    });
+    try {
+      for (const presented of [a, flip(0), flip(21), flip(42), a.slice(1), `${a}x`, '']) {
+        reads = [];
+        constantTimeEqual(presented, a);
+        expect(reads, JSON.stringify(presented)).toEqual([a.length, a.length]);
+      }
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('reads Accept, Content-Type and event ids', () => {
