@@ -686,12 +686,8 @@ export class WmpClient implements SessionHost {
             fetch: o.fetch,
             allowInsecure: o.allowInsecure,
             events: true,
-            ...(this.#policy
-              ? {
-                  reconnectDelayMs: Math.max(1, this.#policy.initialDelayMs),
-                  maxReconnectDelayMs: this.#policy.maxDelayMs,
-                }
-              : {}),
+            // The client's own policy: one backoff, whether the stream or the connection drops.
+            ...(this.#policy ? { reconnect: this.#policy } : {}),
           });
     const peer = new Peer(transport, {
       requestTimeoutMs: o.requestTimeoutMs,
