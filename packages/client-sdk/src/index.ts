@@ -7,6 +7,7 @@ export { DEFAULT_CLIENT_CAPABILITIES, WmpClient } from './client/client.js';
 export type { Listener } from './client/emitter.js';
 export { type Binding, type Endpoint, WELL_KNOWN_PATH } from './client/endpoint.js';
 export { WmpClientError, type WmpClientErrorCode } from './client/errors.js';
+export { isConnectionLost } from './client/failures.js';
 export type { FlowActionResult, FlowHandle } from './client/flows.js';
 export type { GroupSessionLayer } from './client/group-session.js';
 export { type GroupSendOptions, GroupSession, type StartFlowOptions } from './client/group-session.js';

@@ -15,7 +15,7 @@ import { AckBatcher } from './acks.js';
 import { Emitter, type Listener } from './emitter.js';
 import { type Endpoint, resolveEndpoint } from './endpoint.js';
 import { WmpClientError } from './errors.js';
-import { isConnectionLoss, isResumeRefused, isSessionGone } from './failures.js';
+import { isConnectionLost, isResumeRefused, isSessionGone } from './failures.js';
 import { FallbackWatcher } from './fallback.js';
 import { type FlowActionResult, type FlowHandle, FlowTracker } from './flows.js';
 import { GroupSession, type GroupSessionLayer, type SessionHost, type StartFlowOptions } from './group-session.js';
@@ -368,7 +368,7 @@ export class WmpClient implements SessionHost {
         requestOptions: requestOptions({ signal: options.signal, timeoutMs: options.timeoutMs }),
       });
     } catch (e) {
-      if (isConnectionLoss(e)) this.#lost(peer, e);
+      if (isConnectionLost(e)) this.#lost(peer, e);
       throw e;
     }
     const members = [...new Set([this.did, ...participants])];
@@ -625,7 +625,7 @@ export class WmpClient implements SessionHost {
       } catch (e) {
         if (this.#state === 'closed') throw e;
         const lost =
-          isConnectionLoss(e) ||
+          isConnectionLost(e) ||
           (policy.sessionLoss && isSessionGone(e)) ||
           (policy.timeoutIsLoss === true && e instanceof RequestTimeoutError);
         if (lost) this.#lost(peer, e);
@@ -814,7 +814,7 @@ export class WmpClient implements SessionHost {
       const peer = this.#peer;
       if (!main || !peer || this.#state !== 'connected') return;
       this.#register(main).catch((e: unknown) => {
-        if (isConnectionLoss(e) || isSessionGone(e)) this.#lost(peer, e);
+        if (isConnectionLost(e) || isSessionGone(e)) this.#lost(peer, e);
         else this.#report(e);
       });
     }, delay);
