@@ -2,7 +2,8 @@
 // handler. The parser, `--help` and the REPL's `help` are all generated from these entries.
 import type { Group, WmpClient } from '@wmp/client-sdk';
 import type { Home } from './home.js';
-import type { Output, TextSink } from './output.js';
+import type { Output } from './output.js';
+import type { TextSink } from './text-sink.js';
 
 /** An output stream that is also a TextSink (process.stdout, or a PassThrough in tests). */
 export type Stream = NodeJS.WritableStream & TextSink;

@@ -24,5 +24,6 @@ export {
 } from './errors.js';
 export { commandHelp, groupHelp, topHelp } from './help.js';
 export { Home, resolveHomeDir } from './home.js';
-export { Output, type OutputStreams, type TextSink } from './output.js';
+export { Output, type OutputStreams } from './output.js';
 export { type ParsedCommandLine, parseCommandLine } from './parse.js';
+export type { TextSink } from './text-sink.js';

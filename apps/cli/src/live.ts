@@ -3,7 +3,7 @@
 // Only network failures are retried; a relay that answers "no" is an error at once.
 import { Mailbox, type WmpClient } from '@wmp/client-sdk';
 import { connect } from '@wmp/client-sdk/node';
-import { ReconnectPolicy } from '@wmp/transports';
+import { ReconnectFailedError, ReconnectPolicy, reconnect } from '@wmp/transports';
 import type { CommandContext, OptionSpec } from './command.js';
 import { NotFoundError, UnreachableError } from './errors.js';
 import type { Progress } from './progress.js';
@@ -68,48 +68,45 @@ export async function connectLive(
 async function dial(ctx: CommandContext, relay: string): Promise<WmpClient> {
   const identity = await ctx.home.identity();
   const retries = (ctx.options.retries as number | undefined) ?? 3;
-  const policy = new ReconnectPolicy({ initialDelayMs: 500, maxDelayMs: 30_000 });
+  const attempt = () =>
+    connect(relay, {
+      identity,
+      store: ctx.home.store(),
+      // A drop later is retried by the SDK: 1 s doubling to 30 s, 10 attempts.
+      reconnect: { initialDelayMs: 1000, maxDelayMs: 30_000, maxAttempts: 10 },
+    });
+  const unreachable = () =>
+    new UnreachableError(
+      `could not connect to ${relay}${retries > 0 ? ` (${retries + 1} attempts)` : ''}`,
+      'Check the URL and that the relay is running (npm start starts one on http://127.0.0.1:8080).',
+      { relay },
+    );
+  try {
+    return await attempt();
+  } catch (error) {
+    if (ctx.signal.aborted || !isUnreachable(error)) throw error;
+    if (retries === 0) throw unreachable();
+  }
   let progress: Progress | undefined;
   try {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await connect(relay, {
-          identity,
-          store: ctx.home.store(),
-          // A drop later is retried by the SDK: 1 s doubling to 30 s, 10 attempts.
-          reconnect: { initialDelayMs: 1000, maxDelayMs: 30_000, maxAttempts: 10 },
-        });
-      } catch (error) {
-        if (ctx.signal.aborted) throw error;
-        if (!isUnreachable(error)) throw error;
-        if (attempt > retries) {
-          throw new UnreachableError(
-            `could not connect to ${relay}${retries > 0 ? ` (${attempt} attempts)` : ''}`,
-            'Check the URL and that the relay is running (npm start starts one on http://127.0.0.1:8080).',
-            { relay },
-          );
-        }
-        const delayMs = policy.nextDelay(attempt);
-        progress ??= ctx.out.progress(`cannot reach ${relay}; retrying`);
-        progress.update(`(attempt ${attempt + 1} of ${retries + 1} in ${(delayMs / 1000).toFixed(1)} s)`);
-        await sleep(delayMs, ctx.signal);
-      }
-    }
+    // The retries wait like the SDK's reconnects (jittered backoff), only shorter at first.
+    return await reconnect(
+      attempt,
+      new ReconnectPolicy({ initialDelayMs: 500, maxDelayMs: 30_000, maxAttempts: retries }),
+      {
+        signal: ctx.signal,
+        isRetryable: isUnreachable,
+        onRetry: ({ attempt: n, delayMs }) => {
+          progress ??= ctx.out.progress(`cannot reach ${relay}; retrying`);
+          progress.update(`(attempt ${n + 1} of ${retries + 1} in ${(delayMs / 1000).toFixed(1)} s)`);
+        },
+      },
+    );
+  } catch (error) {
+    throw error instanceof ReconnectFailedError ? unreachable() : error;
   } finally {
     progress?.done();
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** Shows connection drops and reconnections of a long-running client; resolves when it closes for good. */

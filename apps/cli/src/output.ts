@@ -5,14 +5,7 @@
 // - progress: a one-line indicator on stderr, only when stderr is a terminal and not in --json.
 import { type CliError, ExitCode } from './errors.js';
 import { NO_PROGRESS, type Progress, TerminalProgress } from './progress.js';
-
-/** Where text goes: a stream's `write` and whether it is a terminal. */
-export interface TextSink {
-  write(text: string): unknown;
-  readonly isTTY?: boolean | undefined;
-  /** Terminal width, when known (the progress line is cut to it). */
-  readonly columns?: number | undefined;
-}
+import type { TextSink } from './text-sink.js';
 
 export interface OutputStreams {
   readonly stdout: TextSink;

@@ -1,6 +1,6 @@
 // A one-line progress indicator on a terminal's stderr: a spinner, a label and a detail that the
 // work updates (tries, attempt numbers). Redrawn at most every 100 ms, erased when done.
-import type { TextSink } from './output.js';
+import type { TextSink } from './text-sink.js';
 
 export interface Progress {
   /** New detail text after the label (e.g. `~40% of the expected tries`). */

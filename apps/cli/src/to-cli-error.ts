@@ -4,6 +4,7 @@ import {
   GroupError,
   type GroupErrorCode,
   IdentityError,
+  isConnectionLost,
   MailboxError,
   type MailboxErrorCode,
   StoreError,
@@ -46,29 +47,23 @@ const NETWORK_CODES = new Set([
   'UND_ERR_BODY_TIMEOUT',
 ]);
 
-/** Transport and peer codes (transports, session) that mean the connection failed or dropped. */
-const CONNECTION_CODES = new Set([
-  'ERR_WS_CONNECT',
-  'ERR_WS_SOCKET',
-  'ERR_WS_PONG_TIMEOUT',
-  'ERR_WS_NOT_OPEN',
-  'ERR_HTTP_FETCH',
-  'ERR_HTTP_CLOSED',
-  'ERR_HTTP_EVENTS_GAVE_UP',
-  'ERR_CONNECTION_CLOSED',
-  'ERR_REQUEST_TIMEOUT',
-  'ERR_NOT_CONNECTED',
-  'ERR_RECONNECT_FAILED',
-]);
+/**
+ * Codes that mean the relay did not answer, although the connection was not lost: a request that
+ * timed out, a client that gave up reconnecting. What a lost connection is, the SDK decides
+ * (`isConnectionLost`, the definition its reconnects use).
+ */
+const NO_ANSWER_CODES = new Set(['ERR_REQUEST_TIMEOUT', 'ERR_RECONNECT_FAILED']);
 
 const UNREACHABLE_HINT = 'Check the URL and that the relay is running (npm start starts one on http://127.0.0.1:8080).';
 
-/** The first `code` string along an error's `cause` chain that is a known network code. */
-function networkCode(error: unknown): string | undefined {
+/** The code of the first error along `error`'s `cause` chain that says the relay was not reached. */
+function unreachableCode(error: unknown): string | undefined {
   let e: unknown = error;
   for (let depth = 0; depth < 5 && e; depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && (NETWORK_CODES.has(code) || CONNECTION_CODES.has(code))) return code;
+    // The one lost connection without a string code: a POST answered -32603 `closed`.
+    if (isConnectionLost(e)) return typeof code === 'string' ? code : 'closed';
+    if (typeof code === 'string' && (NETWORK_CODES.has(code) || NO_ANSWER_CODES.has(code))) return code;
     e = (e as { cause?: unknown }).cause;
   }
   return undefined;
@@ -208,7 +203,7 @@ export function isUnreachable(error: unknown): boolean {
   if (error instanceof WmpClientError && error.code === 'ERR_CLIENT_DISCOVERY' && error.cause instanceof TypeError) {
     return true;
   }
-  return networkCode(error) !== undefined;
+  return unreachableCode(error) !== undefined;
 }
 
 export function toCliError(error: unknown): CliError {
@@ -232,6 +227,10 @@ export function toCliError(error: unknown): CliError {
       'Check the --home directory and its permissions.',
     );
   }
+  if (isUnreachable(error)) {
+    const code = unreachableCode(error) ?? 'network';
+    return new UnreachableError(`could not reach the relay (${code})`, UNREACHABLE_HINT, { cause: code });
+  }
   if (error instanceof WmpError) {
     const data = error.data as { reason?: unknown } | undefined;
     const reason = typeof data?.reason === 'string' && data.reason.length <= 80 ? data.reason : undefined;
@@ -241,17 +240,13 @@ export function toCliError(error: unknown): CliError {
     const notFound = error.code === ErrorCode.ParticipantNotFound || reason === 'unknown_flow';
     return notFound ? new NotFoundError(text, hint, details) : new CliError(text, hint, details);
   }
-  if (error instanceof WmpClientError && !isUnreachable(error)) {
+  if (error instanceof WmpClientError) {
     const text = `${error.message} (${error.code})`;
     if (error.code === 'ERR_CLIENT_UNKNOWN_GROUP')
       return new NotFoundError(text, 'Check the group id (wmp group --help).');
     if (error.code === 'ERR_CLIENT_URL')
       return new UsageError(text, undefined, 'Give the relay as http(s)://host[:port].');
     return new CliError(text, 'Check the URL: it must be a WMP relay.');
-  }
-  if (isUnreachable(error)) {
-    const code = networkCode(error) ?? 'network';
-    return new UnreachableError(`could not reach the relay (${code})`, UNREACHABLE_HINT, { cause: code });
   }
   const e = error as { name?: unknown; message?: unknown };
   const name = typeof e?.name === 'string' ? e.name : 'Error';

@@ -3,14 +3,17 @@
 // The errors a WmpClient call rejects with, besides WmpClientError and the WmpError family.
 export { ConnectionClosedError, RequestTimeoutError } from '@wmp/session';
 export { ReconnectFailedError } from '@wmp/transports';
-export { DEFAULT_CLIENT_CAPABILITIES, WmpClient } from './client/client.js';
+export { WmpClient } from './client/client.js';
 export type { Listener } from './client/emitter.js';
 export { type Binding, type Endpoint, WELL_KNOWN_PATH } from './client/endpoint.js';
 export { WmpClientError, type WmpClientErrorCode } from './client/errors.js';
+export { isConnectionLost } from './client/failures.js';
 export type { FlowActionResult, FlowHandle } from './client/flows.js';
 export type { GroupSessionLayer } from './client/group-session.js';
-export { type GroupSendOptions, GroupSession, type StartFlowOptions } from './client/group-session.js';
+export { type GroupSendOptions, GroupSession } from './client/group-session.js';
 export { type MailboxFallbackOptions, mailboxFallback } from './client/mailbox-fallback.js';
+export { DEFAULT_CLIENT_CAPABILITIES } from './client/options.js';
+export type { StartFlowOptions } from './client/session-calls.js';
 export type {
   ClientCallOptions,
   ClientEvents,

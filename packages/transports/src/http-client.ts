@@ -5,6 +5,7 @@ import { HttpStatusError, HttpTransportError } from './http-errors.js';
 import { announcedSessionId } from './http-frames.js';
 import { acceptsEventStream, WMP_SESSION_ID_HEADER, WMP_SESSION_TOKEN_HEADER, WMP_SSE_EVENT } from './http-protocol.js';
 import { toHttpUrl } from './http-url.js';
+import { ReconnectFailedError, ReconnectPolicy, type ReconnectPolicyOptions, reconnect } from './reconnect.js';
 import { type SseEvent, SseParser } from './sse-parser.js';
 import { readSseStream } from './sse-reader.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './ws-protocol.js';
@@ -29,12 +30,12 @@ export interface HttpClientTransportOptions {
   readonly eventsUrl?: string | URL;
   /** Ask for POST replies as SSE streams (`Accept: text/event-stream`, streamable HTTP). Default false. */
   readonly streamReplies?: boolean;
-  /** First reconnect delay of the SSE stream, doubled per failure; default 1 s (transport §3.5). A server `retry:` replaces it. */
-  readonly reconnectDelayMs?: number;
-  /** Largest reconnect delay; default 30 s. */
-  readonly maxReconnectDelayMs?: number;
-  /** Reconnect attempts in a row before giving up on the stream; default 10. */
-  readonly maxReconnectAttempts?: number;
+  /**
+   * How the SSE stream is reopened after a drop (transport §3.5; default 1 s doubling to 30 s,
+   * full jitter, 10 attempts in a row before `ERR_HTTP_EVENTS_GAVE_UP`). A server `retry:`
+   * replaces the first delay.
+   */
+  readonly reconnect?: ReconnectPolicy | ReconnectPolicyOptions;
   /** Largest reply body or event, in bytes; default 1 MiB. */
   readonly maxMessageBytes?: number;
 }
@@ -49,17 +50,16 @@ function eventsUrlOf(endpoint: URL): URL {
   return url;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
+/** Reconnecting the stream cannot help after these. */
+function isPermanent(error: unknown): boolean {
+  return error instanceof HttpStatusError && PERMANENT.has(error.status);
+}
+
+/** Where the event stream is, carried from one connection of it to the next. */
+interface StreamCursor {
+  lastEventId: string;
+  /** The server's `retry:`, in ms. */
+  retry: number | undefined;
 }
 
 /**
@@ -80,9 +80,7 @@ export class HttpClientTransport implements Transport {
   readonly #headers: Readonly<Record<string, string>>;
   readonly #eventsEnabled: boolean;
   readonly #streamReplies: boolean;
-  readonly #reconnectDelayMs: number;
-  readonly #maxReconnectDelayMs: number;
-  readonly #maxReconnectAttempts: number;
+  readonly #reconnect: ReconnectPolicy;
   readonly #closing = new AbortController();
   #sessionId: string | undefined;
   #token: string | undefined;
@@ -101,9 +99,8 @@ export class HttpClientTransport implements Transport {
     this.#token = options.sessionToken;
     this.#eventsEnabled = options.events ?? true;
     this.#streamReplies = options.streamReplies ?? false;
-    this.#reconnectDelayMs = options.reconnectDelayMs ?? 1_000;
-    this.#maxReconnectDelayMs = options.maxReconnectDelayMs ?? 30_000;
-    this.#maxReconnectAttempts = options.maxReconnectAttempts ?? 10;
+    this.#reconnect =
+      options.reconnect instanceof ReconnectPolicy ? options.reconnect : new ReconnectPolicy(options.reconnect);
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   }
 
@@ -246,49 +243,77 @@ export class HttpClientTransport implements Transport {
     void this.#runEvents(sessionId, control.signal);
   }
 
+  /**
+   * The event stream of `sessionId` until `signal` aborts: opened at once, and after every drop
+   * reopened (with `Last-Event-ID`) by `reconnect` on the transport's policy. Each failure goes
+   * to `onerror`.
+   */
   async #runEvents(sessionId: string, signal: AbortSignal): Promise<void> {
-    let lastEventId = '';
-    let retry: number | undefined;
-    let failures = 0;
-    while (!signal.aborted) {
-      const url = new URL(this.#eventsUrl);
-      url.searchParams.set('session_id', sessionId);
-      const parser = new SseParser({ lastEventId, maxEventChars: this.maxMessageBytes });
-      try {
-        const res = await this.#fetch(url, {
-          headers: {
-            ...this.#headers,
-            ...this.#sessionHeaders(),
-            Accept: 'text/event-stream',
-            ...(lastEventId === '' ? {} : { 'Last-Event-ID': lastEventId }),
-          },
-          signal,
-        });
-        if (!res.ok || !res.body || !acceptsEventStream(res.headers.get('content-type'))) {
-          await res.body?.cancel().catch(() => undefined);
-          if (PERMANENT.has(res.status)) {
-            this.onerror?.(new HttpStatusError(res.status));
-            return;
-          }
-          throw new HttpStatusError(res.status);
-        }
-        failures = 0;
-        await readSseStream(res.body, parser, (event) => this.#deliverEvent(event));
-      } catch (e) {
-        if (signal.aborted) return;
-        this.onerror?.(e instanceof HttpTransportError ? e : new HttpTransportError('ERR_HTTP_FETCH', { cause: e }));
-      } finally {
-        lastEventId = parser.lastEventId;
-        retry = parser.retry ?? retry;
+    const cursor: StreamCursor = { lastEventId: '', retry: undefined };
+    const connect = () => this.#connectEvents(sessionId, cursor, signal);
+    try {
+      let body = await connect().catch((e: unknown) => {
+        if (isPermanent(e)) throw e;
+        return undefined;
+      });
+      for (;;) {
+        if (body) await this.#readEvents(body, cursor, signal);
+        const policy = cursor.retry === undefined ? this.#reconnect : this.#reconnect.withInitialDelay(cursor.retry);
+        body = await reconnect(connect, policy, { signal, isRetryable: (e) => !isPermanent(e) });
       }
-      if (signal.aborted) return;
-      failures++;
-      if (failures > this.#maxReconnectAttempts) {
+    } catch (e) {
+      if (!signal.aborted && e instanceof ReconnectFailedError) {
         this.onerror?.(new HttpTransportError('ERR_HTTP_EVENTS_GAVE_UP'));
-        return;
       }
-      const delay = Math.min(this.#maxReconnectDelayMs, (retry ?? this.#reconnectDelayMs) * 2 ** (failures - 1));
-      await sleep(delay, signal);
     }
+  }
+
+  /** One GET of the event stream: its body, or a rejection already reported to `onerror`. */
+  async #connectEvents(
+    sessionId: string,
+    cursor: StreamCursor,
+    signal: AbortSignal,
+  ): Promise<ReadableStream<Uint8Array>> {
+    const url = new URL(this.#eventsUrl);
+    url.searchParams.set('session_id', sessionId);
+    try {
+      const res = await this.#fetch(url, {
+        headers: {
+          ...this.#headers,
+          ...this.#sessionHeaders(),
+          Accept: 'text/event-stream',
+          ...(cursor.lastEventId === '' ? {} : { 'Last-Event-ID': cursor.lastEventId }),
+        },
+        signal,
+      });
+      if (!res.ok || !res.body || !acceptsEventStream(res.headers.get('content-type'))) {
+        await res.body?.cancel().catch(() => undefined);
+        throw new HttpStatusError(res.status);
+      }
+      return res.body;
+    } catch (e) {
+      this.#eventsFailed(e, signal);
+      throw e;
+    }
+  }
+
+  /** Reads one connection of the stream until it ends or fails (reported to `onerror`). */
+  async #readEvents(body: ReadableStream<Uint8Array>, cursor: StreamCursor, signal: AbortSignal): Promise<void> {
+    const parser = new SseParser({ lastEventId: cursor.lastEventId, maxEventChars: this.maxMessageBytes });
+    try {
+      await readSseStream(body, parser, (event) => this.#deliverEvent(event));
+    } catch (e) {
+      this.#eventsFailed(e, signal);
+    } finally {
+      cursor.lastEventId = parser.lastEventId;
+      cursor.retry = parser.retry ?? cursor.retry;
+    }
+  }
+
+  #eventsFailed(error: unknown, signal: AbortSignal): void {
+    if (signal.aborted) return;
+    this.onerror?.(
+      error instanceof HttpTransportError ? error : new HttpTransportError('ERR_HTTP_FETCH', { cause: error }),
+    );
   }
 }

@@ -71,6 +71,21 @@ export class ReconnectPolicy {
     return Math.round(r * ceiling);
   }
 
+  /**
+   * The same policy from another first delay, capped at `maxDelayMs`: what an SSE server's
+   * `retry:` asks for (the reconnection time, HTML §9.2).
+   */
+  withInitialDelay(initialDelayMs: number): ReconnectPolicy {
+    return new ReconnectPolicy({
+      initialDelayMs: Math.min(Math.max(initialDelayMs, 0), this.maxDelayMs),
+      maxDelayMs: this.maxDelayMs,
+      maxAttempts: this.maxAttempts,
+      factor: this.factor,
+      jitter: this.jitter,
+      random: this.random,
+    });
+  }
+
   /** Whether attempt number `attempt` may be made. */
   shouldRetry(attempt: number): boolean {
     checkAttempt(attempt);

@@ -4,7 +4,13 @@ import { serve } from '@hono/node-server';
 import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHttpBinding, HttpClientTransport, type HttpSessionTransport, HttpTransportError } from '../src/node.js';
+import {
+  createHttpBinding,
+  HttpClientTransport,
+  type HttpSessionTransport,
+  HttpTransportError,
+  ReconnectPolicy,
+} from '../src/node.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -157,7 +163,11 @@ describe('HttpClientTransport', () => {
       return new Response(body, { headers: { 'Content-Type': 'text/event-stream' } });
     });
     const { base } = await listen(app);
-    const client = new HttpClientTransport({ endpoint: `${base}/wmp`, sessionId: 'ses-x', reconnectDelayMs: 5_000 });
+    const client = new HttpClientTransport({
+      endpoint: `${base}/wmp`,
+      sessionId: 'ses-x',
+      reconnect: { initialDelayMs: 5_000 },
+    });
     cleanups.push(() => client.close());
     const seen = record(client);
     await client.start();
@@ -187,14 +197,30 @@ describe('HttpClientTransport', () => {
     const flaky = new HttpClientTransport({
       endpoint: `${base}/flaky`,
       sessionId: 's',
-      reconnectDelayMs: 1,
-      maxReconnectAttempts: 3,
+      reconnect: { initialDelayMs: 1, maxAttempts: 3 },
     });
     cleanups.push(() => flaky.close());
     const flakySeen = record(flaky);
     await flaky.start();
     await until(() => flakySeen.errors.some((e) => (e as HttpTransportError).code === 'ERR_HTTP_EVENTS_GAVE_UP'));
     expect(gets).toBe(4);
+  });
+
+  it('reopens the event stream on the ReconnectPolicy it is given, jitter included', async () => {
+    const app = new Hono();
+    let gets = 0;
+    app.get('/wmp/events', () => {
+      gets++;
+      return new Response(': idle\n\n', { headers: { 'Content-Type': 'text/event-stream' } });
+    });
+    const { base } = await listen(app);
+    // A 60 s ceiling: only the policy's jitter (drawn as 0 here) lets the stream come back in time.
+    const reconnect = new ReconnectPolicy({ initialDelayMs: 60_000, maxDelayMs: 60_000, random: () => 0 });
+    const client = new HttpClientTransport({ endpoint: `${base}/wmp`, sessionId: 'ses-x', reconnect });
+    cleanups.push(() => client.close());
+    record(client);
+    await client.start();
+    await until(() => gets >= 3);
   });
 
   it('refuses insecure endpoints unless allowed or loopback', () => {

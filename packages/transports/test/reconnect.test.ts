@@ -76,6 +76,16 @@ describe('ReconnectPolicy', () => {
     expect(() => new ReconnectPolicy(options)).toThrow(RangeError);
   });
 
+  it('withInitialDelay keeps every other setting and caps the new first delay (an SSE retry:)', () => {
+    const p = new ReconnectPolicy({ initialDelayMs: 100, maxAttempts: 4, maxDelayMs: 500, factor: 3, jitter: 'none' });
+    const q = p.withInitialDelay(20);
+    expect([1, 2, 3, 4, 5].map((n) => q.nextDelay(n))).toEqual([20, 60, 180, 500, 500]);
+    expect([4, 5].map((n) => q.shouldRetry(n))).toEqual([true, false]);
+    expect(p.withInitialDelay(10_000).nextDelay(1)).toBe(500);
+    const jittered = new ReconnectPolicy({ random: () => 0.5 }).withInitialDelay(100);
+    expect(jittered.nextDelay(2)).toBe(100);
+  });
+
   it('refuses attempt numbers below 1', () => {
     const p = new ReconnectPolicy();
     expect(() => p.nextDelay(0)).toThrow(RangeError);

@@ -1,3 +1,4 @@
+import type { JsonRpcNotification } from '@wmp/jsonrpc-envelope';
 import type { MessageFallback, MessageStatusEvent, UndeliveredMessage } from './types.js';
 
 type Pending = Omit<UndeliveredMessage, 'to' | 'status' | 'queuedUntil'>;
@@ -8,6 +9,22 @@ interface Watch {
   /** Recipients already handed to the fallback: once each. */
   readonly done: Set<string>;
   readonly timer: ReturnType<typeof setTimeout>;
+}
+
+/**
+ * A sent message as a stand-alone envelope for another channel (a sealed mailbox): the sender and
+ * `client_message_id` in `wmp`, so a receiving client that gets both copies keeps one.
+ */
+export function fallbackEnvelope(
+  sender: string,
+  clientMessageId: string,
+  content: Readonly<Record<string, unknown>>,
+): JsonRpcNotification {
+  return {
+    jsonrpc: '2.0',
+    method: 'wmp.message.deliver',
+    params: { wmp: { version: '0.1', sender, client_message_id: clientMessageId }, ...content },
+  };
 }
 
 /** Statuses that arrived before the send's answer named their message (HTTP: two channels). */

@@ -1,14 +1,7 @@
 import type { SessionCipher } from '@wmp/session';
 import type { FlowActionResult, FlowHandle } from './flows.js';
+import type { SessionCalls, StartFlowOptions } from './session-calls.js';
 import type { ClientCallOptions, ClientSendOptions, ClientSendResult } from './types.js';
-
-export interface StartFlowOptions extends ClientCallOptions {
-  /** Default a fresh random `flow-...` id. */
-  readonly flowId?: string;
-  /** Seconds the responder gives the flow (`timeout`); `done` also rejects locally a little after it. */
-  readonly timeout?: number;
-  readonly onProgress?: (step: string, payload: Readonly<Record<string, unknown>> | undefined) => void;
-}
 
 export interface GroupSendOptions extends ClientSendOptions {
   /** Some participants only; default every other participant. */
@@ -26,38 +19,13 @@ export interface GroupSessionLayer {
   control(method: string, params: Record<string, unknown>): void;
 }
 
-/** What a group session asks of its client (the client implements it; `target` is the session id). */
-export interface SessionHost {
-  deliverOn(
-    target: string,
-    to: readonly string[] | undefined,
-    body: unknown,
-    options: ClientSendOptions,
-  ): Promise<ClientSendResult>;
-  requestOn(
-    target: string,
-    method: string,
-    params: Record<string, unknown>,
-    options: ClientCallOptions,
-  ): Promise<unknown>;
-  startFlowOn(
-    target: string,
-    type: string,
-    params: Record<string, unknown>,
-    options: StartFlowOptions,
-  ): Promise<FlowHandle>;
-  actOnFlowOn(
-    target: string,
-    flowId: string,
-    action: string,
-    params: Record<string, unknown>,
-    options: ClientCallOptions,
-  ): Promise<FlowActionResult>;
-  cancelFlowOn(target: string, flowId: string, options: ClientCallOptions): Promise<void>;
-  closeGroup(target: string): Promise<void>;
-  holdsGroup(target: string): boolean;
-  attachOn(target: string, layer: GroupSessionLayer | undefined): void;
-  receiveOn(target: string, params: Record<string, unknown>): boolean;
+/** What a group session asks of the client that holds it, besides calls on it (`id` is the session's). */
+export interface GroupHold {
+  /** Whether the client still holds the session (not closed or lost, and the client is open). */
+  holds(id: string): boolean;
+  attach(id: string, layer: GroupSessionLayer | undefined): void;
+  receive(id: string, params: Record<string, unknown>): boolean;
+  close(id: string): Promise<void>;
 }
 
 /**
@@ -67,13 +35,15 @@ export interface SessionHost {
  */
 export class GroupSession {
   readonly id: string;
-  readonly #host: SessionHost;
   readonly #members: readonly string[];
+  readonly #calls: SessionCalls;
+  readonly #hold: GroupHold;
 
-  constructor(host: SessionHost, id: string, members: readonly string[]) {
-    this.#host = host;
+  constructor(id: string, members: readonly string[], calls: SessionCalls, hold: GroupHold) {
     this.id = id;
     this.#members = Object.freeze([...members]);
+    this.#calls = calls;
+    this.#hold = hold;
   }
 
   /** The participants as this client knows them: the creator's list, or what the join answered. */
@@ -83,19 +53,19 @@ export class GroupSession {
 
   /** True once the session was closed or lost (a resume the relay refused). */
   get closed(): boolean {
-    return !this.#host.holdsGroup(this.id);
+    return !this.#hold.holds(this.id);
   }
 
   send(body: unknown, options: GroupSendOptions = {}): Promise<ClientSendResult> {
-    return this.#host.deliverOn(this.id, options.to, body, options);
+    return this.#calls.send(options.to, body, options);
   }
 
   request(method: string, params: Record<string, unknown> = {}, options: ClientCallOptions = {}): Promise<unknown> {
-    return this.#host.requestOn(this.id, method, params, options);
+    return this.#calls.request(method, params, options);
   }
 
   startFlow(type: string, params: Record<string, unknown> = {}, options: StartFlowOptions = {}): Promise<FlowHandle> {
-    return this.#host.startFlowOn(this.id, type, params, options);
+    return this.#calls.startFlow(type, params, options);
   }
 
   actOnFlow(
@@ -104,11 +74,11 @@ export class GroupSession {
     params: Record<string, unknown> = {},
     options: ClientCallOptions = {},
   ): Promise<FlowActionResult> {
-    return this.#host.actOnFlowOn(this.id, flowId, action, params, options);
+    return this.#calls.actOnFlow(flowId, action, params, options);
   }
 
   cancelFlow(flowId: string, options: ClientCallOptions = {}): Promise<void> {
-    return this.#host.cancelFlowOn(this.id, flowId, options);
+    return this.#calls.cancelFlow(flowId, options);
   }
 
   /**
@@ -117,7 +87,7 @@ export class GroupSession {
    * Throws `ERR_CLIENT_UNKNOWN_GROUP` when the session is no longer held.
    */
   attach(layer: GroupSessionLayer | undefined): void {
-    this.#host.attachOn(this.id, layer);
+    this.#hold.attach(this.id, layer);
   }
 
   /**
@@ -126,11 +96,11 @@ export class GroupSession {
    * the session is not held (or the client's inbox is full or closed).
    */
   receive(params: Record<string, unknown>): boolean {
-    return this.#host.receiveOn(this.id, params);
+    return this.#hold.receive(this.id, params);
   }
 
   /** Ends the session for every participant (`wmp.session.close`) and forgets it. */
   close(): Promise<void> {
-    return this.#host.closeGroup(this.id);
+    return this.#hold.close(this.id);
   }
 }

@@ -1,69 +1,167 @@
 import type { WmpSession } from '@wmp/session';
+import { AckBatcher } from './acks.js';
+import type { Emitter, Listener } from './emitter.js';
+import { InboxQueue, type Incoming } from './inbox-queue.js';
+import { isRecord, str } from './json-values.js';
+import { queueIdOf, receivedMessage, statusOf } from './received.js';
+import type { SeenIds } from './seen-ids.js';
+import type { ClientEvents, MessageStatusEvent } from './types.js';
 
-/** A received `wmp.message.deliver` (or a status kept by the relay), before the application has it. */
-export interface Incoming {
-  readonly session: WmpSession;
-  readonly group: string | undefined;
-  readonly params: Record<string, unknown>;
-  /** The relay's message id: a copy of one already waiting here is not queued twice. */
-  readonly id?: string | undefined;
+/** Sender-chosen ids longer than this are not remembered (they would bloat the stored dedupe set). */
+const MAX_CLIENT_MESSAGE_ID = 128;
+
+/** The dedupe key of a sender's own message id, if it is short enough to keep. */
+function clientKey(from: string | undefined, clientMessageId: string | undefined): string | undefined {
+  if (from === undefined || clientMessageId === undefined || clientMessageId.length > MAX_CLIENT_MESSAGE_ID) {
+    return undefined;
+  }
+  return `c:${from} ${clientMessageId}`;
+}
+
+export interface InboxOptions {
+  readonly events: Emitter<ClientEvents>;
+  readonly seen: SeenIds;
+  readonly maxPendingMessages: number;
+  /** The newest message id handed over before (from the store). */
+  readonly lastReceivedId: string | undefined;
+  /** A live status (not one the relay kept), after the `status` listeners had it. */
+  readonly onStatus: (status: MessageStatusEvent) => void;
+  /** A relay message was handed over: `lastReceivedId` moved. */
+  readonly onReceived: () => void;
+  readonly report: (error: unknown) => void;
 }
 
 /**
- * Received messages, handled one at a time in arrival order. Paused while nobody listens, so that
- * nothing is acknowledged unseen; when full, a message is left out: it stays unacknowledged at
- * the relay, which delivers it again on the next resume or register.
+ * What arrives for the application: every message handed over once (deduplicated by the relay's
+ * id and by the sender's `client_message_id`, the ids kept in the store), in order, only while
+ * someone listens, and acknowledged after its listeners are done. Statuses the relay kept for us
+ * are handled the same way; live ones go out at once.
  */
 export class Inbox {
-  readonly #max: number;
-  readonly #handle: (message: Incoming) => Promise<void>;
-  readonly #queue: Incoming[] = [];
-  readonly #waiting = new Set<string>();
-  #paused = true;
-  #running = false;
-  #closed = false;
+  readonly #events: Emitter<ClientEvents>;
+  readonly #seen: SeenIds;
+  readonly #acks = new AckBatcher();
+  readonly #messages: InboxQueue;
+  /** Statuses the relay kept for us while we were away: they wait for a `status` listener. */
+  readonly #keptStatuses: InboxQueue;
+  readonly #onStatus: InboxOptions['onStatus'];
+  readonly #onReceived: InboxOptions['onReceived'];
+  readonly #report: InboxOptions['report'];
+  #lastReceivedId: string | undefined;
 
-  constructor(max: number, handle: (message: Incoming) => Promise<void>) {
-    this.#max = max;
-    this.#handle = handle;
+  constructor(options: InboxOptions) {
+    this.#events = options.events;
+    this.#seen = options.seen;
+    this.#lastReceivedId = options.lastReceivedId;
+    this.#onStatus = options.onStatus;
+    this.#onReceived = options.onReceived;
+    this.#report = options.report;
+    this.#messages = new InboxQueue(options.maxPendingMessages, (m) => this.#take(m));
+    this.#keptStatuses = new InboxQueue(options.maxPendingMessages, (m) => this.#takeStatus(m));
   }
 
-  /** False when the message was left out (full, closed, or the same id already waiting). */
-  push(message: Incoming): boolean {
-    if (this.#closed || this.#queue.length >= this.#max) return false;
-    if (message.id !== undefined) {
-      if (this.#waiting.has(message.id)) return false;
-      this.#waiting.add(message.id);
+  /** The newest relay message id handed to the application. */
+  get lastReceivedId(): string | undefined {
+    return this.#lastReceivedId;
+  }
+
+  /** `WmpClient.on`: messages and kept statuses wait while nobody listens for them. */
+  listen<K extends keyof ClientEvents>(event: K, listener: Listener<ClientEvents[K]>): () => void {
+    const off = this.#events.on(event, listener);
+    const queue = event === 'message' ? this.#messages : event === 'status' ? this.#keptStatuses : undefined;
+    queue?.setPaused(false);
+    return () => {
+      off();
+      if (queue && this.#events.count(event) === 0) queue.setPaused(true);
+    };
+  }
+
+  /** A `wmp.message.deliver` the relay routed to `session`. */
+  message(session: WmpSession, group: string | undefined, params: Record<string, unknown>): void {
+    void this.#messages.push({ session, group, params, id: queueIdOf(params) });
+  }
+
+  /** Content a group's layer read another way (`GroupSession.receive`); false when left out. */
+  receive(session: WmpSession, group: string, params: Record<string, unknown>): boolean {
+    return this.#messages.push({ session, group, params });
+  }
+
+  /**
+   * A `wmp.message.status`. One the relay kept for us while we were away comes from our queue
+   * with its own `wmp.message_id`: it is deduplicated and acknowledged like a message.
+   */
+  status(session: WmpSession, params: Record<string, unknown>): void {
+    const id = queueIdOf(params);
+    if (id !== undefined) {
+      void this.#keptStatuses.push({ session, group: undefined, params, id });
+      return;
     }
-    this.#queue.push(message);
-    void this.#run();
+    const status = statusOf(params);
+    if (status === undefined) return;
+    this.#events.emit('status', status);
+    this.#onStatus(status);
+  }
+
+  /** `WmpClient.receiveMail`: a message that came another way, unless it was seen already. */
+  async receiveMail(mail: { readonly envelope: unknown; readonly from: string }): Promise<boolean> {
+    const params = isRecord(mail.envelope) && isRecord(mail.envelope.params) ? mail.envelope.params : undefined;
+    if (params === undefined) return false;
+    const wmp = isRecord(params.wmp) ? params.wmp : {};
+    const key = clientKey(mail.from, str(wmp.client_message_id));
+    if ((key !== undefined && this.#seen.has(key)) || this.#events.count('message') === 0) return false;
+    await this.#events.emitAndWait('message', receivedMessage(params, undefined, undefined, 'mailbox', mail.from));
+    if (key !== undefined) await this.#seen.add([key]).catch((e: unknown) => this.#report(e));
     return true;
   }
 
-  setPaused(paused: boolean): void {
-    this.#paused = paused;
-    // Never from inside the caller (an `on('message')` that unpauses): its listener is not
-    // fully set up yet, e.g. `const off = client.on('message', () => off())`.
-    if (!paused) queueMicrotask(() => void this.#run());
-  }
-
+  /** Nothing more is handed over; what waits stays unacknowledged at the relay. */
   close(): void {
-    this.#closed = true;
-    this.#queue.length = 0;
-    this.#waiting.clear();
+    this.#messages.close();
+    this.#keptStatuses.close();
   }
 
-  async #run(): Promise<void> {
-    if (this.#running) return;
-    this.#running = true;
-    try {
-      while (!this.#paused && !this.#closed && this.#queue.length > 0) {
-        const next = this.#queue.shift()!;
-        if (next.id !== undefined) this.#waiting.delete(next.id);
-        await this.#handle(next);
-      }
-    } finally {
-      this.#running = false;
+  /** Sends the acknowledgements batched so far (the connection is still up), then no more. */
+  sendAcks(): Promise<void> {
+    return this.#acks.close();
+  }
+
+  /** Drops them (the connection is gone: the relay sends those messages again, the dedupe drops them). */
+  dropAcks(): void {
+    this.#acks.discard();
+  }
+
+  /** One received message: dedupe, hand to the application (awaited), remember, acknowledge. */
+  async #take(m: Incoming): Promise<void> {
+    const wmp = isRecord(m.params.wmp) ? m.params.wmp : {};
+    const id = str(wmp.message_id);
+    const from = str(wmp.sender);
+    const keys: string[] = [];
+    if (id !== undefined) keys.push(`m:${id}`);
+    const key = clientKey(from, str(wmp.client_message_id));
+    if (key !== undefined) keys.push(key);
+    if (keys.some((k) => this.#seen.has(k))) {
+      if (id !== undefined) this.#acks.add(m.session, id);
+      return;
     }
+    await this.#events.emitAndWait('message', receivedMessage(m.params, m.session.id, m.group, 'relay', from));
+    // Acknowledged at once (before the dedupe set is written), so a close() right after the
+    // listener still sends it; the relay does not send an acknowledged message again.
+    if (id !== undefined) {
+      this.#lastReceivedId = id;
+      this.#acks.add(m.session, id);
+    }
+    if (keys.length > 0) await this.#seen.add(keys).catch((e: unknown) => this.#report(e));
+    if (id !== undefined) this.#onReceived();
+  }
+
+  /** A kept status: like a message, handed over once, then remembered, then acknowledged. */
+  async #takeStatus(m: Incoming): Promise<void> {
+    const key = `m:${m.id}`;
+    if (!this.#seen.has(key)) {
+      const status = statusOf(m.params);
+      if (status !== undefined) await this.#events.emitAndWait('status', status);
+      await this.#seen.add([key]).catch((e: unknown) => this.#report(e));
+    }
+    this.#acks.add(m.session, m.id!);
   }
 }

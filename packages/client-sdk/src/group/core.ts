@@ -3,7 +3,7 @@ import type { MlsGroup } from '@wmp/mls-bridge';
 import { RequestTimeoutError } from '@wmp/session';
 import type { WmpClient } from '../client/client.js';
 import { Emitter } from '../client/emitter.js';
-import { isConnectionLoss } from '../client/failures.js';
+import { isConnectionLost } from '../client/failures.js';
 import type { GroupSession } from '../client/group-session.js';
 import type { ClientCallOptions } from '../client/types.js';
 import { GroupError } from './errors.js';
@@ -29,7 +29,7 @@ export type About = Partial<Omit<GroupErrorEvent, 'error'>>;
 
 /** A dropped connection or a timeout: the same request may be sent again. */
 export function isRetryable(e: unknown): boolean {
-  return isConnectionLoss(e) || e instanceof RequestTimeoutError;
+  return isConnectionLost(e) || e instanceof RequestTimeoutError;
 }
 
 export function callOptions(options: ClientCallOptions): ClientCallOptions {

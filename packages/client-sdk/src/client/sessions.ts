@@ -1,0 +1,192 @@
+import type { Capabilities } from '@wmp/jsonrpc-envelope';
+import { ConnectionClosedError, type Peer, type RequestOptions, WmpSession } from '@wmp/session';
+import { type CallRunner, requestOptions } from './call-runner.js';
+import type { Connection } from './connection.js';
+import type { Emitter } from './emitter.js';
+import { WmpClientError } from './errors.js';
+import { isConnectionLost, isResumeRefused } from './failures.js';
+import type { FlowTracker } from './flows.js';
+import type { GroupSession } from './group-session.js';
+import { HeldGroups, joinGroupSession } from './groups.js';
+import type { Inbox } from './inbox.js';
+import { savedSession } from './persistence.js';
+import type { Registration } from './registration.js';
+import type { SavedState } from './saved-state.js';
+import type { SessionCalls } from './session-calls.js';
+import type { ClientCallOptions, ClientEvents, ClientIdentity } from './types.js';
+
+export interface SessionsOptions {
+  readonly identity: ClientIdentity;
+  readonly capabilities: Capabilities;
+  readonly ttl: number;
+  readonly requestTimeoutMs: number;
+  readonly maxGroups: number;
+  /** What the store had. */
+  readonly loaded: SavedState;
+  readonly connection: Connection;
+  readonly runner: CallRunner;
+  readonly registration: Registration;
+  readonly inbox: Inbox;
+  readonly flows: FlowTracker;
+  readonly events: Emitter<ClientEvents>;
+  readonly callsOn: (group: string) => SessionCalls;
+  /** The sessions changed (to be stored). */
+  readonly changed: () => void;
+}
+
+/**
+ * The client's sessions at the relay: its own and its group sessions. Each new connection
+ * resumes them (or opens a new own session when the relay refused), and their events are routed
+ * to the inbox, the flows and the application.
+ */
+export class ClientSessions {
+  readonly groups: HeldGroups;
+  readonly #options: SessionsOptions;
+  readonly #wired = new WeakSet<WmpSession>();
+  #main: WmpSession | undefined;
+
+  constructor(options: SessionsOptions) {
+    this.#options = options;
+    const { connection, inbox, flows } = options;
+    this.groups = new HeldGroups(
+      {
+        maxGroups: options.maxGroups,
+        sender: options.identity.did,
+        runner: options.runner,
+        callsOn: options.callsOn,
+        wire: (session, group) => this.#wire(session, group),
+        receive: (session, group, params) => inbox.receive(session, group, params),
+        forgotten: (id, error) => flows.closeAll(error, id),
+        changed: options.changed,
+        isClosed: () => connection.state === 'closed',
+      },
+      options.loaded.groups,
+    );
+  }
+
+  /** The client's own session (undefined before the first connection). */
+  get main(): WmpSession | undefined {
+    return this.#main;
+  }
+
+  /** The session of `target` (ours when undefined); `ERR_CLIENT_UNKNOWN_GROUP` when not held. */
+  sessionOf(target: string | undefined): WmpSession {
+    if (target !== undefined) return this.groups.session(target);
+    if (!this.#main) throw new WmpClientError('ERR_CLIENT_UNKNOWN_GROUP');
+    return this.#main;
+  }
+
+  /** Sets up the sessions on a new connection: resume (or open) ours, resume the groups, register. */
+  async establish(peer: Peer): Promise<void> {
+    const { identity, loaded, registration, flows } = this.#options;
+    const sender = identity.did;
+    let main = this.#main ?? (loaded.session ? WmpSession.restore(peer, { ...loaded.session, sender }) : undefined);
+    // Wired before the resume: the relay replays the queue right after its answer.
+    if (main) this.#wire(main, undefined);
+    if (main && !(await this.#resume(main, peer))) main = undefined;
+    let fresh = false;
+    if (!main) {
+      const previous = this.#main;
+      main = await this.#open(peer, {});
+      fresh = true;
+      registration.reset();
+      if (previous) flows.closeAll(new ConnectionClosedError(), previous.id);
+    }
+    this.#main = main;
+    this.#wire(main, undefined);
+    await this.groups.resumeOn(peer, (session) => this.#resume(session, peer));
+    await registration.connected(main, { fresh, groups: this.groups.size > 0 });
+    this.#options.changed();
+  }
+
+  /** Creates a group session at the relay with these participants (and us). */
+  async createGroup(
+    participants: readonly string[],
+    options: ClientCallOptions & { readonly ttl?: number },
+  ): Promise<GroupSession> {
+    const { connection, identity } = this.#options;
+    this.groups.checkRoom();
+    await connection.whenConnected(options.signal);
+    const peer = connection.peer!;
+    let session: WmpSession;
+    try {
+      session = await this.#open(peer, { participants, ttl: options.ttl, requestOptions: requestOptions(options) });
+    } catch (e) {
+      if (isConnectionLost(e)) connection.lost(peer, e);
+      throw e;
+    }
+    return this.groups.add(session, [...new Set([identity.did, ...participants])]);
+  }
+
+  /** Enters a group session we are listed in; what the relay queued for us on it follows. */
+  async joinGroup(sessionId: string, options: ClientCallOptions): Promise<GroupSession> {
+    const held = this.groups.handle(sessionId);
+    if (held) return held;
+    this.groups.checkRoom();
+    const sender = this.#options.identity.did;
+    const joined = await this.#options.runner.run(
+      undefined,
+      (main) => joinGroupSession(main, sessionId, sender, options),
+      { retries: 0, sessionLoss: false, signal: options.signal },
+    );
+    const group = this.groups.add(joined.session, joined.members);
+    // The relay sends what it queued for us on the group right after the join answer, and the
+    // first of it can be read in the same tick as the answer, before the session is attached
+    // here (it is then left unacknowledged). A register has the relay send everything
+    // unacknowledged again; the dedupe drops what came twice.
+    if (this.#main) await this.#options.registration.renew(this.#main);
+    return group;
+  }
+
+  /** What the store keeps of the sessions. */
+  saved(): Pick<SavedState, 'session' | 'groups'> {
+    const main = this.#main;
+    return { session: main ? savedSession(main) : this.#options.loaded.session, groups: this.groups.saved() };
+  }
+
+  #open(
+    peer: Peer,
+    group: { participants?: readonly string[]; ttl?: number | undefined; requestOptions?: RequestOptions },
+  ): Promise<WmpSession> {
+    const { identity, capabilities, ttl } = this.#options;
+    return WmpSession.open(peer, {
+      signer: identity.keypair,
+      sender: identity.did,
+      ...(group.participants ? { participants: [...group.participants] } : {}),
+      capabilities,
+      ttl: group.ttl ?? ttl,
+      ...(group.requestOptions ? { requestOptions: group.requestOptions } : {}),
+    });
+  }
+
+  /**
+   * `wmp.session.resume` on `peer`; false when the relay refused it for good (unknown, expired,
+   * bad token). It claims no `last_received_id`: every message is acknowledged explicitly, and
+   * the relay would count that id as acknowledging everything before it, including messages it
+   * skipped for this connection (group sessions not resumed on it yet).
+   */
+  async #resume(session: WmpSession, peer: Peer): Promise<boolean> {
+    session.lastReceivedId = undefined;
+    try {
+      await session.resume(peer, { timeoutMs: this.#options.requestTimeoutMs });
+      return true;
+    } catch (e) {
+      if (isResumeRefused(e)) return false;
+      throw e;
+    }
+  }
+
+  /** Routes a session's events into the client (once per session object; it survives resumes). */
+  #wire(session: WmpSession, group: string | undefined): void {
+    if (this.#wired.has(session)) return;
+    this.#wired.add(session);
+    const { inbox, flows, events } = this.#options;
+    session.on('message', (params) => inbox.message(session, group, params));
+    session.on('status', (params) => inbox.status(session, params));
+    session.on('notification', ({ method, params }) => {
+      if (flows.handle(session.id, method, params)) return;
+      if (method === 'wmp.session.close' && group !== undefined) this.groups.forget(group, new ConnectionClosedError());
+      events.emit('notification', { sessionId: session.id, method, params });
+    });
+  }
+}
