@@ -1,6 +1,26 @@
+export { isPrivateAddress } from './auth/addresses.js';
 export type { AuthAttempt, Authenticator } from './auth/authenticator.js';
 export { type BearerOptions, bearerAuthenticator } from './auth/bearer.js';
-export { signedChallengeAuthenticator } from './auth/signed-challenge.js';
+export {
+  type DidDocument,
+  type DidDocumentFetcher,
+  type DidFetchResponse,
+  DidResolutionError,
+  type DidResolutionFailure,
+  DidWebResolver,
+  type DidWebResolverOptions,
+  didWebUrl,
+  findVerificationKey,
+  parseDidDocument,
+  type ResolvedKey,
+  type VerificationRelationship,
+  type WebDidFetcherOptions,
+  webDidFetcher,
+} from './auth/did-web.js';
+export { JWS_ALGORITHMS, type JwsAlgorithm, type JwsSigner, signJws, webCryptoSigner } from './auth/jws.js';
+export { AUTH_FAILURE_REASONS, type AuthFailureReason } from './auth/reasons.js';
+export { acceptedSchemes, checkSenderScheme, schemeCovers, schemeOf } from './auth/schemes.js';
+export { type SignedChallengeOptions, signedChallengeAuthenticator } from './auth/signed-challenge.js';
 export {
   type CapabilityUpdate,
   type OpenSessionOptions,

@@ -6,6 +6,7 @@ import {
   SessionExpiredError,
   SessionNotFoundError,
 } from '@wmp/jsonrpc-envelope';
+import { checkSenderScheme } from '../auth/schemes.js';
 import type { WmpContext } from '../context.js';
 import { newSessionId } from '../ids.js';
 import { negotiateCapabilities, negotiateSecurity, negotiateVersion, WMP_VERSION } from '../negotiate.js';
@@ -42,6 +43,8 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       MAX_PARTICIPANTS,
     );
 
+    // A sender whose scheme no authenticator proves is refused before anything is stored.
+    if (params.auth || requireAuth) checkSenderScheme(s.authenticators, sender, params.auth?.type);
     // Inline authentication (bearer and other challenge-free types) happens right here.
     let identity: string | undefined;
     if (params.auth) {
@@ -127,6 +130,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     if (authenticator.needsChallenge) session.challenge = undefined;
     let identity: string;
     try {
+      checkSenderScheme(s.authenticators, params.wmp.sender, params.auth.type);
       identity = await authenticator.authenticate({
         auth: params.auth,
         sessionId: session.id,
