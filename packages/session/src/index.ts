@@ -21,6 +21,8 @@ export { JWS_ALGORITHMS, type JwsAlgorithm, type JwsSigner, signJws, webCryptoSi
 export { AUTH_FAILURE_REASONS, type AuthFailureReason } from './auth/reasons.js';
 export { acceptedSchemes, checkSenderScheme, schemeCovers, schemeOf } from './auth/schemes.js';
 export { type SignedChallengeOptions, signedChallengeAuthenticator } from './auth/signed-challenge.js';
+export { type X5cOptions, X509_SCHEMES, x5cAuthenticator } from './auth/x5c.js';
+export { CertificateParseError, type TrustAnchors, type X5cLimits } from './auth/x509.js';
 export {
   type CapabilityUpdate,
   type OpenSessionOptions,
