@@ -17,8 +17,15 @@ export {
   type WebDidFetcherOptions,
   webDidFetcher,
 } from './auth/did-web.js';
+export { type DpopOptions, type DpopProofOptions, dpopAuthenticator, verifyDpopProof } from './auth/dpop.js';
 export { JWS_ALGORITHMS, type JwsAlgorithm, type JwsSigner, signJws, webCryptoSigner } from './auth/jws.js';
 export { AUTH_FAILURE_REASONS, type AuthFailureReason } from './auth/reasons.js';
+export {
+  MemoryReplayCache,
+  type MemoryReplayCacheOptions,
+  type ReplayCache,
+  ReplayCacheFullError,
+} from './auth/replay-cache.js';
 export { acceptedSchemes, checkSenderScheme, schemeCovers, schemeOf } from './auth/schemes.js';
 export { type SignedChallengeOptions, signedChallengeAuthenticator } from './auth/signed-challenge.js';
 export { type X5cOptions, X509_SCHEMES, x5cAuthenticator } from './auth/x5c.js';
