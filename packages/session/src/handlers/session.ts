@@ -1,4 +1,4 @@
-import { createChallenge, signChallenge } from '@wmp/jcs-signing';
+import { createChallenge } from '@wmp/jcs-signing';
 import {
   InvalidParamsError,
   NotAuthorizedError,
@@ -6,6 +6,7 @@ import {
   SessionExpiredError,
   SessionNotFoundError,
 } from '@wmp/jsonrpc-envelope';
+import { responderAuth } from '../auth/responder.js';
 import { checkSenderScheme } from '../auth/schemes.js';
 import type { WmpContext } from '../context.js';
 import { newSessionId } from '../ids.js';
@@ -16,10 +17,6 @@ import { isExpired, type SessionRecord } from '../session-model.js';
 import { consumeResumptionToken, issueResumptionToken } from '../tokens.js';
 
 const MAX_PARTICIPANTS = 256;
-
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /** wmp.session.create / authenticate / resume / close (core §4). */
 export function sessionHandlers(s: ServerServices): Record<string, RequestHandler<WmpContext>> {
@@ -106,14 +103,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     };
     if (typeof params.nonce === 'string' && options.identity) {
       // Mutual authentication (core §4.4.5): sign the initiator's nonce for this session.
-      const timestamp = rfc3339(now);
-      const claims = { challenge: params.nonce, session_id: session.id, sender: options.identity.id, timestamp };
-      result.auth = {
-        type: 'signed_challenge',
-        challenge: params.nonce,
-        timestamp,
-        signature: await signChallenge(claims, options.identity.signer),
-      };
+      result.auth = await responderAuth(options.identity, params.nonce, session.id, now);
     }
     return result;
   };
