@@ -34,14 +34,8 @@ export {
 } from './auth/responder.js';
 export { acceptedSchemes, checkSenderScheme, schemeCovers, schemeOf } from './auth/schemes.js';
 export { type SignedChallengeOptions, signedChallengeAuthenticator } from './auth/signed-challenge.js';
-export { type X5cOptions, X509_SCHEMES, x5cAuthenticator } from './auth/x5c.js';
-export { CertificateParseError, type TrustAnchors, type X5cLimits } from './auth/x509.js';
-export {
-  type X509Identity,
-  X509IdentityError,
-  type X509IdentityOptions,
-  x509Identity,
-} from './auth/x509-identity.js';
+export type { TrustAnchors } from './auth/x509.js';
+export type { X509Identity } from './auth/x509-identity.js';
 export {
   type CapabilityUpdate,
   type OpenSessionOptions,

@@ -11,8 +11,8 @@ import {
   schemeCovers,
   schemeOf,
   signedChallengeAuthenticator,
-  x5cAuthenticator,
 } from '../src/index.js';
+import { x5cAuthenticator } from '../src/x509.js';
 import { createAs, nowRfc3339, refusal, signerOf } from './auth-helpers.js';
 import { harness } from './helpers.js';
 import { issue, newKey } from './pki.js';

@@ -1,13 +1,7 @@
 import { generateKeypair, signChallenge } from '@wmp/jcs-signing';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  signedChallengeAuthenticator,
-  verifyResponderAuth,
-  WmpSession,
-  type X509Identity,
-  x5cAuthenticator,
-  x509Identity,
-} from '../src/index.js';
+import { signedChallengeAuthenticator, verifyResponderAuth, WmpSession, type X509Identity } from '../src/index.js';
+import { x5cAuthenticator, x509Identity } from '../src/x509.js';
 import { nowRfc3339, refusal } from './auth-helpers.js';
 import { harness } from './helpers.js';
 import { makePki, type TestPki } from './pki.js';

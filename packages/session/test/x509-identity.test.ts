@@ -1,12 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  signedChallengeAuthenticator,
-  WmpSession,
-  X509IdentityError,
-  x5cAuthenticator,
-  x509Identity,
-} from '../src/index.js';
+import { signedChallengeAuthenticator, WmpSession } from '../src/index.js';
+import { X509IdentityError, x5cAuthenticator, x509Identity } from '../src/x509.js';
 import { harness } from './helpers.js';
 import { makePki, type TestPki } from './pki.js';
 
@@ -83,4 +78,24 @@ describe('x509Identity and WmpSession over x5c', () => {
       data: { reason: 'untrusted_chain' },
     });
   });
+});
+
+describe('@wmp/session without X.509', () => {
+  it('does not load pkijs until @wmp/session/x509 is imported', async () => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const script = [
+      'const loaded = () => globalThis[process.pid]?.pkijs !== undefined;',
+      "await import('@wmp/session');",
+      'const before = loaded();',
+      "await import('@wmp/session/x509');",
+      'console.log(JSON.stringify([before, loaded()]));',
+    ].join('\n');
+    const { stdout } = await promisify(execFile)(
+      'node_modules/.bin/tsx',
+      ['--conditions=@wmp/source', '--input-type=module', '-e', script],
+      { cwd: new URL('../../../', import.meta.url).pathname, encoding: 'utf8', timeout: 50_000 },
+    );
+    expect(JSON.parse(stdout)).toEqual([false, true]);
+  }, 60_000);
 });

@@ -7,7 +7,6 @@ import type { DidWebResolver } from './did-web.js';
 import { signJws } from './jws.js';
 import { reasonOf } from './reasons.js';
 import { signedChallengeAuthenticator } from './signed-challenge.js';
-import { x5cAuthenticator } from './x5c.js';
 import type { TrustAnchors } from './x509.js';
 import type { X509Identity } from './x509-identity.js';
 
@@ -84,6 +83,8 @@ export async function verifyResponderAuth(
   let authenticator: Authenticator;
   if (a.type === 'x5c') {
     if (!expected.trustAnchors) throw fail('untrusted_chain');
+    // Loaded on demand: pkijs is only for those who use X.509.
+    const { x5cAuthenticator } = await import('./x5c.js');
     authenticator = x5cAuthenticator({
       trustAnchors: expected.trustAnchors,
       ...(expected.skewSeconds === undefined ? {} : { skewSeconds: expected.skewSeconds }),

@@ -57,7 +57,12 @@ export function signedChallengeAuthenticator(options: SignedChallengeOptions = {
       }
       // did:key, did:jwk and resolver-backed DIDs: Ed25519 keys on the fast path.
       if (jws.alg !== 'EdDSA') throw authFailure('unsupported_algorithm');
-      const publicKey = await resolver.resolve(jws.kid);
+      let publicKey: Uint8Array | undefined;
+      try {
+        publicKey = await resolver.resolve(jws.kid);
+      } catch {
+        publicKey = undefined; // a resolver that chokes on the kid has no key for it
+      }
       if (!publicKey) throw authFailure('did_resolution_failed', 'unknown_key');
       if (!verifyEd25519(publicKey, signingInput(jws.encodedHeader, payload), jws.signature)) {
         throw authFailure('bad_signature');
