@@ -99,6 +99,8 @@ export async function issue(o: IssueOptions): Promise<TestCert> {
   cert.issuer = name(o.issuer ? o.issuer.subject : o.subject);
   cert.notBefore.value = o.notBefore ?? new Date(Date.now() - 3600_000);
   cert.notAfter.value = o.notAfter ?? new Date(Date.now() + 365 * 86400_000);
+  // UTCTime holds years up to 2049; later ones are GeneralizedTime (RFC 5280 §4.1.2.5).
+  for (const t of [cert.notBefore, cert.notAfter]) t.type = t.value.getUTCFullYear() >= 2050 ? 1 : 0;
   cert.subjectPublicKeyInfo = pkijs.PublicKeyInfo.fromBER(o.key.spki);
   const extensions: pkijs.Extension[] = [];
   if (o.ca !== undefined) {
