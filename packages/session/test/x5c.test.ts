@@ -1,10 +1,12 @@
 import { X509Certificate } from 'node:crypto';
 import { generateKeypair } from '@wmp/jcs-signing';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { challengePayload } from '../src/auth/challenge.js';
 import type { JwsAlgorithm } from '../src/auth/jws.js';
+import { signJws } from '../src/auth/jws.js';
 import { signedChallengeAuthenticator } from '../src/index.js';
 import { CertificateParseError, x5cAuthenticator } from '../src/x509.js';
-import { answerX5c, createAs, refusal, signerOf } from './auth-helpers.js';
+import { answerX5c, createAs, nowRfc3339, refusal, signerOf } from './auth-helpers.js';
 import { harness } from './helpers.js';
 import { issue, makePki, newKey, type TestCert, type TestPki } from './pki.js';
 
@@ -301,5 +303,45 @@ describe('x5c authentication through a WmpServer', () => {
   it('refuses bad trust anchors when configured', () => {
     expect(() => x5cAuthenticator({ trustAnchors: 'no pem here' })).toThrow(CertificateParseError);
     expect(() => x5cAuthenticator({ trustAnchors: [new Uint8Array([1, 2, 3])] })).toThrow(CertificateParseError);
+  });
+
+  it('answers every corrupted certificate with -31002, never an internal error', async () => {
+    const authenticator = x5cAuthenticator({ trustAnchors: pki.root.pem });
+    const sender = 'x509:san:dns:wallet.example.com';
+    const timestamp = nowRfc3339();
+    const signature = await signJws(
+      challengePayload({ challenge: 'ch-1', sessionId: 'ses-1', sender, timestamp }),
+      await signerOf(pki.dnsLeaf.key, 'ES256'),
+    );
+    const attemptWith = (x5c: string[]) =>
+      refusal(
+        authenticator.authenticate({
+          auth: { type: 'x5c', x5c, challenge: 'ch-1', signature, timestamp },
+          sessionId: 'ses-1',
+          sender,
+          challenge: { value: 'ch-1', expiresAt: Number.POSITIVE_INFINITY },
+          timestamp: undefined,
+          now: Date.now(),
+        }),
+      );
+    expect(await attemptWith(chainOf(pki.dnsLeaf, pki.intermediate))).toBe('ok');
+    let seed = 42;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
+    const codes = new Set<unknown>();
+    for (let i = 0; i < 160; i++) {
+      const der = Buffer.from(i % 2 === 0 ? pki.dnsLeaf.der : pki.intermediate.der);
+      for (let k = 0; k <= i % 3; k++) {
+        const at = next() % der.length;
+        der[at] = (der[at] ?? 0) ^ (1 + (next() % 255));
+      }
+      const chain =
+        i % 2 === 0 ? [der.toString('base64'), pki.intermediate.b64] : [pki.dnsLeaf.b64, der.toString('base64')];
+      const r = await attemptWith(chain);
+      codes.add(r === 'ok' ? 'ok' : r.code);
+    }
+    expect([...codes]).toEqual([-31002]);
   });
 });

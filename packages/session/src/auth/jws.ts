@@ -127,7 +127,8 @@ export function algorithmFitsKey(alg: JwsAlgorithm, key: KeyDescription): boolea
       return key.kty === 'EC' && key.crv === 'P-384';
     case 'PS256':
     case 'RS256':
-      return key.kty === 'RSA' && (key.bits ?? 0) >= 2048;
+      // 2048 bits at least; at most 8192, so that one verification stays cheap.
+      return key.kty === 'RSA' && (key.bits ?? 0) >= 2048 && (key.bits ?? 0) <= 8192;
   }
 }
 

@@ -23,8 +23,6 @@ export class ReplayCacheFullError extends Error {
 export interface MemoryReplayCacheOptions {
   /** Entries held at most, default 100,000. */
   readonly maxEntries?: number;
-  /** Longest an entry is kept, whatever `expiresAt` says: default 1 h (a bound, not a policy). */
-  readonly maxTtlMs?: number;
   readonly now?: () => number;
 }
 
@@ -35,14 +33,12 @@ export interface MemoryReplayCacheOptions {
 export class MemoryReplayCache implements ReplayCache {
   readonly #entries = new Map<string, number>();
   readonly #max: number;
-  readonly #maxTtl: number;
   readonly #now: () => number;
   /** No entry expires before this: a sweep earlier would find nothing. */
   #nextExpiry = Number.POSITIVE_INFINITY;
 
   constructor(options: MemoryReplayCacheOptions = {}) {
     this.#max = Math.max(1, options.maxEntries ?? 100_000);
-    this.#maxTtl = options.maxTtlMs ?? 3600_000;
     this.#now = options.now ?? Date.now;
   }
 
@@ -55,7 +51,7 @@ export class MemoryReplayCache implements ReplayCache {
     const seen = this.#entries.get(key);
     if (seen !== undefined && seen > now) return false;
     if (expiresAt <= now) return true; // already expired: nothing to remember
-    const until = Math.min(expiresAt, now + this.#maxTtl);
+    const until = expiresAt;
     if (seen === undefined && this.#entries.size >= this.#max) {
       this.#sweep(now);
       if (this.#entries.size >= this.#max) throw new ReplayCacheFullError();

@@ -1,4 +1,5 @@
 import { toHex } from '@wmp/jcs-signing';
+import { WmpError } from '@wmp/jsonrpc-envelope';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import type { KeyDescription } from './jws.js';
@@ -244,14 +245,20 @@ export async function validateChain(
   anchors: readonly ParsedCertificate[],
   now: number,
 ): Promise<void> {
-  for (const c of chain) {
-    const problem = validity(c.cert, now);
-    if (problem) throw authFailure(problem);
-  }
   const [leaf, ...intermediates] = chain;
   if (!leaf) throw authFailure('untrusted_chain', 'x5c_required');
-  if (intermediates.some((c) => !isCa(c.cert))) throw authFailure('untrusted_chain', 'intermediate_not_ca');
-  if (!maySign(leaf.cert)) throw authFailure('untrusted_chain', 'key_usage');
+  try {
+    for (const c of chain) {
+      const problem = validity(c.cert, now);
+      if (problem) throw authFailure(problem);
+    }
+    if (intermediates.some((c) => !isCa(c.cert))) throw authFailure('untrusted_chain', 'intermediate_not_ca');
+    if (!maySign(leaf.cert)) throw authFailure('untrusted_chain', 'key_usage');
+  } catch (e) {
+    // A certificate that parsed but whose fields do not read as they should is malformed.
+    if (e instanceof WmpError) throw e;
+    throw authFailure('untrusted_chain', 'malformed_certificate');
+  }
   let result: pkijs.CertificateChainValidationEngineVerifyResult;
   try {
     // pkijs takes the end-entity certificate as the last of `certs`.

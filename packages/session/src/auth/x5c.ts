@@ -12,6 +12,7 @@ import { authFailure } from './reasons.js';
 import { schemeOf } from './schemes.js';
 import {
   checkLeafIdentity,
+  type LeafInfo,
   leafInfo,
   parseTrustAnchors,
   parseX5c,
@@ -53,7 +54,12 @@ export function x5cAuthenticator(options: X5cOptions): Authenticator {
       // Cheap checks first: the header, the chain's shape, whether the leaf names the sender.
       const jws = decodeJws(input.signature, algorithms);
       const chain = parseX5c(attempt.auth.x5c, options);
-      const leaf = await leafInfo(chain[0]!);
+      let leaf: LeafInfo;
+      try {
+        leaf = await leafInfo(chain[0]!);
+      } catch {
+        throw authFailure('untrusted_chain', 'malformed_certificate');
+      }
       checkLeafIdentity(input.sender, leaf);
       if (!leaf.key || !algorithmFitsKey(jws.alg, leaf.key)) throw authFailure('unsupported_algorithm');
       await validateChain(chain, anchors, attempt.now);
