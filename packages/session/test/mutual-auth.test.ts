@@ -1,6 +1,12 @@
 import { generateKeypair, signChallenge } from '@wmp/jcs-signing';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { signedChallengeAuthenticator, verifyResponderAuth, WmpSession, type X509Identity } from '../src/index.js';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  type MemorySessionStore,
+  signedChallengeAuthenticator,
+  verifyResponderAuth,
+  WmpSession,
+  type X509Identity,
+} from '../src/index.js';
 import { x5cAuthenticator, x509Identity } from '../src/x509.js';
 import { nowRfc3339, refusal } from './auth-helpers.js';
 import { harness } from './helpers.js';
@@ -39,6 +45,8 @@ describe('mutual authentication (core §4.4.5), initiator side', () => {
         WmpSession.open(await h.connect(), { signer: generateKeypair(), verifyResponder: { id: relay.did } }),
       ),
     ).toEqual(failed('bad_signature'));
+    // The initiator closed the session it refused to use.
+    await vi.waitFor(() => expect((h.server.store as MemorySessionStore).size).toBe(0));
     // A genuine responder, but not the one we expect.
     const other = harness({ identity: { id: impostor.did, signer: impostor } });
     expect(
