@@ -1,4 +1,4 @@
-import { type Signer, signChallenge } from '@wmp/jcs-signing';
+import { b64urlEncode, randomBytes, type Signer, signChallenge } from '@wmp/jcs-signing';
 import {
   type Auth,
   type Capabilities,
@@ -14,6 +14,10 @@ import {
   toWmpError,
   type WmpError,
 } from '@wmp/jsonrpc-envelope';
+import { challengePayload } from './auth/challenge.js';
+import { signJws } from './auth/jws.js';
+import { type ExpectedResponder, verifyResponderAuth } from './auth/responder.js';
+import type { X509Identity } from './auth/x509-identity.js';
 import { newRequestId } from './ids.js';
 import { type MlsJoin, openParams, type SessionCipher, sealParams } from './mls/cipher.js';
 import {
@@ -27,10 +31,17 @@ import { WMP_VERSION } from './negotiate.js';
 import type { BaseContext, Peer, RequestOptions } from './peer.js';
 
 export interface OpenSessionOptions {
-  /** Our identity (`wmp.sender`). Defaults to the signer's `did` when it has one. */
+  /** Our identity (`wmp.sender`). Defaults to the X.509 identity's id, else the signer's `did`. */
   readonly sender?: string;
   /** Signs the challenge when the responder asks for authentication. */
   readonly signer?: Signer;
+  /** Authenticate with `x5c` (a certificate chain and its key, from `x509Identity`) instead. */
+  readonly x509?: X509Identity;
+  /**
+   * Mutual authentication (core §4.4.5): send a fresh nonce and refuse the session unless the
+   * responder's `auth` proves this responder (-31002 `responder_auth_failed`, nothing else sent).
+   */
+  readonly verifyResponder?: ExpectedResponder;
   /** Inline credentials (e.g. `{ type: 'bearer', token }`). */
   readonly auth?: Auth;
   readonly participants?: readonly string[];
@@ -146,8 +157,9 @@ export class WmpSession {
 
   /** Creates a session on a started peer, authenticating with `signer` when the responder asks. */
   static async open(peer: Peer<BaseContext>, options: OpenSessionOptions = {}): Promise<WmpSession> {
-    const sender = options.sender ?? (options.signer as { did?: string } | undefined)?.did;
+    const sender = options.sender ?? options.x509?.id ?? (options.signer as { did?: string } | undefined)?.did;
     const version = options.version ?? WMP_VERSION;
+    const nonce = options.verifyResponder ? `n-${b64urlEncode(randomBytes(16))}` : undefined;
     const params: Record<string, unknown> = {
       wmp: { version, ...(sender ? { sender } : {}) },
       ...(options.participants ? { participants: [...options.participants] } : {}),
@@ -155,6 +167,7 @@ export class WmpSession {
       ...(options.security ? { security: options.security } : {}),
       ...(options.ttl ? { ttl: options.ttl } : {}),
       ...(options.auth ? { auth: options.auth } : {}),
+      ...(nonce ? { nonce } : {}),
       ...(options.mls && options.security && options.security.mode !== 'tls'
         ? { mls_key_package: options.mls.keyPackage }
         : {}),
@@ -165,6 +178,17 @@ export class WmpSession {
     >;
     const wmp = result.wmp as { session_id?: string; version?: string } | undefined;
     if (!wmp?.session_id) throw new NotAuthorizedError({ reason: 'no session id in the create result' });
+    if (nonce && options.verifyResponder) {
+      try {
+        await verifyResponderAuth(result.auth, { nonce, sessionId: wmp.session_id }, options.verifyResponder);
+      } catch (e) {
+        // Tell the responder we are gone; nothing else goes to a responder that failed.
+        void peer
+          .notify('wmp.session.close', { wmp: { version, session_id: wmp.session_id }, reason: 'error' })
+          .catch(() => undefined);
+        throw e;
+      }
+    }
     const session = new WmpSession(peer, wmp.session_id, wmp.version ?? version, sender, result);
     // The responder's participants: the creator's claim and the listed ones.
     session.#participants = [...new Set([...(sender ? [sender] : []), ...(options.participants ?? [])])];
@@ -172,11 +196,12 @@ export class WmpSession {
     if (options.mls && typeof result.mls_welcome === 'string') {
       session.useCipher(await options.mls.join(result.mls_welcome));
     }
-    if (result.auth_required === true || (options.signer && typeof result.challenge === 'string' && !options.auth)) {
-      if (!options.signer || !sender || typeof result.challenge !== 'string') {
+    const prover = options.x509 ?? options.signer;
+    if (result.auth_required === true || (prover && typeof result.challenge === 'string' && !options.auth)) {
+      if (!prover || !sender || typeof result.challenge !== 'string') {
         throw new NotAuthorizedError({ reason: 'the responder requires authentication and no signer was given' });
       }
-      await session.authenticate(options.signer, result.challenge);
+      await session.authenticate(prover, result.challenge);
     }
     return session;
   }
@@ -222,14 +247,32 @@ export class WmpSession {
     return () => this.#listeners[event].delete(listener);
   }
 
-  /** `wmp.session.authenticate` with a `signed_challenge`. */
-  async authenticate(signer: Signer, challenge: string): Promise<string> {
+  /** `wmp.session.authenticate`: a `signed_challenge` with a Signer, an `x5c` with an X509Identity. */
+  async authenticate(signer: Signer | X509Identity, challenge: string): Promise<string> {
     if (!this.sender) throw new NotAuthorizedError({ reason: 'sender required' });
     const timestamp = rfc3339(Date.now());
-    const signature = await signChallenge({ challenge, session_id: this.id, sender: this.sender, timestamp }, signer);
-    const result = (await this.request('wmp.session.authenticate', {
-      auth: { type: 'signed_challenge', challenge, signature, timestamp },
-    })) as { identity?: string; participant_id?: string };
+    const auth =
+      'x5c' in signer
+        ? {
+            type: 'x5c',
+            x5c: [...signer.x5c],
+            challenge,
+            timestamp,
+            signature: await signJws(
+              challengePayload({ challenge, sessionId: this.id, sender: this.sender, timestamp }),
+              signer.signer,
+            ),
+          }
+        : {
+            type: 'signed_challenge',
+            challenge,
+            timestamp,
+            signature: await signChallenge({ challenge, session_id: this.id, sender: this.sender, timestamp }, signer),
+          };
+    const result = (await this.request('wmp.session.authenticate', { auth })) as {
+      identity?: string;
+      participant_id?: string;
+    };
     return result.participant_id ?? result.identity ?? this.sender;
   }
 

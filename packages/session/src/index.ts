@@ -1,6 +1,41 @@
+export { isPrivateAddress } from './auth/addresses.js';
 export type { AuthAttempt, Authenticator } from './auth/authenticator.js';
 export { type BearerOptions, bearerAuthenticator } from './auth/bearer.js';
-export { signedChallengeAuthenticator } from './auth/signed-challenge.js';
+export {
+  type DidDocument,
+  type DidDocumentFetcher,
+  type DidFetchResponse,
+  DidResolutionError,
+  type DidResolutionFailure,
+  DidWebResolver,
+  type DidWebResolverOptions,
+  didWebUrl,
+  findVerificationKey,
+  parseDidDocument,
+  type ResolvedKey,
+  type VerificationRelationship,
+  type WebDidFetcherOptions,
+  webDidFetcher,
+} from './auth/did-web.js';
+export { type DpopOptions, type DpopProofOptions, dpopAuthenticator, verifyDpopProof } from './auth/dpop.js';
+export { JWS_ALGORITHMS, type JwsAlgorithm, type JwsSigner, signJws, webCryptoSigner } from './auth/jws.js';
+export { AUTH_FAILURE_REASONS, type AuthFailureReason } from './auth/reasons.js';
+export {
+  MemoryReplayCache,
+  type MemoryReplayCacheOptions,
+  type ReplayCache,
+  ReplayCacheFullError,
+} from './auth/replay-cache.js';
+export {
+  type ExpectedResponder,
+  type ResponderIdentity,
+  responderAuth,
+  verifyResponderAuth,
+} from './auth/responder.js';
+export { acceptedSchemes, checkSenderScheme, schemeCovers, schemeOf } from './auth/schemes.js';
+export { type SignedChallengeOptions, signedChallengeAuthenticator } from './auth/signed-challenge.js';
+export type { TrustAnchors } from './auth/x509.js';
+export type { X509Identity } from './auth/x509-identity.js';
 export {
   type CapabilityUpdate,
   type OpenSessionOptions,

@@ -14,6 +14,7 @@ import {
   type WmpMetadata,
 } from '@wmp/jsonrpc-envelope';
 import type { Authenticator } from './auth/authenticator.js';
+import { acceptedSchemes } from './auth/schemes.js';
 import { signedChallengeAuthenticator } from './auth/signed-challenge.js';
 import type { Connection, WmpContext } from './context.js';
 import {
@@ -97,6 +98,11 @@ export class WmpServer {
 
   get store(): SessionStore {
     return this.#store;
+  }
+
+  /** The well-known `accepted_schemes`: exactly what the configured authenticators prove. */
+  get acceptedSchemes(): string[] {
+    return acceptedSchemes(this.#authenticators);
   }
 
   /** Adds or replaces the handler of a method (a relay adds `wmp.relay.register`, say). */

@@ -1,6 +1,7 @@
-import type { KeyResolver, Signer } from '@wmp/jcs-signing';
+import type { KeyResolver } from '@wmp/jcs-signing';
 import type { Capabilities, ParamsOf, WmpError } from '@wmp/jsonrpc-envelope';
 import type { Authenticator } from './auth/authenticator.js';
+import type { ResponderIdentity } from './auth/responder.js';
 import type { Connection, WmpContext } from './context.js';
 import type { FlowManager } from './flows.js';
 import type { SessionCipher } from './mls/cipher.js';
@@ -104,8 +105,11 @@ export interface WmpServerOptions {
   /** Require a valid non-repudiation signature on every message, or on these methods (-31010). */
   readonly requireSignatures?: boolean | readonly string[];
   readonly keyResolver?: KeyResolver;
-  /** This responder's own identity, to authenticate itself when the initiator sends a `nonce`. */
-  readonly identity?: { readonly id: string; readonly signer: Signer };
+  /**
+   * This responder's own identity, to authenticate itself when the initiator sends a `nonce`: an
+   * Ed25519 DID signer (`signed_challenge`) or an X.509 identity from `x509Identity` (`x5c`).
+   */
+  readonly identity?: ResponderIdentity;
   readonly maxSessionsPerConnection?: number;
   /** Open connections of every binding (default 100 000); more are refused, closed as `overloaded`. */
   readonly maxConnections?: number;

@@ -16,10 +16,17 @@ export interface AuthAttempt {
 
 /**
  * Proves an identity from an `auth` object (core §4.4). Returns the authenticated identity or
- * throws `NotAuthorizedError` (-31002) / `TimestampInvalidError` (-31011). Registered by auth type.
+ * throws `NotAuthorizedError` (-31002, `data.reason` from `AUTH_FAILURE_REASONS` for a refused
+ * credential) / `TimestampInvalidError` (-31011). Registered by auth type.
  */
 export interface Authenticator {
   /** Whether it needs the session's challenge (signature types) or works inline at create (bearer). */
   readonly needsChallenge: boolean;
+  /**
+   * The identifier schemes it proves (`did:key`, `x509:san:dns`, `uri`, or a coarser `did`):
+   * what the well-known `accepted_schemes` lists, and what a sender's scheme is checked against
+   * before it runs. Absent: it decides by itself and is not advertised.
+   */
+  readonly schemes?: readonly string[];
   authenticate(attempt: AuthAttempt): Promise<string>;
 }

@@ -1,12 +1,13 @@
-import { createChallenge, signChallenge } from '@wmp/jcs-signing';
+import { createChallenge } from '@wmp/jcs-signing';
 import {
   InvalidParamsError,
   NotAuthorizedError,
   type ParamsOf,
-  rfc3339,
   SessionExpiredError,
   SessionNotFoundError,
 } from '@wmp/jsonrpc-envelope';
+import { responderAuth } from '../auth/responder.js';
+import { checkSenderScheme } from '../auth/schemes.js';
 import type { WmpContext } from '../context.js';
 import { newSessionId } from '../ids.js';
 import { negotiateCapabilities, negotiateSecurity, negotiateVersion, WMP_VERSION } from '../negotiate.js';
@@ -51,6 +52,8 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     // Cheap refusals first: nothing is verified or stored for a connection at its cap.
     s.checkBind(ctx.connection, id);
 
+    // A sender whose scheme no authenticator proves is refused before anything is stored.
+    if (params.auth || requireAuth) checkSenderScheme(s.authenticators, sender, params.auth?.type);
     // Inline authentication (bearer and other challenge-free types) happens right here.
     let identity: string | undefined;
     if (params.auth) {
@@ -122,14 +125,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     };
     if (typeof params.nonce === 'string' && options.identity) {
       // Mutual authentication (core §4.4.5): sign the initiator's nonce for this session.
-      const timestamp = rfc3339(now);
-      const claims = { challenge: params.nonce, session_id: session.id, sender: options.identity.id, timestamp };
-      result.auth = {
-        type: 'signed_challenge',
-        challenge: params.nonce,
-        timestamp,
-        signature: await signChallenge(claims, options.identity.signer),
-      };
+      result.auth = await responderAuth(options.identity, params.nonce, session.id, now);
     }
     return result;
   };
@@ -148,6 +144,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       if ((await s.store.update(id, take.change)) === undefined) throw new SessionNotFoundError();
       challenge = take.result();
     }
+    checkSenderScheme(s.authenticators, params.wmp.sender, params.auth.type);
     const identity = await authenticator.authenticate({
       auth: params.auth,
       sessionId: id,

@@ -1,0 +1,23 @@
+/**
+ * `@wmp/session/x509`: X.509 authentication (`x5c`) and identities, on pkijs. A subpath of its own
+ * so that applications without X.509 never load pkijs; browser-safe like the rest of the package.
+ */
+export { type X5cOptions, X509_SCHEMES, x5cAuthenticator } from './auth/x5c.js';
+export {
+  CertificateParseError,
+  checkLeafIdentity,
+  type LeafInfo,
+  leafInfo,
+  parseCertificateDer,
+  parseTrustAnchors,
+  parseX5c,
+  type TrustAnchors,
+  validateChain,
+  type X5cLimits,
+} from './auth/x509.js';
+export {
+  type X509Identity,
+  X509IdentityError,
+  type X509IdentityOptions,
+  x509Identity,
+} from './auth/x509-identity.js';
