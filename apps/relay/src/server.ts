@@ -77,6 +77,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
     limits: config.limits,
     timings: config.timings,
     limitLoopback: config.limitLoopback,
+    httpSessionIdBinding: config.httpSessionIdBinding,
     logger,
   });
   const unavailable = () =>

@@ -1,7 +1,7 @@
 import { newMessageId } from '@wmp/session';
 import type { QueueRemoval, QueueStore } from '../storage/contracts/queue-store.js';
 import type { Forwarder, RoutedMessage } from './forwarder.js';
-import { STATUS_METHOD } from './forwarder.js';
+import { reachable, STATUS_METHOD } from './forwarder.js';
 import type { Logger } from './logger.js';
 import type { RelayMetrics } from './metrics.js';
 import type { Presence } from './presence.js';
@@ -85,6 +85,8 @@ export class StatusNotifier {
       const session = e.hopSession;
       if (!e.statuses || session === undefined || e.registeredUntil <= now || !e.connection.sessions.has(session))
         continue;
+      // An HTTP session without an open stream is not online: the status is kept instead.
+      if (!reachable(e)) continue;
       live++;
       void e.connection.peer
         .notify(STATUS_METHOD, { wmp: metaFor(session), ...params }, session)
@@ -93,9 +95,15 @@ export class StatusNotifier {
     if (live === 0 && params.status !== 'queued' && this.#subscribers.has(sender)) void this.#keep(sender, params);
   }
 
-  /** The terminal status of each message that left a queue (ack, resume or expiry): one each. */
-  removed(removals: readonly QueueRemoval[], status: 'delivered' | 'expired'): void {
-    for (const r of removals) this.send(r.sender, { message_id: r.id, status, recipient: r.recipient });
+  /**
+   * The terminal status of messages (DESIGN §3: exactly one each): `delivered` when one was first
+   * written to a live connection, or acknowledged without that; `expired` when one left the queue
+   * never written to any connection. An entry already `delivered` had its status: nothing more.
+   */
+  terminal(entries: readonly QueueRemoval[], status: 'delivered' | 'expired'): void {
+    for (const r of entries) {
+      if (!r.delivered) this.send(r.sender, { message_id: r.id, status, recipient: r.recipient });
+    }
   }
 
   /**

@@ -32,6 +32,8 @@ export interface QueuedMessage {
   readonly body: string;
   readonly expiresAt: number;
   readonly bytes: number;
+  /** It was written to a live connection of the recipient at least once (DESIGN §3 statuses). */
+  readonly delivered: boolean;
 }
 
 export interface QueuePage {
@@ -43,12 +45,16 @@ export interface QueuePage {
   readonly more: boolean;
 }
 
-/** A message that left the queue (acknowledged or expired): enough to send its terminal status. */
+/**
+ * A message that left the queue (acknowledged or expired), or that was just marked delivered:
+ * enough to send its terminal status once (`delivered` tells whether that status already went).
+ */
 export interface QueueRemoval {
   readonly recipient: string;
   readonly seq: number;
   readonly id: string;
   readonly sender: string;
+  readonly delivered: boolean;
 }
 
 export interface QueueLimits {
@@ -101,6 +107,14 @@ export interface QueueStore {
   ack(recipient: string, ids: readonly string[]): Promise<QueueRemoval[]>;
   /** Removes this recipient's messages up to and including `id` (a resume's `last_received_id`). */
   ackThrough(recipient: string, id: string): Promise<QueueRemoval[]>;
+  /**
+   * Marks the messages at `seqs` (<= 500) delivered: written to a live connection. Returns those
+   * that were not marked before (their sender gets `delivered` now, once, whatever connection and
+   * node wrote them); the messages stay queued until acknowledged or expired.
+   */
+  markDelivered(recipient: string, seqs: readonly number[]): Promise<QueueRemoval[]>;
+  /** Unexpired messages of one recipient never written to any connection (what a resume missed). */
+  undelivered(recipient: string, now: number): Promise<number>;
   /**
    * Removes at most `batch` messages with `expiresAt <= now`, earliest expiry first, and returns
    * them, so the relay can send `expired` statuses. Call again while it returns a full batch.
