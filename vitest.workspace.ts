@@ -61,7 +61,7 @@ const testSupport: TestProjectInlineConfiguration = {
   test: {
     name: 'test-support',
     root: fileURLToPath(new URL('./', import.meta.url)),
-    include: ['test-support/**/*.test.ts'],
+    include: ['test-support/**/*.test.ts', 'scripts/**/*.test.ts'],
     ...globalSetupOf('test-support'),
   },
 };
