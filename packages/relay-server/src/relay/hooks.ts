@@ -39,7 +39,6 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
       if (until !== undefined && until > s.now()) {
         endpoint = s.presence.ensure(identity, connection, 0, true);
         if (endpoint) s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
-        if (wantsStatuses(session)) s.statuses.subscribe(identity);
       } else if (isGroupSession(session)) {
         endpoint = s.presence.ensure(identity, connection, 0, true);
       }
@@ -48,7 +47,7 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
       }
       // What it missed: messages never written to any of its connections (the rest it had; they
       // are sent again, as unacknowledged, and deduplicated by id).
-      const count = await s.queue.undelivered(identity, s.now());
+      const count = await s.queue.undelivered(identity, s.now(), s.hop().relayId);
       // After the resume answer, so the client knows its session before the replay arrives.
       if (endpoint) {
         const e = endpoint;

@@ -8,6 +8,12 @@ export interface QueueMessageInput {
   readonly sender: string;
   /** The message exactly as it will be forwarded (relay chain appended), as JSON text. */
   readonly body: string;
+  /**
+   * Its sender asked for statuses (its session negotiated `offline.status_notifications`): a
+   * terminal status it cannot take live is kept for it. Recorded with the message, so this holds
+   * across restarts and nodes. Default false.
+   */
+  readonly notify?: boolean;
 }
 
 export interface AppendOptions {
@@ -34,6 +40,8 @@ export interface QueuedMessage {
   readonly bytes: number;
   /** It was written to a live connection of the recipient at least once (DESIGN §3 statuses). */
   readonly delivered: boolean;
+  /** Its sender asked for statuses. */
+  readonly notify: boolean;
 }
 
 export interface QueuePage {
@@ -55,6 +63,8 @@ export interface QueueRemoval {
   readonly id: string;
   readonly sender: string;
   readonly delivered: boolean;
+  /** Its sender asked for statuses: its terminal status is kept for it when it cannot take it live. */
+  readonly notify: boolean;
 }
 
 export interface QueueLimits {
@@ -113,8 +123,11 @@ export interface QueueStore {
    * node wrote them); the messages stay queued until acknowledged or expired.
    */
   markDelivered(recipient: string, seqs: readonly number[]): Promise<QueueRemoval[]>;
-  /** Unexpired messages of one recipient never written to any connection (what a resume missed). */
-  undelivered(recipient: string, now: number): Promise<number>;
+  /**
+   * Unexpired messages of one recipient never written to any connection (what a resume missed),
+   * not counting those of `exceptSender` (the relay's own kept statuses are no messages).
+   */
+  undelivered(recipient: string, now: number, exceptSender?: string): Promise<number>;
   /**
    * Removes at most `batch` messages with `expiresAt <= now`, earliest expiry first, and returns
    * them, so the relay can send `expired` statuses. Call again while it returns a full batch.

@@ -141,10 +141,12 @@ export class MemoryQueueStore implements QueueStore {
     return marked;
   }
 
-  async undelivered(recipient: string, now: number): Promise<number> {
+  async undelivered(recipient: string, now: number, exceptSender?: string): Promise<number> {
     this.#open();
     let n = 0;
-    for (const row of this.#queues.get(recipient)?.bySeq.values() ?? []) if (!row.delivered && row.expiresAt > now) n++;
+    for (const row of this.#queues.get(recipient)?.bySeq.values() ?? []) {
+      if (!row.delivered && row.expiresAt > now && row.sender !== exceptSender) n++;
+    }
     return n;
   }
 
@@ -195,10 +197,10 @@ export class MemoryQueueStore implements QueueStore {
 }
 
 function removal(row: Row, delivered: boolean): QueueRemoval {
-  return { recipient: row.recipient, seq: row.seq, id: row.id, sender: row.sender, delivered };
+  return { recipient: row.recipient, seq: row.seq, id: row.id, sender: row.sender, delivered, notify: row.notify };
 }
 
 function message(row: Row): QueuedMessage {
-  const { recipient, seq, id, sender, body, expiresAt, bytes, delivered } = row;
-  return { recipient, seq, id, sender, body, expiresAt, bytes, delivered };
+  const { recipient, seq, id, sender, body, expiresAt, bytes, delivered, notify } = row;
+  return { recipient, seq, id, sender, body, expiresAt, bytes, delivered, notify };
 }

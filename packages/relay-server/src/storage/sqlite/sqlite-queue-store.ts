@@ -26,6 +26,7 @@ interface MessageRow {
   expires_at: number;
   bytes: number;
   delivered: number;
+  notify: number;
 }
 
 interface RemovedRow {
@@ -35,6 +36,7 @@ interface RemovedRow {
   sender: string;
   bytes: number;
   delivered: number;
+  notify: number;
 }
 
 function statements(db: BetterSqlite3.Database) {
@@ -48,29 +50,29 @@ function statements(db: BetterSqlite3.Database) {
     // A retry (same id) is a no-op found by the UNIQUE constraint, not by a SELECT first; a clash
     // on (recipient, seq) is not covered and throws, so a wrong seq can never pass silently.
     insert: db.prepare(
-      `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body)
-       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
+      `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body, notify)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
     ),
     totals: db.prepare<[], Totals>("SELECT count, bytes FROM totals WHERE name = 'wmp_queue'"),
     page: db.prepare<[string, number, number, number], MessageRow>(
-      `SELECT recipient, seq, message_id, sender, body, expires_at, bytes, delivered FROM wmp_messages
+      `SELECT recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify FROM wmp_messages
        WHERE recipient = ? AND seq > ? AND expires_at > ? ORDER BY seq LIMIT ?`,
     ),
     deleteId: db.prepare<[string, string], RemovedRow>(
       `DELETE FROM wmp_messages WHERE recipient = ? AND message_id = ?
-       RETURNING recipient, seq, message_id, sender, bytes, delivered`,
+       RETURNING recipient, seq, message_id, sender, bytes, delivered, notify`,
     ),
     // Several ids in one statement (a JSON array), so that an ack writes once and is atomic alone.
     deleteIds: db.prepare<[string, string], RemovedRow>(
       `DELETE FROM wmp_messages WHERE recipient = ? AND message_id IN (SELECT value FROM json_each(?))
-       RETURNING recipient, seq, message_id, sender, bytes, delivered`,
+       RETURNING recipient, seq, message_id, sender, bytes, delivered, notify`,
     ),
     deleteThrough: db.prepare<[string, number], RemovedRow>(
       `DELETE FROM wmp_messages WHERE recipient = ? AND seq <= ?
-       RETURNING recipient, seq, message_id, sender, bytes, delivered`,
+       RETURNING recipient, seq, message_id, sender, bytes, delivered, notify`,
     ),
     expired: db.prepare<[number, number], RemovedRow & { rowid: number }>(
-      `SELECT rowid, recipient, seq, message_id, sender, bytes, delivered FROM wmp_messages
+      `SELECT rowid, recipient, seq, message_id, sender, bytes, delivered, notify FROM wmp_messages
        WHERE expires_at <= ? ORDER BY expires_at, rowid LIMIT ?`,
     ),
     deleteRow: db.prepare('DELETE FROM wmp_messages WHERE rowid = ?'),
@@ -78,11 +80,11 @@ function statements(db: BetterSqlite3.Database) {
     markDelivered: db.prepare<[string, string], RemovedRow>(
       `UPDATE wmp_messages SET delivered = 1
        WHERE recipient = ? AND seq IN (SELECT value FROM json_each(?)) AND delivered = 0
-       RETURNING recipient, seq, message_id, sender, bytes, delivered`,
+       RETURNING recipient, seq, message_id, sender, bytes, delivered, notify`,
     ),
     undelivered: db
-      .prepare<[string, number], number>(
-        'SELECT count(*) FROM wmp_messages WHERE recipient = ? AND delivered = 0 AND expires_at > ?',
+      .prepare<[string, number, string], number>(
+        'SELECT count(*) FROM wmp_messages WHERE recipient = ? AND delivered = 0 AND expires_at > ? AND sender != ?',
       )
       .pluck(),
   };
@@ -171,14 +173,21 @@ export class SqliteQueueStore implements QueueStore {
     return this.#writer.runAtomic(() =>
       this.#s.markDelivered
         .all(recipient, JSON.stringify(seqs))
-        .map((r) => ({ recipient: r.recipient, seq: r.seq, id: r.message_id, sender: r.sender, delivered: false }))
+        .map((r) => ({
+          recipient: r.recipient,
+          seq: r.seq,
+          id: r.message_id,
+          sender: r.sender,
+          delivered: false,
+          notify: r.notify === 1,
+        }))
         .sort((a, b) => a.seq - b.seq),
     );
   }
 
-  async undelivered(recipient: string, now: number): Promise<number> {
+  async undelivered(recipient: string, now: number, exceptSender?: string): Promise<number> {
     this.#open();
-    return this.#s.undelivered.get(recipient, now)!;
+    return this.#s.undelivered.get(recipient, now, exceptSender ?? '')!;
   }
 
   async sweepExpired(now: number, batch: number): Promise<QueueRemoval[]> {
@@ -231,6 +240,7 @@ export class SqliteQueueStore implements QueueStore {
       record.expiresAt,
       record.bytes,
       record.body,
+      Number(record.notify),
     );
     if (changes === 0) return { status: 'exists', seq: this.#s.seqOf.get(recipient, record.id)! };
     this.#totals.added(recipient, record.sender, record.bytes);
@@ -252,6 +262,7 @@ export class SqliteQueueStore implements QueueStore {
       id: r.message_id,
       sender: r.sender,
       delivered: r.delivered === 1,
+      notify: r.notify === 1,
     }));
     // RETURNING gives no order guarantee; a sweep's rows are already in expiry order.
     return bySeq ? removals.sort((a, b) => a.seq - b.seq) : removals;
@@ -268,5 +279,6 @@ function message(row: MessageRow): QueuedMessage {
     expiresAt: row.expires_at,
     bytes: row.bytes,
     delivered: row.delivered === 1,
+    notify: row.notify === 1,
   };
 }

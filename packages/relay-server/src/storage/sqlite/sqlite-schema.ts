@@ -61,6 +61,8 @@ INSERT INTO wmp_queue_senders (recipient, sender, count, bytes)
   SELECT recipient, sender, count(*), sum(bytes) FROM wmp_messages GROUP BY recipient, sender;
 -- Written to a live connection at least once: its sender was told \`delivered\` (DESIGN §3).
 ALTER TABLE wmp_messages ADD COLUMN delivered INTEGER NOT NULL DEFAULT 0;
+-- Its sender asked for statuses: a terminal one it cannot take live is kept for it.
+ALTER TABLE wmp_messages ADD COLUMN notify INTEGER NOT NULL DEFAULT 0;
 
 ALTER TABLE ohan_cards ADD COLUMN expires_at INTEGER NOT NULL DEFAULT 0;
 UPDATE ohan_cards SET expires_at = ts + 7776000000;
