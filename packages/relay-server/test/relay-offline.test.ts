@@ -1,16 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { codeOf, connectPeer, relayTestbed, sleep, waitFor } from './fixtures/relay-clients.js';
+import { codeOf, connectPeer, relayTestbed, waitFor } from './fixtures/relay-clients.js';
 
 const testbed = relayTestbed();
-const { setup, open } = testbed;
+const { setup, open, disconnect } = testbed;
 
 describe('offline recipients (DESIGN §3 delivery guarantee)', () => {
   it('queues for an offline recipient, replays in order on resume: queued, then exactly one delivered', async () => {
     const url = await setup();
     const alice = await open(url);
     const bob = await open(url);
-    await bob.peer.close();
-    await sleep(20);
+    await disconnect(bob);
 
     const ids: string[] = [];
     for (const n of [1, 2, 3]) ids.push(((await alice.session.send([bob.keypair.did], { n })) as any).message_id);
@@ -32,16 +31,22 @@ describe('offline recipients (DESIGN §3 delivery guarantee)', () => {
     // Acknowledge the first two by ack, the rest by a resume whose last_received_id covers them.
     await bob.session.notify('wmp.message.ack', { message_ids: ids.slice(0, 2), status: 'received' });
     await waitFor(() => alice.statuses.filter((s) => s.status === 'delivered').length === 2);
-    await bob.peer.close();
-    await sleep(20);
+    await disconnect(bob);
     expect(await bob.session.resume(await connectPeer(url))).toBe(0);
     await waitFor(() => alice.statuses.filter((s) => s.status === 'delivered').length === 4);
-    await sleep(100);
-    const delivered = alice.statuses.filter((s) => s.status === 'delivered').map((s) => s.message_id);
+    // A marker, acknowledged: a second `delivered` for any of the four, or a replay to bob, would
+    // have come before the marker's own `delivered`.
+    const marker = ((await alice.session.send([bob.keypair.did], { n: 'marker' })) as any).message_id;
+    await waitFor(() => bob.inbox.some((m) => m.wmp.message_id === marker));
+    await bob.session.notify('wmp.message.ack', { message_ids: [marker], status: 'received' });
+    await waitFor(() => alice.statuses.some((s) => s.message_id === marker && s.status === 'delivered'));
+    const delivered = alice.statuses
+      .filter((s) => s.status === 'delivered' && s.message_id !== marker)
+      .map((s) => s.message_id);
     expect(delivered).toHaveLength(4);
     expect(new Set(delivered).size).toBe(4);
     expect(delivered.slice(0, 3)).toEqual(ids);
-    expect(bob.inbox).toHaveLength(4); // nothing replayed twice after the covering resume
+    expect(bob.inbox.map((m) => m.body.n)).toEqual([1, 2, 3, 4, 'marker']); // nothing replayed twice
   });
 
   it('replays what was not acknowledged again after a reconnect (at-least-once, ids to dedupe)', async () => {
@@ -51,8 +56,7 @@ describe('offline recipients (DESIGN §3 delivery guarantee)', () => {
     const { message_id } = (await alice.session.send([bob.keypair.did], 'again')) as { message_id: string };
     await waitFor(() => bob.inbox.length === 1);
     bob.session.lastReceivedId = undefined; // as if it crashed before recording it
-    await bob.peer.close();
-    await sleep(20);
+    await disconnect(bob);
     await bob.session.resume(await connectPeer(url));
     await waitFor(() => bob.inbox.length === 2);
     expect(bob.inbox[1]!.wmp.message_id).toBe(message_id);
@@ -62,8 +66,7 @@ describe('offline recipients (DESIGN §3 delivery guarantee)', () => {
     const url = await setup({ timings: { sweepIntervalMs: 50 } });
     const alice = await open(url);
     const bob = await open(url);
-    await bob.peer.close();
-    await sleep(20);
+    await disconnect(bob);
     const expiresAt = new Date(Date.now() + 300).toISOString();
     const { message_id } = (await alice.session.request('wmp.message.deliver', {
       wmp: { expires_at: expiresAt },
@@ -71,12 +74,23 @@ describe('offline recipients (DESIGN §3 delivery guarantee)', () => {
       body: 'short-lived',
     })) as { message_id: string };
     await waitFor(() => alice.statuses.some((s) => s.status === 'expired'));
-    await sleep(150);
-    expect(alice.statuses.map((s) => s.status)).toEqual(['queued', 'expired']);
-    expect(alice.statuses[1]!.message_id).toBe(message_id);
+    // A second short-lived message is the marker: by its `expired` the sweeper has run again, and
+    // a second status about the first would have come before it.
+    const second = (await alice.session.request('wmp.message.deliver', {
+      wmp: { expires_at: new Date(Date.now() + 100).toISOString() },
+      to: [bob.keypair.did],
+      body: 'marker',
+    })) as { message_id: string };
+    await waitFor(() => alice.statuses.some((s) => s.message_id === second.message_id && s.status === 'expired'));
+    expect(alice.statuses.filter((s) => s.message_id === message_id).map((s) => s.status)).toEqual([
+      'queued',
+      'expired',
+    ]);
     expect(await bob.session.resume(await connectPeer(url))).toBe(0);
-    await sleep(50);
-    expect(bob.inbox).toEqual([]);
+    // Live again: a message sent now arrives, and nothing expired came before it.
+    await alice.session.send([bob.keypair.did], 'live');
+    await waitFor(() => bob.inbox.length > 0);
+    expect(bob.inbox.map((m) => m.body)).toEqual(['live']);
     // An expiry already past is refused.
     const past = alice.session.request('wmp.message.deliver', {
       wmp: { expires_at: new Date(Date.now() - 1000).toISOString() },
@@ -89,8 +103,7 @@ describe('offline recipients (DESIGN §3 delivery guarantee)', () => {
     const url = await setup({ limits: { maxQueued: 2, maxQueuedPerSender: 2 } });
     const alice = await open(url);
     const bob = await open(url);
-    await bob.peer.close();
-    await sleep(20);
+    await disconnect(bob);
     await alice.session.send([bob.keypair.did], 1);
     await alice.session.send([bob.keypair.did], 2);
     expect(await codeOf(alice.session.send([bob.keypair.did], 3))).toBe(-31014);
