@@ -6,7 +6,7 @@
 import { createPublicKey, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type RelayProcess, startRelayProcess } from './fixtures/relay-process.js';
+import { metric, type RelayProcess, startRelayProcess } from './fixtures/relay-process.js';
 import {
   type Binding,
   HttpStatusError,
@@ -126,12 +126,7 @@ for (const mode of MODES) {
       return c;
     }
 
-    async function gauge(name: string): Promise<number> {
-      const text = await (await fetch(`${relay!.url}/metrics`)).text();
-      const m = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
-      if (!m) throw new Error(`no ${name} in /metrics`);
-      return Number(m[1]);
-    }
+    const gauge = (name: string) => metric(relay!.url, name);
 
     async function waitForGauge(name: string, value: number, timeoutMs = 10_000): Promise<void> {
       const until = Date.now() + timeoutMs;
