@@ -20,7 +20,14 @@ import {
   withCurrentTimestamps,
 } from '../../../packages/session/test/vector-data.js';
 import { type RelayProcess, startRelayProcess } from './fixtures/relay-process.js';
-import { type Binding, type Message, openHop, SpecClient, SpecIdentity } from './fixtures/spec-client.js';
+import {
+  type Binding,
+  callUntilRefused,
+  type Message,
+  openHop,
+  SpecClient,
+  SpecIdentity,
+} from './fixtures/spec-client.js';
 
 /**
  * The vectors a relay answers, with why. A relay is a responder for session set-up, delivery
@@ -235,13 +242,7 @@ for (const mode of MODES) {
         await probe(client, from);
         if (vector.id === 'session-close-complete') {
           // A close is a notification: repeat a call until the relay has handled it (5 s at most).
-          const until = Date.now() + 5000;
-          let after: Message;
-          do {
-            after = await client.call('wmp.capability.list', {
-              wmp: { version: '0.1', session_id: input.params.wmp.session_id },
-            });
-          } while (!after.error && Date.now() < until);
+          const after = await callUntilRefused(client, input.params.wmp.session_id);
           expect(after.error?.code, JSON.stringify(after)).toBe(-31000);
         }
       } finally {

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { metric, type RelayProcess, startRelayProcess } from './fixtures/relay-process.js';
 import {
   type Binding,
+  callUntilRefused,
   HttpStatusError,
   jcsOfStrings,
   type Message,
@@ -128,13 +129,9 @@ for (const mode of MODES) {
 
     const gauge = (name: string) => metric(relay!.url, name);
 
-    async function waitForGauge(name: string, value: number, timeoutMs = 10_000): Promise<void> {
-      const until = Date.now() + timeoutMs;
-      while ((await gauge(name)) !== value) {
-        if (Date.now() > until) throw new Error(`${name} did not reach ${value}`);
-        await new Promise((r) => setTimeout(r, 10)); // polling the relay's own state, not a fixed wait
-      }
-    }
+    /** Polls the relay's own gauge until it reads `value`. */
+    const waitForGauge = (name: string, value: number) =>
+      expect.poll(() => gauge(name), { timeout: 10_000, interval: 10 }).toBe(value);
 
     /**
      * `c` goes offline, and the relay knows it before the test goes on. WebSocket: the relay's
@@ -150,20 +147,6 @@ for (const mode of MODES) {
       } else {
         c.closeEvents();
         await (await fetch(`${relay!.url}/health`)).text();
-      }
-    }
-
-    /**
-     * A call on `sessionId`, repeated until the relay refuses it (or 5 s passed): a close is a
-     * notification, nothing says when the relay has handled it, and the relay may still be
-     * handling it when the next request on the same connection arrives.
-     */
-    async function callUntilRefused(c: SpecClient, sessionId: string): Promise<Message> {
-      const until = Date.now() + 5000;
-      for (;;) {
-        const answer = await c.call('wmp.capability.list', { wmp: { version: '0.1', session_id: sessionId } });
-        if (answer.error || Date.now() > until) return answer;
-        await new Promise((r) => setTimeout(r, 10));
       }
     }
 
