@@ -148,6 +148,7 @@ export class WmpServer {
       recentIds: new Map(),
       authenticated: false,
       loginTimer: undefined,
+      closing: new Set(),
       ...(transport.remoteAddress === undefined ? {} : { remoteAddress: transport.remoteAddress }),
     };
     peer.onclose = () => this.#disconnect(connection);
@@ -332,7 +333,7 @@ export class WmpServer {
     const sessionId = wmp.session_id ?? base.extra?.sessionId;
     if (sessionId === undefined) throw new NotAuthorizedError({ reason: 'no session' });
     const session = await this.#store.get(sessionId);
-    if (!session || session.state === 'closed') throw new SessionNotFoundError();
+    if (!session || session.state === 'closed' || connection.closing.has(sessionId)) throw new SessionNotFoundError();
     if (isExpired(session, now)) {
       await this.#store.delete(sessionId);
       this.#ended(session);

@@ -80,8 +80,14 @@ export interface HttpBindingOptions {
    * it for hop sessions only, never for group sessions whose ids other participants know). A
    * token that is presented must still be right. Default false.
    */
-  readonly allowSessionIdOnly?: boolean | ((sessionId: string) => boolean | Promise<boolean>);
+  readonly allowSessionIdOnly?: boolean | ((sessionId: string) => IdOnlyVerdict | Promise<IdOnlyVerdict>);
 }
+
+/**
+ * Whether a request may name a session by id alone: `true`, `false`, or `'unknown'` when there is
+ * no such session any more (the answer is then -31000, and no HTTP session is handed out).
+ */
+export type IdOnlyVerdict = boolean | 'unknown';
 
 export interface HttpBinding {
   /** The hono app with the binding's routes (mount it, or serve `app.fetch`). */
@@ -132,7 +138,8 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
   const maxSessions = options.maxSessions ?? 10_000;
   const idleMs = options.sessionIdleMs ?? 15 * 60_000;
   const idOnly = options.allowSessionIdOnly ?? false;
-  const allowIdOnly = (id: string): boolean | Promise<boolean> => (typeof idOnly === 'function' ? idOnly(id) : idOnly);
+  const allowIdOnly = (id: string): IdOnlyVerdict | Promise<IdOnlyVerdict> =>
+    typeof idOnly === 'function' ? idOnly(id) : idOnly;
   const limits: HttpSessionLimits = {
     maxMessageBytes: maxBodyBytes,
     replayEvents: options.replayBuffer ?? 200,
@@ -190,8 +197,10 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     }
     // A `Wmp-Session-Token` is ours and must be right; a Bearer that is not ours may be the
     // application's own credential, which id-only binding leaves alone.
-    if (c.req.header(WMP_SESSION_TOKEN_HEADER) === undefined && (await allowIdOnly(id))) {
-      const newest = [...candidates].at(-1);
+    if (c.req.header(WMP_SESSION_TOKEN_HEADER) === undefined) {
+      const verdict = await allowIdOnly(id);
+      if (verdict === 'unknown') return 'unknown';
+      const newest = verdict ? [...candidates].at(-1) : undefined;
       if (newest !== undefined && !newest.closed) return newest;
     }
     return 'denied';
@@ -255,8 +264,10 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
 
     const named = header ?? body.sessionId;
     const found = named === undefined ? 'unknown' : await lookup(c, named);
-    if (found === 'denied') return refuse(ErrorCode.NotAuthorized, body, 401);
-    let session = found === 'unknown' ? undefined : found;
+    // A create or resume brings its own proof (a resumption token, a signed challenge): one that
+    // names an HTTP session it cannot prove (wmp-js keeps the old id when it resumes) opens a new one.
+    if (found === 'denied' && !body.opensSession) return refuse(ErrorCode.NotAuthorized, body, 401);
+    let session = found === 'unknown' || found === 'denied' ? undefined : found;
     if (!session) {
       // An unknown id is an error, except on create/resume: those open a new HTTP session
       // (a client resuming after this server restarted or the HTTP session expired).

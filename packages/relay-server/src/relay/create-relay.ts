@@ -47,7 +47,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
       config.httpSessionIdBinding === true
         ? async (id) => {
             const session = await core.stores.sessions.get(id);
-            return session !== undefined && !isGroupSession(session);
+            return session === undefined ? 'unknown' : !isGroupSession(session);
           }
         : false,
   });
