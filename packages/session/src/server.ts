@@ -181,6 +181,24 @@ export class WmpServer {
   }
 
   /**
+   * Binds an existing session to `connection` without a handshake, for a binding that proved the
+   * client holds it (an HTTP session token another node of a cluster issued). Only a session with
+   * at most one authenticated identity can be carried so (it binds that identity; a pending one
+   * stays pending); -31000 when there is none, -31002 for a group session of several.
+   */
+  async adopt(connection: Connection, sessionId: string): Promise<SessionRecord> {
+    const session = await this.#store.get(sessionId);
+    if (!session || session.state === 'closed' || isExpired(session, this.#now())) throw new SessionNotFoundError();
+    if (session.authenticated.length > 1) throw new NotAuthorizedError({ reason: 'session of several participants' });
+    const identity = session.authenticated[0];
+    const services = this.#services();
+    services.checkBind(connection, sessionId);
+    services.bind(connection, sessionId, identity);
+    await this.#options.hooks?.adopted?.(session, identity, connection);
+    return session;
+  }
+
+  /**
    * Closes the connection (as `timeout`) if it still has no authenticated session when the timer
    * fires; armed at connect and again whenever its last authenticated session goes.
    */

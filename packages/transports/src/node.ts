@@ -3,6 +3,7 @@
 
 export { createHttpBinding, type HttpBinding, type HttpBindingOptions, type IdOnlyVerdict } from './http-binding.js';
 export { HttpSessionTransport } from './http-session.js';
+export { keyedSessionTokens, randomSessionTokens, type SessionTokens } from './http-session-tokens.js';
 export * from './index.js';
 export {
   type NativeMessagingCaller,
