@@ -154,7 +154,7 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
   if (protocol !== 'redis:' && protocol !== 'rediss:')
     throw new TypeError('the Redis URL must be redis:// or rediss://');
   if (options.nodeId === '') throw new TypeError('nodeId must not be empty');
-  const link = new RedisLink(options);
+  const link = new RedisLink({ clientName: `wmp:${options.nodeId}`, ...options });
   const wait = options.waitForReady ?? 5000;
   if (wait === false) {
     const coordination = new RedisCoordination(link, options);

@@ -30,6 +30,10 @@ export interface LinkOptions {
   /** A PING this often on each connection: finds a dead or hung server, ends a degraded spell; default 1000 ms. */
   readonly pingIntervalMs?: number;
   readonly logger?: Logger;
+  /** Commands written or waiting per connection at most; default 100,000. */
+  readonly maxQueuedCommands?: number;
+  /** `CLIENT SETNAME` of the two connections (`<name>:cmd`, `<name>:sub`), seen in `CLIENT LIST`. */
+  readonly clientName?: string;
 }
 
 type Which = 'commands' | 'subscriber';
@@ -52,12 +56,16 @@ export class RedisLink {
   #down = false;
   #health: CoordinationHealth = 'degraded';
   #closed = false;
+  readonly #timeoutMs: number;
 
   constructor(options: LinkOptions) {
+    this.#timeoutMs = options.commandTimeoutMs ?? 1000;
     const maxDelay = options.maxReconnectDelayMs ?? 1000;
     const base = {
       url: options.url,
       disableOfflineQueue: true,
+      // Commands waiting for a hung server are bounded too ("The queue is full" is unavailable).
+      commandsQueueMaxLength: options.maxQueuedCommands ?? 100_000,
       pingInterval: options.pingIntervalMs ?? 1000,
       commandOptions: { timeout: options.commandTimeoutMs ?? 1000 },
       socket: {
@@ -67,8 +75,10 @@ export class RedisLink {
       },
     };
     this.#logger = options.logger;
-    this.commands = createClient(base);
-    this.subscriber = createClient(base);
+    const name = (role: string) =>
+      options.clientName === undefined ? {} : { name: `${options.clientName.replace(/[^\w.:-]/g, '_')}:${role}` };
+    this.commands = createClient({ ...base, ...name('cmd') });
+    this.subscriber = createClient({ ...base, ...name('sub') });
     this.#attach('commands', this.commands);
     this.#attach('subscriber', this.subscriber);
   }
@@ -144,7 +154,9 @@ export class RedisLink {
   async call<T>(fn: (client: RedisClient) => Promise<T>): Promise<T> {
     if (this.#closed) throw new RedisFailure('unavailable', new Error('closed'));
     try {
-      const result = await fn(this.commands);
+      // node-redis times a command out only until it is written; a hung server never answers
+      // one that was written, so the deadline is ours (a late answer is dropped).
+      const result = await withDeadline(fn(this.commands), this.#timeoutMs);
       if (this.#failing) {
         this.#failing = false;
         this.#update();
@@ -161,6 +173,11 @@ export class RedisLink {
       }
       throw new RedisFailure(kind, error);
     }
+  }
+
+  /** `promise`, or a `RedisDeadlineError` after the command timeout (for calls not made through `call`). */
+  bounded<T>(promise: Promise<T>): Promise<T> {
+    return withDeadline(promise, this.#timeoutMs);
   }
 
   /** EVALSHA, and EVAL when the server does not know the script (it restarted). */
@@ -180,7 +197,7 @@ export class RedisLink {
     this.#closed = true;
     for (const client of [this.commands, this.subscriber]) {
       try {
-        if (client.isReady) await client.close();
+        if (client.isReady) await withDeadline(client.close(), this.#timeoutMs);
         else client.destroy();
       } catch {
         client.destroy();
@@ -225,4 +242,25 @@ function isUnavailable(error: unknown): boolean {
 function errorName(error: unknown): string {
   if (error instanceof ErrorReply) return error.message.split(' ', 1)[0] ?? 'ErrorReply';
   return error instanceof Error ? error.name : 'unknown';
+}
+
+/** The server did not answer within the command timeout. */
+export class RedisDeadlineError extends Error {
+  constructor() {
+    super('redis did not answer in time');
+    this.name = 'RedisDeadlineError';
+  }
+}
+
+async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  promise.catch(() => {});
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RedisDeadlineError()), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -7,7 +7,13 @@ export interface Script {
   readonly sha1: string;
 }
 
-function script(name: string, source: string): Script {
+/**
+ * With a shebang (Redis 7), a script that may write is refused as a whole (OOM) while the server is
+ * at `maxmemory`, before it runs: none of its writes happen. Without one, Redis checks only its
+ * first write, and a script that first deletes (ZREMRANGEBYSCORE) could then grow memory anyway.
+ */
+function script(name: string, body: string, flags = ''): Script {
+  const source = `#!lua${flags === '' ? '' : ` flags=${flags}`}\n${body.trim()}\n`;
   return { name, source, sha1: createHash('sha1').update(source).digest('hex') };
 }
 
@@ -199,4 +205,5 @@ export const NODES = script(
   `${NOW_MS}
 return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')
 `,
+  'no-writes',
 );

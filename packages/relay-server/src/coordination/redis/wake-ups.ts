@@ -113,7 +113,8 @@ export class RedisWakeUps implements WakeUps {
       this.#count--;
       if (held.handlers.size === 0) void this.#reconcile(name, held);
     };
-    await this.#reconcile(name, channel);
+    // Bounded: a hung server must not hold the caller (the subscription settles when it answers).
+    await this.#link.bounded(this.#reconcile(name, channel)).catch(() => {});
     return unsubscribe;
   }
 
@@ -131,7 +132,7 @@ export class RedisWakeUps implements WakeUps {
     this.#pending.clear();
     this.#count = 0;
     if (names.length > 0 && this.#link.subscriber.isReady) {
-      await this.#link.subscriber.sUnsubscribe(names, this.#listener).catch(() => {});
+      await this.#link.bounded(this.#link.subscriber.sUnsubscribe(names, this.#listener)).catch(() => {});
     }
   }
 
