@@ -16,7 +16,10 @@ export type CoordinationHealth = 'ok' | 'degraded';
 export interface CoordinationLimits {
   readonly nonces?: NonceCacheLimits;
   readonly replays?: ReplayCacheLimits;
+  /** Handlers of relay queue wake-ups on one node. */
   readonly wakeUps?: WakeUpLimits;
+  /** Handlers of box stream wake-ups on one node (the box's streams per key and in total); default `wakeUps`. */
+  readonly boxWakeUps?: WakeUpLimits;
 }
 
 /**

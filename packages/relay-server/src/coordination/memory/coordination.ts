@@ -9,6 +9,7 @@ import {
 import { DEFAULT_NONCE_MAX_ENTRIES, nonceMaxPerKey } from '../contracts/nonce-cache.js';
 import type { RateLimiter, TokenBucketOptions } from '../contracts/rate-limiter.js';
 import { DEFAULT_REPLAY_MAX_ENTRIES } from '../contracts/replay-cache.js';
+import type { WakeUpLimits } from '../contracts/wake-ups.js';
 import { MemoryKeyPackageBudgets } from './key-package-budgets.js';
 import { MemoryPresenceDirectory } from './presence-directory.js';
 import { TokenBuckets } from './token-buckets.js';
@@ -55,8 +56,11 @@ export class MemoryCoordinationHub {
 
   /** The bundle of node `nodeId` on this hub. */
   node(nodeId: string): Coordination {
-    const wakeUps = new MemoryWakeUps({ bus: this.#wakeBus, ...this.#wakeLimits() });
-    const boxWakeUps = new MemoryWakeUps({ bus: this.#boxBus, ...this.#wakeLimits() });
+    const wakeUps = new MemoryWakeUps({ bus: this.#wakeBus, ...limitsOf(this.#limits.wakeUps) });
+    const boxWakeUps = new MemoryWakeUps({
+      bus: this.#boxBus,
+      ...limitsOf(this.#limits.boxWakeUps ?? this.#limits.wakeUps),
+    });
     const hub = this;
     let closed = false;
     return {
@@ -85,10 +89,6 @@ export class MemoryCoordinationHub {
     await Promise.all([node.wakeUps.close(), node.boxWakeUps.close()]);
   }
 
-  #wakeLimits() {
-    return this.#limits.wakeUps === undefined ? {} : { limits: this.#limits.wakeUps };
-  }
-
   #limiter(name: string, options: TokenBucketOptions): RateLimiter {
     let limiter = this.#limiters.get(name);
     if (limiter === undefined) {
@@ -107,6 +107,10 @@ export class MemoryCoordinationHub {
     }
     return budget;
   }
+}
+
+function limitsOf(limits: WakeUpLimits | undefined): { limits?: WakeUpLimits } {
+  return limits === undefined ? {} : { limits };
 }
 
 /** The single-process coordination: one node on a hub of its own (the relay's behaviour without a cluster). */

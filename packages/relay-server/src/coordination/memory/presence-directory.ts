@@ -25,7 +25,7 @@ export class MemoryPresenceDirectory implements PresenceDirectory {
   }
 
   async announce(identity: string, nodeId: string, ttlMs: number): Promise<void> {
-    if (!(ttlMs > 0)) throw new RangeError('presence ttl must be > 0');
+    if (!(ttlMs >= 3)) throw new RangeError('presence ttl must be >= 3 ms');
     let nodes = this.#byIdentity.get(identity);
     if (nodes === undefined) {
       nodes = new Map();

@@ -7,6 +7,7 @@ import {
   type KeyPackageBudgets,
 } from '../contracts/key-package-budgets.js';
 import type { RateLimiter, TokenBucketOptions } from '../contracts/rate-limiter.js';
+import type { WakeUpLimits } from '../contracts/wake-ups.js';
 import { RedisKeyPackageBudgets } from './key-package-budgets.js';
 import { RedisKeys } from './keys.js';
 import { type LinkOptions, RedisLink } from './link.js';
@@ -66,15 +67,15 @@ export class RedisCoordination implements Coordination {
     const logger = options.logger;
     const onError = (error: unknown) =>
       logger?.error('coordination.handler_failed', { error: error instanceof Error ? error.name : 'unknown' });
-    const wakeOptions = { ...(limits.wakeUps === undefined ? {} : { limits: limits.wakeUps }), onError };
+    const wakeOptions = (l: WakeUpLimits | undefined) => ({ ...(l === undefined ? {} : { limits: l }), onError });
     // Loaded at start and first on every reconnect, so the scripts below rarely meet NOSCRIPT.
     link.onReady('commands', () => loadScripts(link));
     loadScripts(link);
     this.nonces = new RedisNonceCache(link, this.#keys, limits.nonces, granularity);
     this.replays = new RedisReplayCache(link, this.#keys, limits.replays, granularity);
     this.presence = new RedisPresenceDirectory(link, this.#keys);
-    this.wakeUps = new RedisWakeUps(link, this.#keys, 'wake', wakeOptions);
-    this.boxWakeUps = new RedisWakeUps(link, this.#keys, 'box', wakeOptions);
+    this.wakeUps = new RedisWakeUps(link, this.#keys, 'wake', wakeOptions(limits.wakeUps));
+    this.boxWakeUps = new RedisWakeUps(link, this.#keys, 'box', wakeOptions(limits.boxWakeUps ?? limits.wakeUps));
   }
 
   rateLimiter(name: string, options: TokenBucketOptions): RateLimiter {

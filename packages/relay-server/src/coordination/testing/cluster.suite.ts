@@ -55,6 +55,11 @@ export function presenceDirectorySuite(name: string, factory: CoordinationFactor
       expect(await b.presence.nodesOf(who)).toEqual([b.nodeId]);
     });
 
+    it('refuses a presence TTL below 3 ms', async () => {
+      const node = await (await clusters.open()).node('n');
+      await expect(node.presence.announce(someone(), node.nodeId, 0)).rejects.toBeInstanceOf(RangeError);
+    });
+
     it('withdraws a node’s entries when it closes cleanly', async () => {
       const { a, b } = await clusters.two();
       const [x, y] = [someone(), someone()];
@@ -158,6 +163,17 @@ export function wakeUpsSuite(name: string, factory: CoordinationFactory): void {
       expect(await node.wakeUps.subscribe(someone(), () => {})).toBeUndefined();
       offs[0]!();
       expect(await node.wakeUps.subscribe(x, () => {})).toBeTypeOf('function');
+    });
+
+    it('bounds box wake-ups by their own limits', async () => {
+      const limits = { wakeUps: { maxPerKey: 1, max: 10 }, boxWakeUps: { maxPerKey: 2, max: 10 } };
+      const node = await (await clusters.open(limits)).node('n');
+      const who = someone();
+      expect(await node.wakeUps.subscribe(who, () => {})).toBeTypeOf('function');
+      expect(await node.wakeUps.subscribe(who, () => {})).toBeUndefined();
+      expect(await node.boxWakeUps.subscribe(who, () => {})).toBeTypeOf('function');
+      expect(await node.boxWakeUps.subscribe(who, () => {})).toBeTypeOf('function');
+      expect(await node.boxWakeUps.subscribe(who, () => {})).toBeUndefined();
     });
 
     it('a handler that throws does not keep the others from their wake-up', async () => {
