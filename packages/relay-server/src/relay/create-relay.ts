@@ -103,7 +103,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
       const { port } = http.address() as AddressInfo;
       const local = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
       if (config.publicUrl === undefined) core.origin = local;
-      core.sweeper.start();
+      core.start();
       logger.info('relay.listening', { port, relay_id: core.identity.did });
       return { port, url: core.origin };
     },
@@ -111,7 +111,6 @@ export function createRelay(config: RelayConfig = {}): Relay {
     close() {
       closed ??= (async () => {
         closing = true;
-        await core.sweeper.stop();
         // Stop accepting first, then end what is open (WS close 1001, SSE streams, waiting POSTs).
         const server = http;
         const stopped = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
@@ -120,6 +119,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
         await core.server.close();
         server?.closeAllConnections();
         await stopped;
+        await core.stop();
         await core.stores.close();
         logger.info('relay.closed');
       })();

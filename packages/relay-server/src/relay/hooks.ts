@@ -100,22 +100,20 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
       if (method !== 'wmp.message.deliver' || session === undefined || !wantsStatuses(session)) return;
       if (!connection.sessions.has(session.id) || connection.peer.closed) return;
       // Each answer costs the sender a request: a flood of bad notifications earns no flood back.
-      try {
-        s.limiters.chargeRequests(connection.sessions.get(session.id)?.identity, connection, s.refusals);
-      } catch {
-        return;
-      }
       const reason = (error.data as { reason?: unknown } | undefined)?.reason;
-      void connection.peer
-        .notify(
-          STATUS_METHOD,
-          {
-            wmp: metaFor(session.id, session.version),
-            message_id: newMessageId(),
-            status: 'dropped',
-            reason: typeof reason === 'string' ? reason : error.message,
-          },
-          session.id,
+      void s.limiters
+        .chargeRequests(connection.sessions.get(session.id)?.identity, connection, s.refusals)
+        .then(() =>
+          connection.peer.notify(
+            STATUS_METHOD,
+            {
+              wmp: metaFor(session.id, session.version),
+              message_id: newMessageId(),
+              status: 'dropped',
+              reason: typeof reason === 'string' ? reason : error.message,
+            },
+            session.id,
+          ),
         )
         .catch(() => undefined);
     },
