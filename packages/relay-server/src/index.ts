@@ -71,6 +71,8 @@ export {
   type StoreErrorCode,
   StoreInputError,
   StoreSchemaError,
+  StoreUnavailableError,
+  type StoreUnavailableReason,
   StoreWriteError,
 } from './storage/errors.js';
 export { MemoryBoxStore } from './storage/memory/memory-box-store.js';
