@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { checkIds, checkSeq, checkSeqs, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import { type QueueRecord, queueRecord } from '../contracts/queue-input.js';
 import { checkQueueLimits, queueCapRefusal } from '../contracts/queue-limits.js';
@@ -140,23 +141,32 @@ class QueueTx implements TxState {
     return part;
   }
 
-  /** Reads the sender parts not read yet (their recipients are locked, so they hold still). */
-  async loadSenders(pairs: Iterable<readonly [string, string]>): Promise<void> {
+  /**
+   * Sends the read of the sender parts not read yet (their recipients are locked, so they hold
+   * still); `sender` may be called once it resolved.
+   */
+  loadSenders(pairs: Iterable<readonly [string, string]>): Promise<void> {
     const wanted = new Map<string, SenderPart>();
     for (const [r, s] of pairs) {
       const part = this.#part(r, s);
       if (part.base === undefined) wanted.set(pairKey(r, s), part);
     }
-    if (wanted.size === 0) return;
+    if (wanted.size === 0) return Promise.resolve();
     const parts = [...wanted.values()];
-    const { rows } = await this.#tx.query<Totals & { recipient: string; sender: string }>(
-      SQL.senders,
-      [parts.map((p) => p.recipient), parts.map((p) => p.sender)],
-      'wmp_queue_senders',
-    );
-    for (const part of parts) part.base = EMPTY_TOTALS;
-    for (const row of rows)
-      wanted.get(pairKey(row.recipient, row.sender))!.base = { count: row.count, bytes: row.bytes };
+    const read = this.#tx
+      .query<Totals & { recipient: string; sender: string }>(
+        SQL.senders,
+        [parts.map((p) => p.recipient), parts.map((p) => p.sender)],
+        'wmp_queue_senders',
+      )
+      .then(({ rows }) => {
+        for (const part of parts) part.base ??= EMPTY_TOTALS;
+        for (const row of rows)
+          wanted.get(pairKey(row.recipient, row.sender))!.base = { count: row.count, bytes: row.bytes };
+      });
+    // Sent with the locks, it may never be awaited (the batch failed before): never an unhandled rejection.
+    read.catch(() => undefined);
+    return read;
   }
 
   /** One sender's part of one recipient's queue as of this point (read with `loadSenders` first). */
@@ -203,46 +213,33 @@ class QueueTx implements TxState {
     }
   }
 
-  /** Writes every changed counter: recipient rows as values, sender parts as increments. */
-  async beforeCommit(tx: WriteTx): Promise<void> {
-    const writes: Promise<unknown>[] = [];
+  /** Sends every changed counter: recipient rows as values, sender parts as increments. */
+  beforeCommit(tx: WriteTx): void {
     if (this.#dirty.size > 0) {
       const r = [...this.#dirty];
       const q = r.map((k) => this.#queues.get(k)!);
-      writes.push(
-        tx.query(
-          SQL.putQueues,
-          [r, q.map((x) => x.nextSeq), q.map((x) => x.count), q.map((x) => x.bytes)],
-          'wmp_queue_put',
-        ),
+      tx.send(
+        SQL.putQueues,
+        [r, q.map((x) => x.nextSeq), q.map((x) => x.count), q.map((x) => x.bytes)],
+        'wmp_queue_put',
       );
     }
     const changed = [...this.#senders.values()].filter((p) => p.count !== 0 || p.bytes !== 0);
-    if (changed.length > 0) {
-      writes.push(
-        tx.query(
-          SQL.addSenders,
-          [
-            changed.map((p) => p.recipient),
-            changed.map((p) => p.sender),
-            changed.map((p) => p.count),
-            changed.map((p) => p.bytes),
-          ],
-          'wmp_queue_senders_add',
-        ),
-      );
-      const shrunk = changed.filter((p) => p.count < 0);
-      if (shrunk.length > 0) {
-        writes.push(
-          tx.query(
-            SQL.dropSenders,
-            [shrunk.map((p) => p.recipient), shrunk.map((p) => p.sender)],
-            'wmp_queue_senders_drop',
-          ),
-        );
-      }
+    if (changed.length === 0) return;
+    tx.send(
+      SQL.addSenders,
+      [
+        changed.map((p) => p.recipient),
+        changed.map((p) => p.sender),
+        changed.map((p) => p.count),
+        changed.map((p) => p.bytes),
+      ],
+      'wmp_queue_senders_add',
+    );
+    const shrunk = changed.filter((p) => p.count < 0);
+    if (shrunk.length > 0) {
+      tx.send(SQL.dropSenders, [shrunk.map((p) => p.recipient), shrunk.map((p) => p.sender)], 'wmp_queue_senders_drop');
     }
-    await Promise.all(writes);
   }
 }
 
@@ -299,6 +296,38 @@ function distribute<I, R>(
   });
 }
 
+interface AppendReads {
+  readonly existing: Promise<pg.QueryResult<{ recipient: string; message_id: string; seq: number }>>;
+  readonly senders: Promise<void>;
+}
+
+/** What an append batch reads, sent with the batch's locks: ids already queued, and the sender parts. */
+function appendReads(tx: WriteTx, items: readonly AppendItem[]): AppendReads {
+  return {
+    existing: tx.query(
+      SQL.existing,
+      [items.map((i) => i.recipient), items.map((i) => i.record.id)],
+      'wmp_queue_existing',
+    ),
+    senders: tx.state(QUEUE_TX).loadSenders(items.map((i) => [i.recipient, i.record.sender] as const)),
+  };
+}
+
+type MarkedRow = Omit<RemovedRow, 'bytes' | 'delivered'>;
+
+function markAll(items: readonly SeqsItem[], rows: readonly MarkedRow[]): Settled<QueueRemoval[]>[] {
+  const mine = distribute(
+    items,
+    (item) => item.seqs.map((seq) => `${item.recipient}\n${seq}`),
+    rows,
+    (row) => `${row.recipient}\n${row.seq}`,
+  );
+  return mine.map((list) => ({
+    ok: true,
+    value: list.map((row) => removal({ ...row, bytes: 0, delivered: false })).sort(bySeq),
+  }));
+}
+
 /**
  * The WMP queue on PostgreSQL (DESIGN §3 "Cluster"), for any number of nodes on one database.
  * Writes go through the node's `PostgresWriter`: appends, acknowledgements and delivered marks of
@@ -312,16 +341,42 @@ function distribute<I, R>(
 export class PostgresQueueStore implements QueueStore {
   readonly limits: QueueLimits;
   readonly #db: PostgresDatabase;
-  readonly #append: WriteGroup<AppendItem, AppendResult>;
-  readonly #ack: WriteGroup<IdsItem, QueueRemoval[]>;
-  readonly #mark: WriteGroup<SeqsItem, QueueRemoval[]>;
+  readonly #append: WriteGroup<AppendItem, AppendResult, AppendReads>;
+  readonly #ack: WriteGroup<IdsItem, QueueRemoval[], Promise<pg.QueryResult<RemovedRow>>>;
+  readonly #mark: WriteGroup<SeqsItem, QueueRemoval[], Promise<pg.QueryResult<MarkedRow>>>;
 
   constructor(db: PostgresDatabase, limits: Partial<QueueLimits> = {}) {
     this.limits = checkQueueLimits(limits);
     this.#db = db;
-    this.#append = { name: 'queue.append', run: (tx, items) => this.#appendAll(tx, items) };
-    this.#ack = { name: 'queue.ack', run: (tx, items) => this.#ackAll(tx, items) };
-    this.#mark = { name: 'queue.markDelivered', run: (tx, items) => this.#markAll(tx, items) };
+    this.#append = {
+      name: 'queue.append',
+      prepare: (tx, items) => appendReads(tx, items),
+      run: (tx, items, reads) => this.#appendAll(tx, items, reads!),
+    };
+    this.#ack = {
+      name: 'queue.ack',
+      prepare: (tx, items) => {
+        const pairs = items.flatMap((item) => item.ids.map((id) => [item.recipient, id] as const));
+        return tx.query<RemovedRow>(
+          SQL.deleteIds,
+          [pairs.map((p) => p[0]), pairs.map((p) => p[1])],
+          'wmp_queue_delete_ids',
+        );
+      },
+      run: (tx, items, deleted) => this.#ackAll(tx, items, deleted!),
+    };
+    this.#mark = {
+      name: 'queue.markDelivered',
+      prepare: (tx, items) => {
+        const pairs = items.flatMap((item) => item.seqs.map((seq) => [item.recipient, seq] as const));
+        return tx.query<MarkedRow>(
+          SQL.markDelivered,
+          [pairs.map((p) => p[0]), pairs.map((p) => p[1])],
+          'wmp_queue_mark_delivered',
+        );
+      },
+      run: async (_tx, items, marked) => markAll(items, (await marked!).rows),
+    };
   }
 
   async append(recipient: string, message: QueueMessageInput, options: AppendOptions): Promise<AppendResult> {
@@ -434,18 +489,10 @@ export class PostgresQueueStore implements QueueStore {
     if (this.#db.closed) throw new StoreClosedError();
   }
 
-  /** Every append of a batch: two reads, the decisions in memory, one INSERT. */
-  async #appendAll(tx: WriteTx, items: readonly AppendItem[]): Promise<Settled<AppendResult>[]> {
+  /** Every append of a batch: the reads came with the locks; the decisions in memory; one INSERT, not waited for. */
+  async #appendAll(tx: WriteTx, items: readonly AppendItem[], reads: AppendReads): Promise<Settled<AppendResult>[]> {
     const state = tx.state(QUEUE_TX);
-    const totals = await tx.totals();
-    const [, existing] = await Promise.all([
-      state.loadSenders(items.map((i) => [i.recipient, i.record.sender] as const)),
-      tx.query<{ recipient: string; message_id: string; seq: number }>(
-        SQL.existing,
-        [items.map((i) => i.recipient), items.map((i) => i.record.id)],
-        'wmp_queue_existing',
-      ),
-    ]);
+    const [totals, existing] = await Promise.all([tx.totals(), reads.existing, reads.senders]);
     const seqOf = new Map(existing.rows.map((r) => [pairKey(r.recipient, r.message_id), r.seq]));
     const rows = { r: [] as string[], seq: [] as number[], id: [] as string[], sender: [] as string[] };
     const more = { expires: [] as number[], bytes: [] as number[], notify: [] as boolean[], body: [] as string[] };
@@ -490,7 +537,7 @@ export class PostgresQueueStore implements QueueStore {
       outcomes.push({ ok: true, value: { status: 'queued', seq } });
     }
     if (rows.r.length > 0) {
-      await tx.query(
+      tx.send(
         SQL.insert,
         [rows.r, rows.seq, rows.id, rows.sender, more.expires, more.bytes, more.notify, more.body],
         'wmp_queue_insert',
@@ -499,17 +546,12 @@ export class PostgresQueueStore implements QueueStore {
     return outcomes;
   }
 
-  async #ackAll(tx: WriteTx, items: readonly IdsItem[]): Promise<Settled<QueueRemoval[]>[]> {
-    const r: string[] = [];
-    const ids: string[] = [];
-    for (const item of items) {
-      for (const id of item.ids) {
-        r.push(item.recipient);
-        ids.push(id);
-      }
-    }
-    const totals = await tx.totals();
-    const { rows } = await tx.query<RemovedRow>(SQL.deleteIds, [r, ids], 'wmp_queue_delete_ids');
+  async #ackAll(
+    tx: WriteTx,
+    items: readonly IdsItem[],
+    deleted: Promise<pg.QueryResult<RemovedRow>>,
+  ): Promise<Settled<QueueRemoval[]>[]> {
+    const [totals, { rows }] = await Promise.all([tx.totals(), deleted]);
     const mine = distribute(
       items,
       (item) => item.ids.map((id) => pairKey(item.recipient, id)),
@@ -517,32 +559,6 @@ export class PostgresQueueStore implements QueueStore {
       (row) => pairKey(row.recipient, row.message_id),
     );
     return mine.map((list) => ({ ok: true, value: this.#removed(tx, list, totals).sort(bySeq) }));
-  }
-
-  async #markAll(tx: WriteTx, items: readonly SeqsItem[]): Promise<Settled<QueueRemoval[]>[]> {
-    const r: string[] = [];
-    const seqs: number[] = [];
-    for (const item of items) {
-      for (const seq of item.seqs) {
-        r.push(item.recipient);
-        seqs.push(seq);
-      }
-    }
-    const { rows } = await tx.query<Omit<RemovedRow, 'bytes' | 'delivered'>>(
-      SQL.markDelivered,
-      [r, seqs],
-      'wmp_queue_mark_delivered',
-    );
-    const mine = distribute(
-      items,
-      (item) => item.seqs.map((seq) => `${item.recipient}\n${seq}`),
-      rows,
-      (row) => `${row.recipient}\n${row.seq}`,
-    );
-    return mine.map((list) => ({
-      ok: true,
-      value: list.map((row) => removal({ ...row, bytes: 0, delivered: false })).sort(bySeq),
-    }));
   }
 
   /** Takes removed rows out of the counts and the totals; returns them as removals. */

@@ -34,9 +34,10 @@ interface LockKindSpec {
 }
 
 /**
- * The lock order of every transaction: queues, sessions, groups, advisory keys, then (last, see
- * `TxTotals`) the totals rows by name. An adapter with rows of its own (the box) adds its kind
- * here, in the place that keeps this order the same for every writer.
+ * The lock order of every transaction: queues, sessions, groups, advisory keys, then the totals
+ * rows by name (last, see `TxTotals`). Nothing waits for a lock in between: what an operation
+ * writes is locked here, or taken with SKIP LOCKED. An adapter with rows of its own (the box)
+ * adds its kind here, in the place that keeps this order the same for every writer.
  */
 const LOCK_KINDS: readonly LockKindSpec[] = [
   {
@@ -52,8 +53,7 @@ const LOCK_KINDS: readonly LockKindSpec[] = [
   },
   {
     kind: 'groups',
-    lock: `SELECT session_id AS key, group_id, cipher_suite, epoch, last_commit, expires_at FROM mls_groups
-           WHERE session_id = ANY($1::text[]) ORDER BY session_id FOR UPDATE`,
+    lock: `SELECT session_id AS key FROM mls_groups WHERE session_id = ANY($1::text[]) ORDER BY session_id FOR UPDATE`,
   },
   {
     kind: 'keys',
@@ -88,13 +88,16 @@ export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly o
 /**
  * Operations of one kind written together with set-based statements (`INSERT ... SELECT FROM
  * unnest(...)`): every item of a batch of this kind goes to one `run`, at the place of the first.
- * `run` is atomic in the sense of `WriteOp.atomic`: a refused item is settled with its error and
- * writes nothing; when a statement fails, the batch runs again with each item on its own, each in
+ * `prepare` sends what can go with the batch's locks (reads, or writes whose result `run` needs),
+ * in the same round trip; `run` decides and sends its writes without waiting for them. A group is
+ * atomic in the sense of `WriteOp.atomic`: a refused item is settled with its error and writes
+ * nothing; when one of its statements fails, the batch runs again with each item on its own, in
  * its own savepoint.
  */
-export interface WriteGroup<I, T> {
+export interface WriteGroup<I, T, P = unknown> {
   readonly name: string;
-  run(tx: WriteTx, items: readonly I[]): Promise<Settled<T>[]>;
+  prepare?(tx: WriteTx, items: readonly I[]): P;
+  run(tx: WriteTx, items: readonly I[], prepared: P | undefined): Promise<Settled<T>[]>;
 }
 
 export interface WriterStats {
@@ -108,9 +111,9 @@ export interface WriterStats {
   readonly retries: number;
 }
 
-/** Per-transaction state an adapter keeps in memory and writes once, before COMMIT. */
+/** Per-transaction state an adapter keeps in memory and writes once, before COMMIT (without waiting). */
 export interface TxState {
-  beforeCommit?(tx: WriteTx): Promise<void>;
+  beforeCommit?(tx: WriteTx): void;
 }
 
 /** A key for the state of an adapter: `tx.state(key)` makes one per transaction. */
@@ -144,6 +147,9 @@ type Retry =
   | { readonly retry: 'again'; readonly cause: unknown };
 
 const MAX_ATTEMPTS = 6;
+
+/** The SQLSTATE `wmp_check_totals` raises when a decision made on the totals read would have gone otherwise. */
+const STALE_TOTALS = 'WMP01';
 
 /** The writer's connection settings (see `PostgresDatabaseOptions`). */
 export interface WriterConnectionOptions {
@@ -191,17 +197,27 @@ export function advisoryKey(name: string): string {
   return createHash('sha256').update(name).digest().readBigInt64BE(0).toString();
 }
 
+const sqlState = (error: unknown): string | undefined => {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+};
+
 /** A connection-level failure (not a statement's error): the whole transaction is lost. */
 function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  if (typeof code === 'string' && /^(08|57P)/.test(code)) return true;
-  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code);
+  const code = sqlState(error);
+  return code === undefined || /^(08|57P)/.test(code);
 }
 
 const isRetryable = (error: unknown): boolean => {
-  const code = (error as { code?: unknown } | undefined)?.code;
+  const code = sqlState(error);
   return code === '40P01' || code === '40001';
 };
+
+/** The first statement of a transaction that failed, and the unit that sent it. */
+interface Failure {
+  readonly error: unknown;
+  readonly unit: number | undefined;
+}
 
 /**
  * One transaction of the writer, as operations see it: queries, the rows locked for the batch,
@@ -214,9 +230,11 @@ export class WriteTx {
   readonly #locked = new Map<LockKind, Map<string, LockedRow>>();
   readonly #states = new Map<TxStateKey<object>, TxState>();
   readonly #journal: Array<() => void> = [];
+  readonly #inFlight = new Set<Promise<unknown>>();
   #lockedUpTo = -1;
-  #failure: unknown;
-  #totals: TxTotals | undefined;
+  #failure: Failure | undefined;
+  #unit: number | undefined;
+  #totals: Promise<TxTotals> | undefined;
 
   constructor(conn: Connection, strict: boolean) {
     this.#conn = conn;
@@ -232,25 +250,46 @@ export class WriteTx {
     const config: pg.QueryConfig = { text };
     if (values !== undefined) config.values = values as unknown[];
     if (name !== undefined) config.name = name;
+    const unit = this.#unit;
     const result = this.#conn.query<R>(config);
-    result.catch((error: unknown) => {
-      this.#failure ??= error;
-    });
+    this.#inFlight.add(result);
+    result.then(
+      () => this.#inFlight.delete(result),
+      (error: unknown) => {
+        this.#inFlight.delete(result);
+        this.#failure ??= { error, unit };
+      },
+    );
     return result;
   }
 
-  /** Sends a statement without waiting for it (pipeline mode): a failure fails the transaction. */
+  /**
+   * Sends a statement without waiting for it (pipeline mode): a failure fails the transaction.
+   * (Promises from `query` are marked handled; a promise derived from one, sent ahead and perhaps
+   * never awaited, needs a `.catch` of its own.)
+   */
   send(text: string, values?: readonly unknown[], name?: string): void {
     this.query(text, values, name).catch(() => undefined);
   }
 
-  /** The first statement error of this transaction since the last savepoint rollback. */
-  get failure(): unknown {
+  /** Waits until every statement sent so far has been answered. */
+  async settled(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /** @internal The first failed statement since the last savepoint rollback. */
+  get failure(): Failure | undefined {
     return this.#failure;
   }
 
+  /** @internal */
   clearFailure(): void {
     this.#failure = undefined;
+  }
+
+  /** @internal Statements sent from here on belong to `unit` (for telling which one failed). */
+  within(unit: number | undefined): void {
+    this.#unit = unit;
   }
 
   /** Rows locked for the batch (or by `lock`), by key; a key without a row is absent. */
@@ -263,7 +302,7 @@ export class WriteTx {
    * be locked in this transaction (the batch's locks are taken this way; an `alone` operation
    * uses it for what it found).
    */
-  async lock(kind: LockKind, keys: Iterable<string>): Promise<ReadonlyMap<string, LockedRow>> {
+  lock(kind: LockKind, keys: Iterable<string>): Promise<ReadonlyMap<string, LockedRow>> {
     const index = LOCK_KINDS.findIndex((k) => k.kind === kind);
     if (index <= this.#lockedUpTo) throw new Error(`lock order: ${kind} after a later kind`);
     this.#lockedUpTo = index;
@@ -271,16 +310,18 @@ export class WriteTx {
     const names = [...new Set(keys)];
     const rows = new Map<string, LockedRow>();
     this.#locked.set(kind, rows);
-    if (names.length === 0) return rows;
-    if (spec.hashed) {
-      const byHash = new Map(names.map((n) => [advisoryKey(n), n]));
-      await this.query(spec.lock, [[...byHash.keys()]], `wmp_lock_${kind}`);
-      for (const n of names) rows.set(n, { key: n });
-      return rows;
-    }
-    const result = await this.query<LockedRow>(spec.lock, [names], `wmp_lock_${kind}`);
-    for (const row of result.rows) rows.set(row.key, row);
-    return rows;
+    if (names.length === 0) return Promise.resolve(rows);
+    const locked = spec.hashed
+      ? this.query(spec.lock, [names.map(advisoryKey)], `wmp_lock_${kind}`).then(() => {
+          for (const n of names) rows.set(n, { key: n });
+          return rows;
+        })
+      : this.query<LockedRow>(spec.lock, [names], `wmp_lock_${kind}`).then((result) => {
+          for (const row of result.rows) rows.set(row.key, row);
+          return rows;
+        });
+    locked.catch(() => undefined);
+    return locked;
   }
 
   /** This transaction's state of an adapter (made on first use, written before COMMIT). */
@@ -298,13 +339,16 @@ export class WriteTx {
     this.#journal.push(fn);
   }
 
-  /** The running totals (`wmp_totals`): read on first use, written last, checked before COMMIT. */
-  async totals(): Promise<TxTotals> {
-    if (this.#totals === undefined) {
+  /**
+   * The running totals (`wmp_totals`), read with the batch's locks (locked too in strict mode),
+   * written last, and checked before COMMIT.
+   */
+  totals(): Promise<TxTotals> {
+    this.#totals ??= (async () => {
       const totals = new TxTotals(this);
       await totals.load(this.strict);
-      this.#totals ??= totals;
-    }
+      return totals;
+    })();
     return this.#totals;
   }
 
@@ -318,10 +362,12 @@ export class WriteTx {
     while (this.#journal.length > mark) this.#journal.pop()!();
   }
 
-  /** @internal Writes adapter state, then the totals; false when a total read was stale. */
-  async finish(): Promise<boolean> {
-    for (const state of this.#states.values()) await state.beforeCommit?.(this);
-    return this.#totals === undefined ? true : this.#totals.write();
+  /** @internal Sends adapter state, the totals and their check, then COMMIT; resolves COMMIT's answer. */
+  async commit(): Promise<pg.QueryResult> {
+    this.#unit = undefined;
+    for (const state of this.#states.values()) state.beforeCommit?.(this);
+    if (this.#totals !== undefined) (await this.#totals).write();
+    return this.query('COMMIT');
   }
 }
 
@@ -335,14 +381,22 @@ interface Decision {
   readonly fits: boolean;
 }
 
+const CHECK_TOTALS = `SELECT wmp_check_totals(bool_and(
+    (d.base + CASE WHEN d.field = 'count' THEN t.count - d.dc - d.sc ELSE t.bytes - d.db - d.sb END + d.add <= d.lim)
+    = d.fits))
+  FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::boolean[],
+              $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[]) AS d(name, field, base, add, lim, fits, sc, sb, dc, db)
+  JOIN wmp_totals AS t USING (name)`;
+
 /**
  * The running totals of one transaction. Every writer of every node changes these rows, so they
- * are locked last (updated right before COMMIT, in name order) and held only through the commit:
- * the cap checks before that use the values read at the start of the transaction, and each
- * decision is recorded; when the rows are locked, the decisions are checked against the values
- * that were really there. If one would have gone the other way, the transaction is run again in
- * strict mode, with the totals rows locked before anything is decided. Far from every cap the
- * check always passes; near one it costs one more transaction.
+ * are locked last (updated right before COMMIT, in name order, sent with it) and held only
+ * through the commit: the cap checks before that use the values read at the start of the
+ * transaction, and each decision is recorded. After the update, one statement checks every
+ * decision against the values that were really there (`wmp_check_totals`); if one would have
+ * gone the other way, it fails, COMMIT rolls back, and the batch runs again in strict mode, with
+ * the totals rows locked before anything is decided. Far from every cap the check always passes;
+ * near one it costs one more transaction.
  */
 export class TxTotals {
   readonly #tx: WriteTx;
@@ -407,30 +461,39 @@ export class TxTotals {
     });
   }
 
-  /** @internal Writes the deltas (name order); false when a decision would have gone otherwise. */
-  async write(): Promise<boolean> {
+  /** @internal Sends the deltas (in name order) and, unless strict, the check of every decision. */
+  write(): void {
     const names = new Set(this.#decisions.map((d) => d.name));
     for (const [name, d] of this.#delta) if (d.count !== 0 || d.bytes !== 0) names.add(name);
-    const sorted = [...names].sort();
-    const results = sorted.map((name) => {
-      const d = this.#delta.get(name) ?? { count: 0, bytes: 0 };
-      return this.#tx.query<{ count: number; bytes: number }>(
-        'UPDATE wmp_totals SET count = count + $2, bytes = bytes + $3 WHERE name = $1 RETURNING count, bytes',
+    const zero = { count: 0, bytes: 0 };
+    for (const name of [...names].sort()) {
+      const d = this.#delta.get(name) ?? zero;
+      this.#tx.send(
+        'UPDATE wmp_totals SET count = count + $2, bytes = bytes + $3 WHERE name = $1',
         [name, d.count, d.bytes],
         'wmp_totals_add',
       );
-    });
-    const drift = new Map<string, Totals>();
-    for (let i = 0; i < sorted.length; i++) {
-      const name = sorted[i]!;
-      const row = (await results[i]!).rows[0];
-      if (row === undefined) throw new Error(`no totals row ${name}`);
-      const d = this.#delta.get(name) ?? { count: 0, bytes: 0 };
-      const start = this.#start.get(name)!;
-      drift.set(name, { count: row.count - d.count - start.count, bytes: row.bytes - d.bytes - start.bytes });
     }
-    if (this.#tx.strict) return true;
-    return this.#decisions.every((d) => d.base + drift.get(d.name)![d.field] + d.add <= d.limit === d.fits);
+    if (this.#tx.strict || this.#decisions.length === 0) return;
+    const ds = this.#decisions;
+    const start = (d: Decision) => this.#start.get(d.name)!;
+    const delta = (d: Decision) => this.#delta.get(d.name) ?? zero;
+    this.#tx.send(
+      CHECK_TOTALS,
+      [
+        ds.map((d) => d.name),
+        ds.map((d) => d.field),
+        ds.map((d) => d.base),
+        ds.map((d) => d.add),
+        ds.map((d) => d.limit),
+        ds.map((d) => d.fits),
+        ds.map((d) => start(d).count),
+        ds.map((d) => start(d).bytes),
+        ds.map((d) => delta(d).count),
+        ds.map((d) => delta(d).bytes),
+      ],
+      'wmp_totals_check',
+    );
   }
 }
 
@@ -445,6 +508,10 @@ export class TxTotals {
  * COMMIT in flight is unknown: appends are idempotent by message id, so a retry is safe). The
  * connection is opened again for the next batch: the writer recovers by itself when the server
  * is back.
+ *
+ * In pipeline mode a batch of set-based operations is two round trips: BEGIN, the locks, the
+ * totals and every group's reads in one; the writes, the totals, their check and COMMIT in the
+ * other.
  */
 export class PostgresWriter {
   readonly #options: WriterConnectionOptions;
@@ -486,7 +553,7 @@ export class PostgresWriter {
   }
 
   /** Queues one item of a set-based group; settles after COMMIT. */
-  group<I, T>(group: WriteGroup<I, T>, item: I, locks: Locks): Promise<T> {
+  group<I, T, P>(group: WriteGroup<I, T, P>, item: I, locks: Locks): Promise<T> {
     return this.#queue(undefined, group as WriteGroup<unknown, unknown>, item, locks, false) as Promise<T>;
   }
 
@@ -604,28 +671,43 @@ export class PostgresWriter {
     const tx = new WriteTx(conn, strict);
     const outcomes: Settled<unknown>[] = new Array(batch.length);
     try {
-      const missing = await this.#begin(tx, batch);
-      if (missing) {
+      await this.#ensure(tx, batch);
+      tx.send('BEGIN');
+      const locks = this.#lock(tx, batch);
+      // An `alone` operation locks rows itself: it reads (or locks) the totals after them, if at all.
+      if (!batch[0]!.alone) tx.totals().catch(() => undefined);
+      const prepared = new Map<number, unknown>();
+      for (const unit of units) {
+        if (unit.group?.prepare === undefined || isolated.has(unit.id)) continue;
+        tx.within(unit.id);
+        prepared.set(unit.id, unit.group.prepare(tx, itemsOf(batch, unit)));
+        tx.within(undefined);
+      }
+      if (await locks) {
         await tx.query('ROLLBACK');
         return { retry: 'again', cause: new Error('locked rows missing') };
       }
-      // An `alone` operation locks rows itself, so it takes the totals after them (it decides nothing).
-      if (strict && !batch[0]!.alone) await tx.totals();
       for (const unit of units) {
-        const retry = await this.#runUnit(tx, batch, unit, isolated.has(unit.id), outcomes);
+        const retry = await this.#runUnit(tx, batch, unit, isolated.has(unit.id), prepared, outcomes);
         if (retry !== undefined) {
           await tx.query('ROLLBACK');
           return retry;
         }
       }
-      if (!(await tx.finish())) {
-        await tx.query('ROLLBACK');
-        return { retry: 'strict' };
-      }
-      const commit = await tx.query('COMMIT');
+      const commit = await tx.commit().catch((error: unknown) => {
+        if (isConnectionError(error)) throw error;
+        return undefined;
+      });
       // COMMIT of a transaction that failed answers ROLLBACK, not an error.
-      if (commit.command !== 'COMMIT') throw tx.failure ?? new Error('transaction rolled back at COMMIT');
-      return outcomes;
+      if (commit?.command === 'COMMIT') return outcomes;
+      await tx.settled();
+      const failure = tx.failure;
+      if (failure === undefined) throw new Error('transaction rolled back at COMMIT');
+      if (sqlState(failure.error) === STALE_TOTALS) return { retry: 'strict' };
+      if (isRetryable(failure.error)) return { retry: 'again', cause: failure.error };
+      if (failure.unit !== undefined && !isConnectionError(failure.error))
+        return { retry: 'isolate', unit: failure.unit };
+      throw failure.error;
     } catch (error) {
       // Outside a transaction ROLLBACK only warns: safe whatever point the attempt reached.
       if (!conn.broken) await conn.query({ text: 'ROLLBACK' }).catch(() => undefined);
@@ -635,57 +717,56 @@ export class PostgresWriter {
   }
 
   /**
-   * Takes the batch's locks: first makes missing rows exist (their own short transaction, which
-   * need not wait for the disk: what commits after it depends on it and flushes it), then BEGIN
-   * and one statement per lock kind. True when a row that should exist was not there.
+   * Makes the rows that must exist before they are locked (new recipients), in a short transaction
+   * of its own that need not wait for the disk: what commits after it depends on it and flushes it.
    */
-  async #begin(tx: WriteTx, batch: readonly Pending[]): Promise<boolean> {
-    const keys = new Map<LockKind, Set<string>>();
-    for (const p of batch) {
-      for (const spec of LOCK_KINDS) {
-        const list = p.locks?.[spec.kind];
-        if (list === undefined || list.length === 0) continue;
-        let set = keys.get(spec.kind);
-        if (set === undefined) {
-          set = new Set();
-          keys.set(spec.kind, set);
-        }
-        for (const k of list) set.add(k);
-      }
-    }
+  async #ensure(tx: WriteTx, batch: readonly Pending[]): Promise<void> {
     for (const spec of LOCK_KINDS) {
-      const set = keys.get(spec.kind);
-      if (spec.ensure === undefined || set === undefined) continue;
+      if (spec.ensure === undefined) continue;
       let known = this.#known.get(spec.kind);
       if (known === undefined) {
         known = new Set();
         this.#known.set(spec.kind, known);
       }
-      const unknown = [...set].filter((k) => !known.has(k));
-      if (unknown.length === 0) continue;
+      const unknown = new Set<string>();
+      for (const p of batch) for (const k of p.locks?.[spec.kind] ?? []) if (!known.has(k)) unknown.add(k);
+      if (unknown.size === 0) continue;
       tx.send('BEGIN');
       tx.send('SET LOCAL synchronous_commit = off');
-      tx.send(spec.ensure, [unknown], `wmp_ensure_${spec.kind}`);
+      tx.send(spec.ensure, [[...unknown]], `wmp_ensure_${spec.kind}`);
       await tx.query('COMMIT');
-      if (tx.failure !== undefined) throw tx.failure;
+      if (tx.failure !== undefined) throw tx.failure.error;
       if (known.size > 100_000) known.clear();
       for (const k of unknown) known.add(k);
     }
-    tx.send('BEGIN');
-    let missing = false;
+  }
+
+  /** Sends one lock statement per kind; resolves true when a row that should exist was missing. */
+  async #lock(tx: WriteTx, batch: readonly Pending[]): Promise<boolean> {
+    const sent: Array<Promise<boolean>> = [];
     for (const spec of LOCK_KINDS) {
-      const set = keys.get(spec.kind);
-      if (set === undefined) continue;
-      const rows = await tx.lock(spec.kind, set);
-      if (spec.ensure !== undefined) {
-        for (const k of set) {
-          if (rows.has(k)) continue;
-          missing = true;
-          this.#known.get(spec.kind)?.delete(k);
-        }
+      const keys = new Set<string>();
+      for (const p of batch) for (const k of p.locks?.[spec.kind] ?? []) keys.add(k);
+      if (keys.size === 0) continue;
+      const rows = tx.lock(spec.kind, keys);
+      if (spec.ensure === undefined) {
+        sent.push(rows.then(() => false));
+        continue;
       }
+      sent.push(
+        rows.then((found) => {
+          let missing = false;
+          for (const k of keys) {
+            if (found.has(k)) continue;
+            // Lost in a server crash (its insert did not wait for the disk): made again on the retry.
+            missing = true;
+            this.#known.get(spec.kind)?.delete(k);
+          }
+          return missing;
+        }),
+      );
     }
-    return missing;
+    return (await Promise.all(sent)).some(Boolean);
   }
 
   /** Runs one unit; settles its members in `outcomes`, or says why the attempt must start over. */
@@ -694,81 +775,99 @@ export class PostgresWriter {
     batch: readonly Pending[],
     unit: Unit,
     isolated: boolean,
+    prepared: ReadonlyMap<number, unknown>,
     outcomes: Settled<unknown>[],
   ): Promise<Retry | undefined> {
-    if (unit.group !== undefined && isolated) {
-      // Each item alone, in a savepoint: the one whose statement fails fails by itself.
-      for (const index of unit.members) {
-        const one = { ...unit, members: [index] };
-        const settled = await this.#inSavepoint(tx, () => this.#runGroup(tx, batch, one));
-        if (settled.ok) outcomes[index] = (settled.value as Settled<unknown>[])[0]!;
-        else outcomes[index] = settled;
-      }
-      return undefined;
-    }
-    const run =
-      unit.group !== undefined
-        ? async () => this.#runGroup(tx, batch, unit)
-        : async () => [{ ok: true, value: await unit.op!.run(tx) } as Settled<unknown>];
     const savepoint = isolated || (unit.op !== undefined && unit.op.atomic !== true);
     if (savepoint) {
-      const settled = await this.#inSavepoint(tx, run);
-      if (settled.ok) {
-        const values = settled.value as Settled<unknown>[];
+      // Earlier units' statements answer first, so a failure is theirs, not this one's.
+      await tx.settled();
+      if (tx.failure !== undefined) return this.#failed(tx.failure);
+    }
+    tx.within(unit.id);
+    try {
+      if (unit.group !== undefined && isolated) {
+        // Each item alone, in a savepoint: the one whose statement fails fails by itself.
+        for (const index of unit.members) {
+          const one: Unit = { ...unit, members: [index] };
+          const settled = await this.#inSavepoint(tx, () => this.#runGroup(tx, batch, one, undefined));
+          outcomes[index] = settled.ok ? settled.value[0]! : settled;
+        }
+        return undefined;
+      }
+      const run =
+        unit.group !== undefined
+          ? () => this.#runGroup(tx, batch, unit, prepared.get(unit.id))
+          : async () => [{ ok: true, value: await unit.op!.run(tx) } as Settled<unknown>];
+      if (savepoint) {
+        const settled = await this.#inSavepoint(tx, run);
+        unit.members.forEach((index, i) => {
+          outcomes[index] = settled.ok ? settled.value[i]! : settled;
+        });
+        return undefined;
+      }
+      const mark = tx.mark;
+      try {
+        const values = await run();
         unit.members.forEach((index, i) => {
           outcomes[index] = values[i]!;
         });
-      } else for (const index of unit.members) outcomes[index] = settled;
-      return undefined;
-    }
-    const mark = tx.mark;
-    try {
-      const values = await run();
-      unit.members.forEach((index, i) => {
-        outcomes[index] = values[i]!;
-      });
-      if (tx.failure !== undefined) throw tx.failure;
-      return undefined;
-    } catch (error) {
-      tx.rollbackTo(mark);
-      if (tx.failure === undefined) {
-        // Refused before writing anything: nothing to roll back in the database.
-        for (const index of unit.members) outcomes[index] = { ok: false, error };
         return undefined;
+      } catch (error) {
+        tx.rollbackTo(mark);
+        if (tx.failure === undefined) {
+          // Refused before writing anything: nothing to roll back in the database.
+          for (const index of unit.members) outcomes[index] = { ok: false, error };
+          return undefined;
+        }
+        return this.#failed(tx.failure);
       }
-      if (isConnectionError(tx.failure)) throw tx.failure;
-      if (isRetryable(tx.failure)) return { retry: 'again', cause: tx.failure };
-      return { retry: 'isolate', unit: unit.id };
+    } finally {
+      tx.within(undefined);
     }
   }
 
-  async #runGroup(tx: WriteTx, batch: readonly Pending[], unit: Unit): Promise<Settled<unknown>[]> {
-    return unit.group!.run(
-      tx,
-      unit.members.map((index) => batch[index]!.item),
-    );
+  #failed(failure: Failure): Retry {
+    if (isConnectionError(failure.error)) throw failure.error;
+    if (isRetryable(failure.error)) return { retry: 'again', cause: failure.error };
+    if (failure.unit === undefined) throw failure.error;
+    return { retry: 'isolate', unit: failure.unit };
   }
 
-  /** Runs `fn` in a savepoint: rolled back alone (database and journal) when it throws. */
+  #runGroup(tx: WriteTx, batch: readonly Pending[], unit: Unit, prepared: unknown): Promise<Settled<unknown>[]> {
+    const group = unit.group!;
+    const items = itemsOf(batch, unit);
+    return group.run(tx, items, prepared ?? group.prepare?.(tx, items));
+  }
+
+  /** Runs `fn` in a savepoint: rolled back alone (database and journal) when it throws or a statement fails. */
   async #inSavepoint<T>(tx: WriteTx, fn: () => Promise<T>): Promise<Settled<T>> {
     const mark = tx.mark;
-    tx.send('SAVEPOINT op', undefined, undefined);
+    tx.send('SAVEPOINT op');
+    let outcome: Settled<T>;
     try {
-      const value = await fn();
-      if (tx.failure !== undefined) throw tx.failure;
-      tx.send('RELEASE SAVEPOINT op');
-      return { ok: true, value };
+      outcome = { ok: true, value: await fn() };
     } catch (error) {
-      tx.rollbackTo(mark);
-      if (tx.failure !== undefined && isConnectionError(tx.failure)) throw tx.failure;
-      await tx.query('ROLLBACK TO SAVEPOINT op');
-      tx.send('RELEASE SAVEPOINT op');
-      const failure = tx.failure;
-      tx.clearFailure();
-      if (failure !== undefined && isRetryable(failure)) throw failure;
-      return { ok: false, error };
+      outcome = { ok: false, error };
     }
+    await tx.settled();
+    const failure = tx.failure;
+    if (outcome.ok && failure === undefined) {
+      tx.send('RELEASE SAVEPOINT op');
+      return outcome;
+    }
+    tx.rollbackTo(mark);
+    if (failure !== undefined && (isConnectionError(failure.error) || isRetryable(failure.error))) throw failure.error;
+    await tx.query('ROLLBACK TO SAVEPOINT op');
+    tx.send('RELEASE SAVEPOINT op');
+    tx.clearFailure();
+    // A statement of this operation failed: that is a write error of its own (the driver's error is the cause).
+    return failure !== undefined ? { ok: false, error: new StoreWriteError(failure.error) } : outcome;
   }
+}
+
+function itemsOf(batch: readonly Pending[], unit: Unit): unknown[] {
+  return unit.members.map((index) => batch[index]!.item);
 }
 
 /** The batch as units: each group once (at its first item), every other operation by itself. */

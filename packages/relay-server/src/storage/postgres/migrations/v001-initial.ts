@@ -15,6 +15,16 @@ CREATE TABLE wmp_totals (
 INSERT INTO wmp_totals (name) VALUES
   ('wmp_queue'), ('sessions'), ('pending_sessions'), ('mls_key_packages'), ('mls_groups');
 
+-- The writer decides caps on totals read at the start of a transaction and checks, after
+-- updating them at its end, that every decision still holds: this fails the transaction if not.
+CREATE FUNCTION wmp_check_totals(ok boolean) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT ok THEN
+    RAISE EXCEPTION 'a total changed under a cap decision' USING ERRCODE = 'WMP01';
+  END IF;
+END
+$$;
+
 -- One row per recipient ever queued for; locked (FOR UPDATE, in recipient order) by every write
 -- of that recipient's queue, so seq order is commit order.
 CREATE TABLE wmp_queues (
