@@ -63,6 +63,26 @@ describe('PostgresWriter', () => {
     await reader.end();
   });
 
+  it('commits with synchronous_commit on, whatever the database default', async () => {
+    const url = await freshSchemaUrl();
+    const db = await sql(url);
+    await db.query('ALTER ROLE CURRENT_USER IN DATABASE ' + db.database + ' SET synchronous_commit = off');
+    try {
+      const s = await store(url);
+      const setting = await s.database.writer.run({
+        atomic: true,
+        run: async (tx) => (await tx.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!,
+      });
+      expect(setting).toEqual({ synchronous_commit: 'on' });
+      // The pool's reads see the database default: the setting is the writer's own.
+      expect((await s.database.read<{ synchronous_commit: string }>('SHOW synchronous_commit', []))[0]).toEqual({
+        synchronous_commit: 'off',
+      });
+    } finally {
+      await db.query('ALTER ROLE CURRENT_USER IN DATABASE ' + db.database + ' RESET synchronous_commit');
+    }
+  });
+
   it('splits more than 100 operations into transactions of at most 100', async () => {
     const s = await store(await freshSchemaUrl(), { maxBatch: 40 });
     const before = s.writeStats;
