@@ -74,6 +74,8 @@ export {
   StoreInputError,
   StoreLockedError,
   StoreSchemaError,
+  StoreUnavailableError,
+  type StoreUnavailableReason,
   StoreWriteError,
 } from './storage/errors.js';
 export { MemoryBoxStore } from './storage/memory/memory-box-store.js';

@@ -6,7 +6,7 @@ export type StoreErrorCode =
   | 'ERR_STORE_WRITE'
   | 'ERR_STORE_SCHEMA'
   | 'ERR_STORE_LOCKED'
-  | 'ERR_STORE_UNREACHABLE';
+  | 'ERR_STORE_UNAVAILABLE';
 
 /**
  * Errors of the storage layer that are not protocol answers: a closed store, an argument out of
@@ -46,6 +46,30 @@ export class StoreWriteError extends StoreError {
   constructor(cause: unknown) {
     super('ERR_STORE_WRITE', 'store write failed', { cause });
     this.name = 'StoreWriteError';
+  }
+}
+
+/** Why a database server could not be used (the setting to fix differs). */
+export type StoreUnavailableReason = 'unreachable' | 'credentials' | 'no_database';
+
+const UNAVAILABLE_MESSAGES: Readonly<Record<StoreUnavailableReason, string>> = {
+  unreachable: 'database unreachable',
+  credentials: 'database refused the credentials',
+  no_database: 'database does not exist',
+};
+
+/**
+ * A database server could not be reached or used (PostgreSQL down, wrong host or port, wrong
+ * credentials, no such database): at open, or for a read while it is down. Writes that fail for
+ * the same cause are `StoreWriteError`s (the batch did not commit). `cause` keeps the driver's
+ * error for the logs; the message never holds the URL.
+ */
+export class StoreUnavailableError extends StoreError {
+  readonly reason: StoreUnavailableReason;
+  constructor(reason: StoreUnavailableReason, cause: unknown) {
+    super('ERR_STORE_UNAVAILABLE', UNAVAILABLE_MESSAGES[reason], { cause });
+    this.name = 'StoreUnavailableError';
+    this.reason = reason;
   }
 }
 
