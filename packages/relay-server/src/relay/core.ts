@@ -11,6 +11,7 @@ import { relayKeypair } from './identity.js';
 import { KeyPackageBudget } from './key-package-budget.js';
 import { type Logger, silentLogger } from './logger.js';
 import { RelayMetrics } from './metrics.js';
+import { notingFullStore } from './noted-session-store.js';
 import { ObservedTransport } from './observed-transport.js';
 import { Presence } from './presence.js';
 import { RefusalLog } from './refusals.js';
@@ -95,6 +96,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     replay: new ByteBudget(limits.replayBufferChars),
     bodies: new ByteBudget(limits.bodyBytesInFlight),
   };
+  // A full session store is refused by the store itself; the relay logs it once per interval.
+  const sessions = notingFullStore(stores.sessions, refusals);
   const presence = new Presence(limits.maxConnectionsPerIdentity);
   const forwarder = new Forwarder(stores.queue, presence, metrics, logger, now);
   const statuses = new StatusNotifier(
@@ -117,7 +120,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     config,
     queue: stores.queue,
     queueLimits: stores.queue.limits,
-    sessions: stores.sessions,
+    sessions,
     keyPackages: stores.keyPackages,
     keyPackageBudget: new KeyPackageBudget(limits.keyPackageFetchesPerTarget, now),
     groups: stores.groups,
@@ -134,7 +137,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   };
 
   server = new WmpServer({
-    store: stores.sessions,
+    store: sessions,
     capabilities: {
       messaging: { max_size: limits.maxMessageBytes },
       relay: { destinations: ['*'] },
@@ -188,15 +191,17 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     },
     async connect(transport: Transport): Promise<void> {
       connections++;
-      const observed = new ObservedTransport(transport, {
-        error: (code) => metrics.error(code),
-        closed: () => {
-          connections--;
-        },
-      });
+      // Counted once: a refused connection is closed before it started, and never reports it.
+      let open = true;
+      const ended = () => {
+        if (open) connections--;
+        open = false;
+      };
+      const observed = new ObservedTransport(transport, { error: (code) => metrics.error(code), closed: ended });
       try {
         await server.connect(observed);
       } catch (e) {
+        ended();
         const reason = (e as { data?: { reason?: string } }).data?.reason;
         refusals.note(reason === 'too many unauthenticated connections' ? 'unauthenticated_slots' : 'connection_slots');
         throw e;

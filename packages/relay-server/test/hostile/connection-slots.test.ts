@@ -90,6 +90,8 @@ describe('connection slots (issue 12 item 3)', () => {
     expect(await next.call('wmp.session.create', createRequest(did()).params)).toMatchObject({ result: {} });
     for (const s of held) await s.close();
     await next.close();
+    // Refused connections were never counted as open ones (nothing is left of them).
+    await until(async () => (await connections(bed.url)) === 0, 'every connection to be gone from the count');
     await bed.checkHealthy();
   });
 
