@@ -1,11 +1,6 @@
 import { generateKeypair, signChallenge } from '@wmp/jcs-signing';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  signedChallengeAuthenticator,
-  verifyResponderAuth,
-  WmpSession,
-  type X509Identity,
-} from '../src/index.js';
+import { signedChallengeAuthenticator, verifyResponderAuth, WmpSession, type X509Identity } from '../src/index.js';
 import { x5cAuthenticator, x509Identity } from '../src/x509.js';
 import { nowRfc3339, refusal } from './auth-helpers.js';
 import { harness } from './helpers.js';
