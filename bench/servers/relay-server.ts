@@ -3,14 +3,18 @@
 // commit, as the relay configures it) or the memory store (`memory`). Prints the port, answers
 // the parent over IPC (`memory`: GC, then memoryUsage; `stats`: counters) and serves until stdin
 // closes; then it closes the relay (queued writes commit) and exits.
-// The parent passes the limits as JSON in argv[4] and starts it with --expose-gc.
+// The parent passes the limits as JSON in argv[4] (and other settings in argv[5]) and starts it
+// with --expose-gc.
 import { createRelay, MemoryStore, type RelayLimits } from '../../packages/relay-server/src/node.js';
 import { SqliteStore } from '../../packages/relay-server/src/sqlite.js';
 
-const [kind, path, limitsJson] = process.argv.slice(2);
+const [kind, path, limitsJson, optionsJson] = process.argv.slice(2);
 const limits = JSON.parse(limitsJson ?? '{}') as Partial<RelayLimits>;
+/** Other settings of the relay (argv[5], JSON): `limitLoopback` for the attack bench. */
+const options = JSON.parse(optionsJson ?? '{}') as { limitLoopback?: boolean };
 const relay = createRelay({
   limits,
+  ...options,
   store: (limits) => (kind === 'sqlite' ? SqliteStore.open({ path: path!, ...limits }) : new MemoryStore(limits)),
 });
 
