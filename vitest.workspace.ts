@@ -48,24 +48,45 @@ function portableCrypto(): Plugin {
 // through the "@wmp/source" export condition, so tests never need a build.
 const ssr = { resolve: { conditions: ['@wmp/source', ...defaultServerConditions] } };
 
-export const projects: TestProjectInlineConfiguration[] = groups.flatMap((group) =>
+// The run's shared PostgreSQL server (test-support/services/global-setup.ts; `testDatabase()` in
+// tests): started once, only when a project listed here runs. Add a project's name to use it.
+const sharedPostgres = new Set<string>(['test-support']);
+const sharedPostgresSetup = fileURLToPath(new URL('./test-support/services/global-setup.ts', import.meta.url));
+const globalSetupOf = (name: string) => (sharedPostgres.has(name) ? { globalSetup: [sharedPostgresSetup] } : {});
+
+// The repository's own test support: the throwaway PostgreSQL/Redis harness and scripts/.
+const testSupport: TestProjectInlineConfiguration = {
+  extends: true,
+  ssr,
+  test: {
+    name: 'test-support',
+    root: fileURLToPath(new URL('./', import.meta.url)),
+    include: ['test-support/**/*.test.ts', 'scripts/**/*.test.ts'],
+    ...globalSetupOf('test-support'),
+  },
+};
+
+const packageProjects: TestProjectInlineConfiguration[] = groups.flatMap((group) =>
   readdirSync(new URL(`./${group}/`, import.meta.url), { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(new URL(`./${group}/${d.name}/package.json`, import.meta.url)))
     .flatMap((d) => {
       const name = `${group}/${d.name}`;
       const root = fileURLToPath(new URL(`./${group}/${d.name}/`, import.meta.url));
       const include = ['test/**/*.test.ts', 'src/**/*.test.ts'];
-      if (!cryptoMap(root)) return [{ extends: true, ssr, test: { name, root, include } }];
+      const setup = globalSetupOf(name);
+      if (!cryptoMap(root)) return [{ extends: true, ssr, test: { name, root, include, ...setup } }];
       return [
-        { extends: true, ssr, test: { name, root, include, env: { WMP_CRYPTO_PATH: 'node' } } },
+        { extends: true, ssr, test: { name, root, include, ...setup, env: { WMP_CRYPTO_PATH: 'node' } } },
         {
           extends: true,
           ssr,
           plugins: [portableCrypto()],
-          test: { name: `${name} (portable)`, root, include, env: { WMP_CRYPTO_PATH: 'portable' } },
+          test: { name: `${name} (portable)`, root, include, ...setup, env: { WMP_CRYPTO_PATH: 'portable' } },
         },
       ];
     }),
 );
+
+export const projects: TestProjectInlineConfiguration[] = [...packageProjects, testSupport];
 
 export default projects;

@@ -11,11 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 command -v pnpm >/dev/null 2>&1 || export PATH="$root/.tools/bin:$PATH"
-# Native addons (better-sqlite3) build against the Node headers npm is configured with (as ./dev does).
-if [ -z "${npm_config_nodedir:-}" ]; then
-  nodedir=$(npm config get nodedir 2>/dev/null || true)
-  if [ -n "$nodedir" ] && [ "$nodedir" != "undefined" ] && [ "$nodedir" != "null" ]; then export npm_config_nodedir="$nodedir"; fi
-fi
+# Native addons (better-sqlite3) build against the running Node's headers (as ./dev does).
+. scripts/node-headers.sh
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/wmp-deploy-smoke.XXXXXX")
 pid=

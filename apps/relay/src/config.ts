@@ -39,6 +39,8 @@ export interface AppConfig {
   readonly directory: boolean;
   /** Per-source limits apply to loopback addresses too (off: behind a local proxy every client is loopback). */
   readonly limitLoopback: boolean;
+  /** HTTP requests may name a hop session by id alone (weaker; for clients that send no token). */
+  readonly httpSessionIdBinding: boolean;
   readonly logLevel: LogLevel;
   /** Only what a flag or variable set: the rest is the relay library's default (one place for defaults). */
   readonly limits: Partial<RelayLimits>;
@@ -140,6 +142,12 @@ const OPTIONS: readonly OptionSpec[] = [
     kind: 'bool',
     env: 'WMP_BOX_MODE=relay-only',
     help: 'box without a directory: no cards routes, no card check',
+    default: 'off',
+  },
+  {
+    flag: 'http-session-id-binding',
+    kind: 'bool',
+    help: 'WEAKER: HTTP requests may name a hop session by id alone, without its token (go-wmp, wmp-js)',
     default: 'off',
   },
   {
@@ -507,6 +515,7 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
     ephemeral: bool('ephemeral') ?? false,
     directory,
     limitLoopback: bool('limit-loopback') ?? false,
+    httpSessionIdBinding: bool('http-session-id-binding') ?? false,
     logLevel,
     limits,
     timings,

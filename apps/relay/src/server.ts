@@ -60,7 +60,8 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
     if (identity.tooOpen) logger.warn('relay.key_permissions', { file: identity.path, expected: '0600' });
     const path = prepareDatabaseFile(dataDir);
     storeName = `sqlite:${path}`;
-    openStore = (limits) => SqliteStore.open({ path, ...limits, box: boxLimits });
+    // Exclusive: a second wmp-relay on the same data directory refuses to start (StoreLockedError).
+    openStore = (limits) => SqliteStore.open({ path, ...limits, box: boxLimits, exclusive: true });
   }
 
   // The box is made once the origin is known (with --port 0 only after listening); until then
@@ -77,6 +78,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
     limits: config.limits,
     timings: config.timings,
     limitLoopback: config.limitLoopback,
+    httpSessionIdBinding: config.httpSessionIdBinding,
     logger,
   });
   const unavailable = () =>

@@ -70,6 +70,7 @@ describe('parseConfig: defaults', () => {
       directory: true,
       logLevel: 'info',
       limitLoopback: false,
+      httpSessionIdBinding: false,
       // Nothing set: the relay library's own defaults apply (one place for them).
       limits: {},
       timings: {},
@@ -208,7 +209,15 @@ describe('parseConfig: the other options', () => {
     const text = helpText();
     for (const [flag] of NUMERIC)
       expect(text).toMatch(new RegExp(`--${flag} <\\w+> +${envName(flag)} +.*\\(default: `));
-    for (const flag of ['host', 'data-dir', 'public-url', 'ephemeral', 'limit-loopback', 'log-level']) {
+    for (const flag of [
+      'host',
+      'data-dir',
+      'public-url',
+      'ephemeral',
+      'limit-loopback',
+      'http-session-id-binding',
+      'log-level',
+    ]) {
       expect(text).toMatch(new RegExp(`--${flag}\\b.* ${envName(flag)} .*\\(default: `));
     }
     expect(text).toMatch(/--directory +WMP_BOX_MODE=directory .*\(default: on\)/);

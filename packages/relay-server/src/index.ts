@@ -70,6 +70,7 @@ export {
   StoreError,
   type StoreErrorCode,
   StoreInputError,
+  StoreLockedError,
   StoreSchemaError,
   StoreWriteError,
 } from './storage/errors.js';

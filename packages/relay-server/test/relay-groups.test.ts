@@ -39,14 +39,17 @@ describe('group sessions at the relay (DESIGN §3)', () => {
     });
     const bobGot = await join(bob, group.id);
 
-    // Carol is offline: Bob gets it live on the group session, Alice is told `queued` for Carol.
+    // Carol is offline: Bob gets it live on the group session (Alice hears `delivered` for him),
+    // Alice is told `queued` for Carol.
     const { message_id } = (await group.request('wmp.message.deliver', { body: 'to the group' })) as any;
     await waitFor(() => bobGot.length === 1);
     expect(bobGot[0]!.wmp.session_id).toBe(group.id);
     expect(bobGot[0]!.wmp.sender).toBe(alice.keypair.did);
     await expect(verifyRelayChain(asMessage(bobGot[0]!), { lastRelayId: testbed.relay!.id })).resolves.toBe(1);
-    await waitFor(() => alice.statuses.length === 1);
-    expect(alice.statuses[0]).toMatchObject({ message_id, status: 'queued', recipient: carolKey.did });
+    await waitFor(() => alice.statuses.length === 2);
+    const byRecipient = Object.fromEntries(alice.statuses.map((st) => [st.recipient, st]));
+    expect(byRecipient[carolKey.did]).toMatchObject({ message_id, status: 'queued' });
+    expect(byRecipient[bob.keypair.did]).toMatchObject({ message_id, status: 'delivered' });
 
     // Carol comes online, joins, registers: the backlog arrives on the group session.
     const carol = await open(url, { keypair: carolKey });
@@ -55,8 +58,9 @@ describe('group sessions at the relay (DESIGN §3)', () => {
     // (A register replays everything unacknowledged: at-least-once, so count distinct ids.)
     await waitFor(() => carolGot.length >= 1);
     expect(carolGot[0]).toMatchObject({ body: 'to the group', wmp: { session_id: group.id, message_id } });
-    await carol.session.notify('wmp.message.ack', { message_ids: [message_id], status: 'received' });
+    // Written to her connection: `delivered`, once, before any ack.
     await waitFor(() => alice.statuses.some((s) => s.status === 'delivered' && s.recipient === carolKey.did));
+    await carol.session.notify('wmp.message.ack', { message_ids: [message_id], status: 'received' });
 
     // Bob replies to the group: Alice (creator) and Carol get it; Bob does not get his own.
     const aliceGot: Record<string, any>[] = [];

@@ -24,24 +24,29 @@ describe('offline recipients (DESIGN §3 delivery guarantee)', () => {
     await waitFor(() => bob.inbox.length === 3);
     expect(bob.inbox.map((m) => m.body.n)).toEqual([1, 2, 3]);
     expect(bob.inbox.map((m) => m.wmp.message_id)).toEqual(ids);
+    // Written to his connection: `delivered` for each, without waiting for an ack (DESIGN §3).
+    const delivered = () => alice.statuses.filter((s) => s.status === 'delivered').map((s) => s.message_id);
+    await waitFor(() => delivered().length === 3);
+    expect(delivered()).toEqual(ids);
 
-    // Live again: a new message arrives at once, without `queued`.
-    await alice.session.send([bob.keypair.did], { n: 4 });
-    await waitFor(() => bob.inbox.length === 4);
+    // Live again: a new message arrives at once, without `queued`, and is `delivered`.
+    const fourth = ((await alice.session.send([bob.keypair.did], { n: 4 })) as any).message_id as string;
+    await waitFor(() => bob.inbox.length === 4 && delivered().length === 4);
+    expect(delivered()[3]).toBe(fourth);
 
-    // Acknowledge the first two by ack, the rest by a resume whose last_received_id covers them.
+    // Acknowledge the first two by ack, the rest by a resume whose last_received_id covers them:
+    // no status is sent twice, and nothing covered is replayed.
     await bob.session.notify('wmp.message.ack', { message_ids: ids.slice(0, 2), status: 'received' });
-    await waitFor(() => alice.statuses.filter((s) => s.status === 'delivered').length === 2);
-    await bob.peer.close();
-    await sleep(20);
+    await waitFor(async () => (await testbed.relay!.stores.queue.stats(bob.keypair.did)).count === 2);
+    // The connection the session is on now (the first resume moved it off `bob.peer`).
+    await bob.session.peer.close();
     expect(await bob.session.resume(await connectPeer(url))).toBe(0);
-    await waitFor(() => alice.statuses.filter((s) => s.status === 'delivered').length === 4);
-    await sleep(100);
-    const delivered = alice.statuses.filter((s) => s.status === 'delivered').map((s) => s.message_id);
-    expect(delivered).toHaveLength(4);
-    expect(new Set(delivered).size).toBe(4);
-    expect(delivered.slice(0, 3)).toEqual(ids);
-    expect(bob.inbox).toHaveLength(4); // nothing replayed twice after the covering resume
+    await waitFor(async () => (await testbed.relay!.stores.queue.stats(bob.keypair.did)).count === 0);
+    // A marker after everything: a fifth message, delivered; by then no earlier status came twice.
+    const fifth = ((await alice.session.send([bob.keypair.did], { n: 5 })) as any).message_id as string;
+    await waitFor(() => delivered().includes(fifth));
+    expect(delivered()).toEqual([...ids, fourth, fifth]);
+    expect(bob.inbox.map((m) => m.body.n)).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('replays what was not acknowledged again after a reconnect (at-least-once, ids to dedupe)', async () => {

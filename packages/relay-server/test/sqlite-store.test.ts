@@ -53,7 +53,7 @@ describe('SQLite database', () => {
       ohan_recipients: 'recipient,next_seq,count,bytes',
       ohan_senders: 'sender,count,bytes',
       totals: 'name,count,bytes',
-      wmp_messages: 'recipient,seq,message_id,sender,expires_at,bytes,body',
+      wmp_messages: 'recipient,seq,message_id,sender,expires_at,bytes,body,delivered,notify',
       wmp_queue_senders: 'recipient,sender,count,bytes',
       wmp_queues: 'recipient,next_seq,count,bytes',
       wmp_sessions: 'id,expires_at,record,pending',

@@ -50,4 +50,11 @@ export interface Transport {
    * limits, in memory, and never logged.
    */
   readonly remoteAddress?: string;
+  /**
+   * Whether a message sent now reaches the peer: an HTTP session only while it has an open event
+   * stream (DESIGN §5: only then is it online). Absent: always.
+   */
+  readonly reachable?: boolean;
+  /** Fires when the transport becomes reachable again (an event stream opened). */
+  onreachable?: () => void;
 }

@@ -1,10 +1,10 @@
-import { DEFAULT_PARSE_LIMITS, ErrorCode, type ParseLimits } from '@wmp/jsonrpc-envelope';
+import { DEFAULT_PARSE_LIMITS, ErrorCode, type ErrorCodeValue, type ParseLimits } from '@wmp/jsonrpc-envelope';
 import type { TransportMessageExtra } from '@wmp/session';
 import { type Context, Hono } from 'hono';
 import { cors } from 'hono/cors';
 import type { ByteBudget } from './byte-budget.js';
 import { readBody } from './http-body.js';
-import { classifyPostBody } from './http-frames.js';
+import { classifyPostBody, type PostBody } from './http-frames.js';
 import type { PendingOutcome, PendingPost } from './http-pending.js';
 import {
   acceptsEventStream,
@@ -73,12 +73,14 @@ export interface HttpBindingOptions {
   /** Bytes queued for one slow SSE reader before its stream is ended (it resumes with Last-Event-ID). Default 4 MiB. */
   readonly maxQueuedBytes?: number;
   /**
-   * INSECURE: accept requests that name a session without presenting its `Wmp-Session-Token`
-   * (go-wmp and wmp-js clients do not send it, and a browser EventSource cannot). Anyone who
-   * learns a session id can then post into the session and read its stream. A token that is
-   * presented in `Wmp-Session-Token` must still be right. Default false.
+   * WEAKER: accept requests that name a session without presenting its token (go-wmp and wmp-js
+   * clients send neither `Authorization: Bearer` nor `Wmp-Session-Token`, and a browser
+   * EventSource cannot). Anyone who learns such a session id can then post into the session and
+   * read its stream. `true` for every session, or a predicate of the session id (a relay allows
+   * it for hop sessions only, never for group sessions whose ids other participants know). A
+   * token that is presented must still be right. Default false.
    */
-  readonly allowSessionIdOnly?: boolean;
+  readonly allowSessionIdOnly?: boolean | ((sessionId: string) => boolean | Promise<boolean>);
 }
 
 export interface HttpBinding {
@@ -129,7 +131,8 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
   const parseLimits = options.parseLimits ?? { ...DEFAULT_PARSE_LIMITS, maxBytes: maxBodyBytes };
   const maxSessions = options.maxSessions ?? 10_000;
   const idleMs = options.sessionIdleMs ?? 15 * 60_000;
-  const allowSessionIdOnly = options.allowSessionIdOnly ?? false;
+  const idOnly = options.allowSessionIdOnly ?? false;
+  const allowIdOnly = (id: string): boolean | Promise<boolean> => (typeof idOnly === 'function' ? idOnly(id) : idOnly);
   const limits: HttpSessionLimits = {
     maxMessageBytes: maxBodyBytes,
     replayEvents: options.replayBuffer ?? 200,
@@ -172,10 +175,11 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
 
   /**
    * The HTTP session a request names (by id) and proves (by token, compared in constant time);
-   * with `allowSessionIdOnly`, a lone HTTP session of that id without proof. `unknown` when no
-   * HTTP session has the id; `denied` when the proof fails.
+   * with `allowSessionIdOnly`, the newest HTTP session of that id when no token is presented (a
+   * client that resumed opened a new one). `unknown` when no HTTP session has the id; `denied`
+   * when the proof fails.
    */
-  const lookup = (c: Context, id: string): HttpSession | 'unknown' | 'denied' => {
+  const lookup = async (c: Context, id: string): Promise<HttpSession | 'unknown' | 'denied'> => {
     const candidates = byId.get(id);
     if (!candidates || candidates.size === 0) return 'unknown';
     const token = presentedToken(c);
@@ -184,14 +188,29 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
         if (candidate.token !== undefined && constantTimeEqual(token, candidate.token)) return candidate;
       }
     }
-    if (allowSessionIdOnly && candidates.size === 1 && c.req.header(WMP_SESSION_TOKEN_HEADER) === undefined) {
-      return [...candidates][0]!;
+    // A `Wmp-Session-Token` is ours and must be right; a Bearer that is not ours may be the
+    // application's own credential, which id-only binding leaves alone.
+    if (c.req.header(WMP_SESSION_TOKEN_HEADER) === undefined && (await allowIdOnly(id))) {
+      const newest = [...candidates].at(-1);
+      if (newest !== undefined && !newest.closed) return newest;
     }
     return 'denied';
   };
 
+  /** A stream request (no JSON-RPC in it) that does not prove its session: a transport failure. */
   const unauthorized = (): Response =>
     jsonReply(bindingError(ErrorCode.NotAuthorized), 401, { 'WWW-Authenticate': 'Bearer' });
+
+  /**
+   * A JSON-RPC answer from the binding itself (DESIGN §5, transport §4.2): HTTP 200 with an error
+   * for each request of the body, by its id, so that clients that drop the body of a non-2xx
+   * answer still read the WMP code. A body of notifications only has nothing to answer: it gets
+   * the transport status instead.
+   */
+  const refuse = (code: ErrorCodeValue, body: PostBody, otherwise: number): Response =>
+    body.expected.length > 0
+      ? jsonReply(bindingErrors(code, body.expected, body.batch), 200)
+      : jsonReply(bindingError(code), otherwise, otherwise === 401 ? { 'WWW-Authenticate': 'Bearer' } : {});
 
   const sweeper = setInterval(
     () => {
@@ -235,15 +254,13 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     const body = classifyPostBody(bytes, parseLimits);
 
     const named = header ?? body.sessionId;
-    const found = named === undefined ? 'unknown' : lookup(c, named);
-    if (found === 'denied') return unauthorized();
+    const found = named === undefined ? 'unknown' : await lookup(c, named);
+    if (found === 'denied') return refuse(ErrorCode.NotAuthorized, body, 401);
     let session = found === 'unknown' ? undefined : found;
     if (!session) {
       // An unknown id is an error, except on create/resume: those open a new HTTP session
       // (a client resuming after this server restarted or the HTTP session expired).
-      if (named !== undefined && !body.opensSession) {
-        return jsonReply(bindingErrors(ErrorCode.SessionNotFound, body.expected, body.batch), 404);
-      }
+      if (named !== undefined && !body.opensSession) return refuse(ErrorCode.SessionNotFound, body, 404);
       if (live.size >= maxSessions) {
         return jsonReply(bindingError(ErrorCode.RateLimited, 'too many sessions'), 503, { 'Retry-After': '5' });
       }
@@ -267,7 +284,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     }
 
     // The session may have ended while this request was read (idle sweep, DELETE, takeover).
-    if (session.closed) return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
+    if (session.closed) return refuse(ErrorCode.SessionNotFound, body, 404);
     const authorization = c.req.header('authorization');
     const extra: TransportMessageExtra = {
       ...(session.id === undefined ? {} : { sessionId: session.id }),
@@ -307,11 +324,11 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     return new Response(writer.body, { status: 200, headers: { ...SSE_HEADERS, ...sessionHeaders(post) } });
   };
 
-  const handleGet = (c: Context): Response => {
+  const handleGet = async (c: Context): Promise<Response> => {
     if (closed) return jsonReply(bindingError(ErrorCode.InternalError, 'shutting down'), 503);
     const id = c.req.header(WMP_SESSION_ID_HEADER) ?? c.req.query('session_id');
     if (!id) return jsonReply(bindingError(ErrorCode.InvalidRequest, 'missing session id'), 400);
-    const session = lookup(c, id);
+    const session = await lookup(c, id);
     if (session === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
     if (session === 'denied') return unauthorized();
     const lastEventId = parseEventId(c.req.header('last-event-id') ?? c.req.query('lastEventId'));
@@ -323,7 +340,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
   const handleDelete = async (c: Context): Promise<Response> => {
     const id = c.req.header(WMP_SESSION_ID_HEADER);
     if (!id) return jsonReply(bindingError(ErrorCode.InvalidRequest, 'missing session id'), 400);
-    const session = lookup(c, id);
+    const session = await lookup(c, id);
     if (session === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
     if (session === 'denied') return unauthorized();
     await session.close();

@@ -91,3 +91,29 @@ export function announcedSessionId(frame: JsonRpcMessage | readonly JsonRpcMessa
   }
   return undefined;
 }
+
+/** Results that open, resume, join or authenticate a session: they carry `resumption_token` or `authenticated`. */
+function establishes(result: Record<string, unknown>): boolean {
+  return typeof result.resumption_token === 'string' || result.authenticated === true;
+}
+
+/**
+ * The frame with the HTTP binding's session token in `result.wmp.session_token` of every result
+ * that opens, resumes, joins or authenticates session `sessionId` (DESIGN §5): clients that read
+ * no response header learn it from the body and present it as `Authorization: Bearer`.
+ */
+export function withSessionToken(
+  frame: JsonRpcMessage | readonly JsonRpcMessage[],
+  sessionId: string,
+  token: string,
+): JsonRpcMessage | readonly JsonRpcMessage[] {
+  const one = (m: JsonRpcMessage): JsonRpcMessage => {
+    if (typeof m !== 'object' || m === null || !('result' in m)) return m;
+    const result = m.result as Record<string, unknown> | null;
+    if (result === null || typeof result !== 'object' || Array.isArray(result) || !establishes(result)) return m;
+    const wmp = result.wmp as Record<string, unknown> | undefined;
+    if (wmp?.session_id !== sessionId) return m;
+    return { ...m, result: { ...result, wmp: { ...wmp, session_token: token } } } as JsonRpcMessage;
+  };
+  return Array.isArray(frame) ? frame.map(one) : one(frame as JsonRpcMessage);
+}

@@ -2,7 +2,7 @@ import type { JsonRpcId, JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import type { CloseReason, Transport, TransportMessageExtra, TransportSendOptions } from '@wmp/session';
 import type { ByteBudget } from './byte-budget.js';
 import { HttpTransportError } from './http-errors.js';
-import { announcedSessionId, type PostBody } from './http-frames.js';
+import { announcedSessionId, type PostBody, withSessionToken } from './http-frames.js';
 import { PendingPost } from './http-pending.js';
 import { WMP_SSE_EVENT } from './http-protocol.js';
 import { ReplayBuffer } from './http-replay.js';
@@ -40,6 +40,7 @@ export class HttpSessionTransport implements Transport {
   onmessage?: (frame: string | Uint8Array, extra?: TransportMessageExtra) => void;
   onclose?: () => void;
   onerror?: (error: Error) => void;
+  onreachable?: () => void;
   readonly maxMessageBytes: number;
   readonly remoteAddress?: string;
   readonly #session: HttpSession;
@@ -54,6 +55,11 @@ export class HttpSessionTransport implements Transport {
   /** The session id, once the Peer's create (or resume) response announced it. */
   get sessionId(): string | undefined {
     return this.#session.id;
+  }
+
+  /** Online only while an event stream is open (DESIGN §5): else messages wait in the relay's queue. */
+  get reachable(): boolean {
+    return this.#session.subscribers > 0;
   }
 
   async start(): Promise<void> {
@@ -174,7 +180,10 @@ export class HttpSession {
       this.#deliveredUpTo = Math.max(this.#deliveredUpTo, event.seq);
     }
     // A replay larger than the reader's queue ends the writer at once; it is not a live subscriber then.
-    if (!writer.ended) this.#subscribers.add(writer);
+    if (!writer.ended) {
+      this.#subscribers.add(writer);
+      if (this.#subscribers.size === 1) queueMicrotask(() => this.transport.onreachable?.());
+    }
     this.touch();
     return writer;
   }
@@ -186,10 +195,11 @@ export class HttpSession {
 
   async send(message: JsonRpcMessage | readonly JsonRpcMessage[], options: TransportSendOptions = {}): Promise<void> {
     if (this.#closed) throw new HttpTransportError('ERR_HTTP_CLOSED');
-    const frame = JSON.stringify(message);
     // The first response that announces a session id names this HTTP session (the create reply).
     const announced = this.id === undefined ? announcedSessionId(message) : undefined;
     if (announced !== undefined) this.#register(announced);
+    if (this.id !== undefined && this.token !== undefined) message = withSessionToken(message, this.id, this.token);
+    const frame = JSON.stringify(message);
     const related: JsonRpcId | undefined = options.relatedRequestId;
     for (const post of this.#pending) {
       if (!post.offer(message, frame, related)) continue;

@@ -34,7 +34,8 @@ class FakePeer {
     const id = m.id as string | number;
     if (m.method === 'never.answer' || m.method === 'slow.op') return undefined;
     if (m.method === 'wmp.session.create') {
-      return { jsonrpc: '2.0', id, result: { wmp: { version: '0.1', session_id: `ses-${++sessionCounter}` } } };
+      const session_id = `ses-${++sessionCounter}`;
+      return { jsonrpc: '2.0', id, result: { wmp: { version: '0.1', session_id }, resumption_token: 'rt-1' } };
     }
     return { jsonrpc: '2.0', id, result: { method: m.method, extra: extra ?? null } };
   }
@@ -186,7 +187,7 @@ describe('HTTP binding: POST', () => {
     expect(s.peers[0]!.extras[0]).toEqual({});
   });
 
-  it('requires the session token afterwards (401 -31002 without it or with a wrong one)', async () => {
+  it('requires the session token afterwards (-31002 for each request, as HTTP 200, without it or with a wrong one)', async () => {
     const s = await served();
     const { id, token } = await open(s);
     const refusals = [
@@ -197,11 +198,13 @@ describe('HTTP binding: POST', () => {
       // The session named in the body needs the token just the same.
       await post(s.url, ping(5, id)),
     ];
-    for (const res of refusals) {
-      expect(res.status).toBe(401);
+    // A JSON-RPC answer is HTTP 200 (transport §4.2; clients drop the body of a non-2xx answer),
+    // addressed to the request by its id.
+    for (const [i, res] of refusals.entries()) {
+      expect(res.status).toBe(200);
       expect(await res.json()).toEqual({
         jsonrpc: '2.0',
-        id: null,
+        id: i + 1,
         error: { code: ErrorCode.NotAuthorized, message: 'Not authorized' },
       });
     }
@@ -232,14 +235,41 @@ describe('HTTP binding: POST', () => {
     expect((await post(s.url, ping(2), { 'Wmp-Session-Id': id, Authorization: 'Bearer app-credential' })).status).toBe(
       200,
     );
-    expect((await post(s.url, ping(3), { 'Wmp-Session-Id': id, 'Wmp-Session-Token': 'wrong' })).status).toBe(401);
+    const wrong = await post(s.url, ping(3), { 'Wmp-Session-Id': id, 'Wmp-Session-Token': 'wrong' });
+    expect(await wrong.json()).toMatchObject({ id: 3, error: { code: ErrorCode.NotAuthorized } });
   });
 
-  it('answers an unknown session with 404 -31000, except for create/resume which open a new one', async () => {
+  it('can allow a bare session id for some sessions only (a relay: hop sessions, never group sessions)', async () => {
+    const allowed = new Set<string>();
+    const s = await served({ allowSessionIdOnly: (id) => allowed.has(id) });
+    const { id } = await open(s);
+    expect(await (await post(s.url, ping(1), { 'Wmp-Session-Id': id })).json()).toMatchObject({
+      id: 1,
+      error: { code: ErrorCode.NotAuthorized },
+    });
+    allowed.add(id);
+    expect(await (await post(s.url, ping(2), { 'Wmp-Session-Id': id })).json()).toMatchObject({ id: 2, result: {} });
+  });
+
+  it('returns its token in the result that opens the session, as the header does', async () => {
+    const s = await served();
+    const res = await post(s.url, create);
+    const token = res.headers.get('wmp-session-token');
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(((await res.json()) as { result: { wmp: { session_token?: string } } }).result.wmp.session_token).toBe(
+      token,
+    );
+    // Other results carry no token.
+    const id = res.headers.get('wmp-session-id')!;
+    const other = await post(s.url, ping(1), { 'Wmp-Session-Id': id, 'Wmp-Session-Token': token! });
+    expect(JSON.stringify(await other.json())).not.toContain(token!);
+  });
+
+  it('answers an unknown session with -31000 (HTTP 200), except for create/resume which open a new one', async () => {
     const s = await served();
     const res = await post(s.url, ping(1), { 'Wmp-Session-Id': 'ses-nope', 'Wmp-Session-Token': 'x' });
-    expect(res.status).toBe(404);
-    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(ErrorCode.SessionNotFound);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: 1, error: { code: ErrorCode.SessionNotFound } });
     expect(s.binding.sessionCount).toBe(0);
     const again = await post(s.url, create, { 'Wmp-Session-Id': 'ses-gone' });
     expect(again.status).toBe(200);
@@ -373,7 +403,10 @@ describe('HTTP binding: POST', () => {
     const { auth } = await open(s);
     await until(() => s.peers[0]!.closes === 1, 5_000);
     expect(s.binding.sessionCount).toBe(0);
-    expect((await post(s.url, ping(1), auth)).status).toBe(404);
+    expect(await (await post(s.url, ping(1), auth)).json()).toMatchObject({
+      id: 1,
+      error: { code: ErrorCode.SessionNotFound },
+    });
   });
 
   it('ends a session on DELETE with its token', async () => {

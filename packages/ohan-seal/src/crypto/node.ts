@@ -12,11 +12,23 @@ import type { SealBackend } from './backend.js';
 
 const b64u = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
 
-// JWK import goes straight to OpenSSL's raw-key API (DER goes through OpenSSL 3's decoders, ten
-// times slower). Node requires `x` to be a string but derives the public key from `d`.
-function importPrivateKey(secret: Uint8Array): KeyObject {
-  return createPrivateKey({ key: { kty: 'OKP', crv: 'X25519', d: b64u(secret), x: '' }, format: 'jwk' });
-}
+// Node 20: JWK import goes straight to OpenSSL's raw-key API (DER goes through OpenSSL 3's
+// decoders, ten times slower); Node requires `x` to be a string but derives the public key from
+// `d`. Node 24 checks `x` against `d` and refuses an empty one ("Invalid JWK OKP key"), and there
+// PKCS#8 DER is fast (66 µs here): whichever this Node accepts is chosen once.
+const PKCS8_X25519_PREFIX = Buffer.from('302e020100300506032b656e04220420', 'hex');
+const importPrivateKeyJwk = (secret: Uint8Array): KeyObject =>
+  createPrivateKey({ key: { kty: 'OKP', crv: 'X25519', d: b64u(secret), x: '' }, format: 'jwk' });
+const importPrivateKeyDer = (secret: Uint8Array): KeyObject =>
+  createPrivateKey({ key: Buffer.concat([PKCS8_X25519_PREFIX, secret]), format: 'der', type: 'pkcs8' });
+const importPrivateKey: (secret: Uint8Array) => KeyObject = (() => {
+  try {
+    importPrivateKeyJwk(new Uint8Array(32).fill(1));
+    return importPrivateKeyJwk;
+  } catch {
+    return importPrivateKeyDer;
+  }
+})();
 
 /** A recipient opens many events with one secret: keep a few imported (bounded; ephemeral keys are never reused). */
 const MAX_CACHED_SECRETS = 16;

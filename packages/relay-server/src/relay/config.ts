@@ -182,6 +182,12 @@ export interface RelayConfig {
    * bucket for all of them would refuse everyone.
    */
   readonly limitLoopback?: boolean;
+  /**
+   * WEAKER: over HTTP, let a request name its hop session by id alone, without the session's token
+   * (for clients such as go-wmp and wmp-js that send neither `Authorization: Bearer` nor
+   * `Wmp-Session-Token`). Never for group sessions, whose ids other participants know. Default off.
+   */
+  readonly httpSessionIdBinding?: boolean;
   readonly now?: () => number;
 }
 

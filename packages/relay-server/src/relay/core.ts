@@ -109,6 +109,10 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     logger,
     now,
   );
+  // Written to a live connection for the first time: its sender hears `delivered` now (DESIGN §3).
+  forwarder.ondelivered = (marked) => statuses.terminal(marked, 'delivered');
+  // An HTTP session opened its event stream: what waited for it goes out now.
+  presence.onreachable = (endpoint) => void forwarder.pump(endpoint);
   const limiters = relayLimiters(limits, now, (address) =>
     input.limitLoopback === true || address === undefined ? address : isLoopbackAddress(address) ? undefined : address,
   );

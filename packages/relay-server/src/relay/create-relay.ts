@@ -8,6 +8,7 @@ import type { RelayStores } from '../storage/contracts/relay-stores.js';
 import type { RelayConfig } from './config.js';
 import { createRelayCore, type RelayCore } from './core.js';
 import { createRelayApp } from './http-app.js';
+import { isGroupSession } from './recipients.js';
 
 export interface Relay {
   /** Everything but the WebSocket upgrade, for `app.fetch` or mounting. */
@@ -42,6 +43,13 @@ export function createRelay(config: RelayConfig = {}): Relay {
     outboundBudget: core.budgets.outbound,
     maxQueuedBytes: limits.maxBufferedBytesPerConnection,
     maxSessions: limits.maxConnections,
+    allowSessionIdOnly:
+      config.httpSessionIdBinding === true
+        ? async (id) => {
+            const session = await core.stores.sessions.get(id);
+            return session !== undefined && !isGroupSession(session);
+          }
+        : false,
   });
   let closing = false;
   const app = createRelayApp({

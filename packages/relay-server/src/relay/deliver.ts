@@ -4,6 +4,7 @@ import { newMessageId, type SessionRecord, type WmpContext } from '@wmp/session'
 import { checkEncryptedDeliver } from './encrypted-deliver.js';
 import { expiryOf } from './expiry.js';
 import { isGroupSession, recipientsOf } from './recipients.js';
+import { wantsStatuses } from './registration.js';
 import { routedMessage, routedResult, routeToRecipients } from './route.js';
 import type { RelayServices } from './services.js';
 
@@ -32,6 +33,7 @@ export function deliverHook(s: RelayServices) {
     const outcome = await routeToRecipients(s, {
       sender,
       connection: ctx.connection,
+      notify: wantsStatuses(session),
       messageId,
       expiresAt,
       group,

@@ -1,4 +1,4 @@
-import type { QueueStore } from '../storage/contracts/queue-store.js';
+import type { QueueRemoval, QueueStore } from '../storage/contracts/queue-store.js';
 import type { Logger } from './logger.js';
 import type { RelayMetrics } from './metrics.js';
 import type { Endpoint, Presence } from './presence.js';
@@ -22,6 +22,17 @@ export const STATUS_METHOD = 'wmp.message.status';
 /** Messages read per queue page while an endpoint catches up. */
 const PAGE = 100;
 
+/** Where a message goes out at one endpoint: on which session, with which params. */
+interface Target {
+  readonly session: string;
+  readonly params: RoutedMessage['params'];
+}
+
+/** Whether a message sent to this connection now reaches it (an HTTP session only with an open SSE stream). */
+export function reachable(endpoint: Endpoint): boolean {
+  return endpoint.connection.peer.transport.reachable !== false;
+}
+
 /**
  * Hands queued messages to live endpoints, in seq order, from the queue (DESIGN §3: forwarding
  * is from the durable queue, so what a connection gets is what was committed). Each endpoint has
@@ -34,6 +45,11 @@ export class Forwarder {
   readonly #metrics: RelayMetrics;
   readonly #logger: Logger;
   readonly #now: () => number;
+  /** Seqs written to a live connection, per recipient, marked delivered together once per turn. */
+  #written = new Map<string, number[]>();
+  #marking = false;
+  /** Told of messages marked delivered for the first time (their senders get `delivered`). */
+  ondelivered: ((marked: readonly QueueRemoval[]) => void) | undefined;
 
   constructor(queue: QueueStore, presence: Presence, metrics: RelayMetrics, logger: Logger, now: () => number) {
     this.#queue = queue;
@@ -50,15 +66,18 @@ export class Forwarder {
   offer(identity: string, seq: number, message: RoutedMessage): number {
     let live = 0;
     for (const endpoint of this.#presence.endpoints(identity)) {
-      const session = this.#target(endpoint, message);
-      if (session !== undefined) live++;
+      // Not reachable now (an HTTP session without a stream): it is not online; the queue keeps
+      // the message and a pump sends it when the connection is reachable again.
+      if (!reachable(endpoint)) continue;
+      const target = this.#target(endpoint, message);
+      if (target !== undefined) live++;
       if (endpoint.running || endpoint.cursor !== seq - 1) {
         void this.pump(endpoint);
         continue;
       }
       // Caught up: this is the next message for this endpoint, no need to read it back.
       endpoint.cursor = seq;
-      if (session !== undefined) void this.#send(endpoint, session, message);
+      if (target !== undefined) void this.#send(endpoint, target, message, seq);
     }
     return live;
   }
@@ -91,7 +110,7 @@ export class Forwarder {
       do {
         endpoint.again = false;
         let more = true;
-        while (more && !endpoint.connection.peer.closed) {
+        while (more && !endpoint.connection.peer.closed && reachable(endpoint)) {
           if (endpoint.replay?.restart) {
             endpoint.replay.restart = false;
             endpoint.cursor = 0;
@@ -103,10 +122,14 @@ export class Forwarder {
               more = true;
               break;
             }
+            if (!reachable(endpoint)) {
+              more = false;
+              break;
+            }
             endpoint.cursor = queued.seq;
             const message = JSON.parse(queued.body) as RoutedMessage;
-            const session = this.#target(endpoint, message, queued.seq);
-            if (session !== undefined) await this.#send(endpoint, session, message);
+            const target = this.#target(endpoint, message, queued.seq);
+            if (target !== undefined) await this.#send(endpoint, target, message, queued.seq);
           }
         }
         if (endpoint.replay && endpoint.cursor >= endpoint.replay.until) endpoint.replay = undefined;
@@ -119,33 +142,69 @@ export class Forwarder {
   }
 
   /**
-   * The session a message goes out on at this endpoint, or undefined when it is not for it: a
-   * group message on its group session when the connection is bound to it as the recipient; a
-   * hop message on the session the recipient registered on this connection, while it holds; a
-   * kept status there too, when that session takes statuses. While a join replays the queue,
-   * only the joined groups' messages go out of the part read before.
+   * Where a message goes out at this endpoint, or undefined when it is not for it: a group message
+   * on its group session when the connection is bound to it as the recipient, else (a listed
+   * participant who never joined, DESIGN §3) on the session the recipient registered on this
+   * connection, still naming its group session; a hop message on that registered session, while
+   * it holds; a kept status there too, when that session takes statuses. While a join replays the
+   * queue, only the joined groups' messages go out of the part read before.
    */
-  #target(endpoint: Endpoint, message: RoutedMessage, seq?: number): string | undefined {
+  #target(endpoint: Endpoint, message: RoutedMessage, seq?: number): Target | undefined {
     const group = message.params.wmp.session_id;
     const replay = endpoint.replay;
     if (replay && seq !== undefined && seq <= replay.until && (group === undefined || !replay.sessions.has(group))) {
       return undefined;
     }
     const sessions = endpoint.connection.sessions;
-    if (group !== undefined) return sessions.get(group)?.identity === endpoint.identity ? group : undefined;
+    if (group !== undefined && sessions.get(group)?.identity === endpoint.identity) {
+      return { session: group, params: message.params };
+    }
     const hop = endpoint.hopSession;
     if (hop === undefined || endpoint.registeredUntil <= this.#now() || !sessions.has(hop)) return undefined;
+    if (group !== undefined) return { session: hop, params: message.params };
     if (message.method === STATUS_METHOD && !endpoint.statuses) return undefined;
-    return hop;
+    return { session: hop, params: { ...message.params, wmp: { ...message.params.wmp, session_id: hop } } };
   }
 
-  async #send(endpoint: Endpoint, session: string, message: RoutedMessage): Promise<void> {
-    const params =
-      message.params.wmp.session_id === session
-        ? message.params
-        : { ...message.params, wmp: { ...message.params.wmp, session_id: session } };
+  async #send(endpoint: Endpoint, target: Target, message: RoutedMessage, seq: number): Promise<void> {
     this.#metrics.deliveries++;
-    // A connection that went away keeps the message in the queue: it is replayed on resume.
-    await endpoint.connection.peer.notify(message.method, params, session).catch(() => undefined);
+    try {
+      await endpoint.connection.peer.notify(message.method, target.params, target.session);
+    } catch {
+      // A connection that went away keeps the message in the queue: it is replayed on resume.
+      return;
+    }
+    if (message.method !== STATUS_METHOD) this.#markWritten(endpoint.identity, seq);
+  }
+
+  /**
+   * Written to a live connection: `delivered` (DESIGN §3), recorded in the queue so that it is sent
+   * once whatever connection (or, in a cluster, node) wrote it. Marks of one turn go together.
+   */
+  #markWritten(identity: string, seq: number): void {
+    const seqs = this.#written.get(identity);
+    if (seqs) seqs.push(seq);
+    else this.#written.set(identity, [seq]);
+    if (this.#marking) return;
+    this.#marking = true;
+    setImmediate(() => void this.#flushMarks());
+  }
+
+  async #flushMarks(): Promise<void> {
+    this.#marking = false;
+    const written = this.#written;
+    this.#written = new Map();
+    await Promise.all(
+      [...written].map(async ([identity, seqs]) => {
+        try {
+          for (let i = 0; i < seqs.length; i += 500) {
+            const marked = await this.#queue.markDelivered(identity, seqs.slice(i, i + 500));
+            if (marked.length > 0) this.ondelivered?.(marked);
+          }
+        } catch (e) {
+          this.#logger.warn('relay.mark_delivered_failed', { error: (e as { code?: string }).code ?? 'unknown' });
+        }
+      }),
+    );
   }
 }

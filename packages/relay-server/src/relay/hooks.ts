@@ -1,8 +1,9 @@
-import type { ServerHooks } from '@wmp/session';
+import { newMessageId, type ServerHooks } from '@wmp/session';
+import { STATUS_METHOD } from './forwarder.js';
 import type { Endpoint } from './presence.js';
 import { isGroupSession } from './recipients.js';
 import { registrationsOf, wantsStatuses } from './registration.js';
-import type { RelayServices } from './services.js';
+import { metaFor, type RelayServices } from './services.js';
 
 /** Queue entries one poll returns at most. */
 const MAX_POLL = 100;
@@ -18,7 +19,7 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
   return {
     async ack(params, ctx) {
       if (ctx.sender === undefined) return;
-      s.statuses.removed(await s.queue.ack(ctx.sender, params.message_ids), 'delivered');
+      s.statuses.terminal(await s.queue.ack(ctx.sender, params.message_ids), 'delivered');
     },
 
     async poll(params, ctx) {
@@ -31,21 +32,22 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
     async resume(session, identity, lastReceivedId, connection) {
       if (identity === undefined) return 0;
       if (lastReceivedId !== undefined) {
-        s.statuses.removed(await s.queue.ackThrough(identity, lastReceivedId), 'delivered');
+        s.statuses.terminal(await s.queue.ackThrough(identity, lastReceivedId), 'delivered');
       }
       const until = registrationsOf(session)[identity];
       let endpoint: Endpoint | undefined;
       if (until !== undefined && until > s.now()) {
         endpoint = s.presence.ensure(identity, connection, 0, true);
         if (endpoint) s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
-        if (wantsStatuses(session)) s.statuses.subscribe(identity);
       } else if (isGroupSession(session)) {
         endpoint = s.presence.ensure(identity, connection, 0, true);
       }
       if (endpoint === undefined && (until !== undefined || isGroupSession(session))) {
         s.logger.warn('relay.resume_unrouted', { reason: 'connections per identity' });
       }
-      const { count } = await s.queue.stats(identity);
+      // What it missed: messages never written to any of its connections (the rest it had; they
+      // are sent again, as unacknowledged, and deduplicated by id).
+      const count = await s.queue.undelivered(identity, s.now(), s.hop().relayId);
       // After the resume answer, so the client knows its session before the replay arrives.
       if (endpoint) {
         const e = endpoint;
@@ -65,6 +67,37 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
       }
       s.forwarder.rewind(endpoint, session.id);
       setTimeout(() => void s.forwarder.pump(endpoint), 0);
+    },
+
+    /**
+     * A notification the relay refused (it cannot be answered): counted by code for /metrics,
+     * logged once per cause per interval, and a deliver's sender is told `dropped` with the
+     * reason when its session takes statuses (core §5.3.1), on the connection that sent it.
+     */
+    notificationRefused(method, error, connection, session) {
+      s.metrics.error(error.code);
+      s.refusals.note(`notification_${error.code}`);
+      if (method !== 'wmp.message.deliver' || session === undefined || !wantsStatuses(session)) return;
+      if (!connection.sessions.has(session.id) || connection.peer.closed) return;
+      // Each answer costs the sender a request: a flood of bad notifications earns no flood back.
+      try {
+        s.limiters.chargeRequests(connection.sessions.get(session.id)?.identity, connection, s.refusals);
+      } catch {
+        return;
+      }
+      const reason = (error.data as { reason?: unknown } | undefined)?.reason;
+      void connection.peer
+        .notify(
+          STATUS_METHOD,
+          {
+            wmp: metaFor(session.id, session.version),
+            message_id: newMessageId(),
+            status: 'dropped',
+            reason: typeof reason === 'string' ? reason : error.message,
+          },
+          session.id,
+        )
+        .catch(() => undefined);
     },
 
     sessionEnded(session) {

@@ -5,6 +5,7 @@ import { QueueFullError } from '../storage/errors.js';
 import type { RoutedMessage } from './forwarder.js';
 import { canonicalGroupId, checkWelcome, commitOf, digest, groupInfoOf, mlsRefusal } from './mls-input.js';
 import { isGroupSession } from './recipients.js';
+import { wantsStatuses } from './registration.js';
 import { routedMessage, routeToRecipients } from './route.js';
 import { metaFor, type RelayServices } from './services.js';
 
@@ -67,6 +68,7 @@ export function mlsGroupMethods(s: RelayServices): Record<string, RequestHandler
     const outcome = await routeToRecipients(s, {
       sender,
       connection: ctx.connection,
+      notify: wantsStatuses(session),
       messageId,
       expiresAt: expiryOf(session),
       group: session.id,

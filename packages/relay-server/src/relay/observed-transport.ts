@@ -47,6 +47,15 @@ export class ObservedTransport implements Transport {
   set onerror(handler: (error: Error) => void) {
     this.#inner.onerror = handler;
   }
+  get reachable(): boolean {
+    return this.#inner.reachable !== false;
+  }
+  get onreachable(): () => void {
+    return () => this.#inner.onreachable?.();
+  }
+  set onreachable(handler: () => void) {
+    this.#inner.onreachable = handler;
+  }
   get onclose(): () => void {
     return () => this.#onclose?.();
   }

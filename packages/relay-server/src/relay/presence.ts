@@ -40,6 +40,8 @@ export class Presence {
   readonly #byHopSession = new Map<string, Set<Endpoint>>();
   readonly #onGone: (endpoint: Endpoint) => void;
   #count = 0;
+  /** A connection that was not reachable (an HTTP session without a stream) is again. */
+  onreachable: ((endpoint: Endpoint) => void) | undefined;
 
   constructor(maxPerIdentity: number, onGone: (endpoint: Endpoint) => void = () => undefined) {
     this.#maxPerIdentity = maxPerIdentity;
@@ -95,6 +97,12 @@ export class Presence {
       this.#byConnection.set(connection.id, identities);
       // The server owns `peer.onclose`; the peer's signal aborts on close and is ours to listen to.
       connection.peer.signal.addEventListener('abort', () => this.#remove(connection), { once: true });
+      connection.peer.transport.onreachable = () => {
+        for (const id of this.#byConnection.get(connection.id) ?? []) {
+          const e = this.#byIdentity.get(id)?.get(connection.id);
+          if (e) this.onreachable?.(e);
+        }
+      };
     }
     identities.add(identity);
     return endpoint;

@@ -52,7 +52,6 @@ export function registerHandler(s: RelayServices): RequestHandler<WmpContext> {
       throw new SessionNotFoundError();
     }
     s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
-    if (wantsStatuses(session)) s.statuses.subscribe(identity);
     // After the answer: what waits in the queue follows the registration, in order.
     setTimeout(() => void s.forwarder.pump(endpoint), 0);
     return { wmp: metaFor(session.id, session.version), registered: true, ttl };

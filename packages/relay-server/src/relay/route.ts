@@ -46,6 +46,8 @@ export async function routedMessage(
 
 export interface RouteInput {
   readonly sender: string;
+  /** The sender's session asked for statuses (they are kept for it while it is away). */
+  readonly notify: boolean;
   /** The sender's connection: routed bytes count against it and its source too. */
   readonly connection: Connection;
   readonly messageId: string;
@@ -98,13 +100,19 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
   s.limiters.chargeRouted(sender, input.connection, fanout, s.refusals);
   const outcomes = await Promise.all(
     [...input.messages].map(([recipient, message]) =>
-      s.queue.append(recipient, { id: messageId, sender, body: bodies.get(message)!.text }, { expiresAt }).then(
-        (appended): Outcome => ({ recipient, appended, message }),
-        (e: unknown): Outcome => {
-          if (e instanceof QueueFullError) return { recipient, full: e };
-          throw e;
-        },
-      ),
+      s.queue
+        .append(
+          recipient,
+          { id: messageId, sender, body: bodies.get(message)!.text, notify: input.notify },
+          { expiresAt },
+        )
+        .then(
+          (appended): Outcome => ({ recipient, appended, message }),
+          (e: unknown): Outcome => {
+            if (e instanceof QueueFullError) return { recipient, full: e };
+            throw e;
+          },
+        ),
     ),
   );
   s.metrics.routed++;
@@ -114,23 +122,21 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
     if ('full' in o) {
       // The request form with no recipient accepted answers -31014 instead (one answer, no status).
       if (!input.isRequest || accepted > 0)
-        s.statuses.send(sender, {
-          message_id: messageId,
-          status: 'dropped',
-          recipient: o.recipient,
-          reason: o.full.reason,
-        });
+        s.statuses.send(
+          sender,
+          { message_id: messageId, status: 'dropped', recipient: o.recipient, reason: o.full.reason },
+          input.notify,
+        );
       continue;
     }
     if (o.appended.status === 'exists') continue; // a retry of a message it already holds
     if (group) reachGroupMembers(s, group, o.recipient, o.appended.seq);
     if (s.forwarder.offer(o.recipient, o.appended.seq, o.message) === 0) {
-      s.statuses.send(sender, {
-        message_id: messageId,
-        status: 'queued',
-        recipient: o.recipient,
-        queued_until: rfc3339(expiresAt),
-      });
+      s.statuses.send(
+        sender,
+        { message_id: messageId, status: 'queued', recipient: o.recipient, queued_until: rfc3339(expiresAt) },
+        input.notify,
+      );
     }
   }
   const full = outcomes.find((o): o is Outcome & { full: QueueFullError } => 'full' in o)?.full;

@@ -1,7 +1,7 @@
 import { newMessageId } from '@wmp/session';
 import type { QueueRemoval, QueueStore } from '../storage/contracts/queue-store.js';
 import type { Forwarder, RoutedMessage } from './forwarder.js';
-import { STATUS_METHOD } from './forwarder.js';
+import { reachable, STATUS_METHOD } from './forwarder.js';
 import type { Logger } from './logger.js';
 import type { RelayMetrics } from './metrics.js';
 import type { Presence } from './presence.js';
@@ -26,17 +26,14 @@ export interface StatusKeeping {
   readonly maxQueued: number;
 }
 
-/** Identities remembered as taking statuses (in memory, least recently registered dropped first). */
-const MAX_SUBSCRIBERS = 100_000;
-
 /**
  * `wmp.message.status` to a sender (core §5.3.1): to each connection where the sender is
  * registered on a session that negotiated `offline.status_notifications`. A terminal status
- * (`delivered`, `expired`, `dropped`) that no such connection takes is kept for a sender that
- * registered for statuses since this relay started: appended to the sender's own queue, so it
- * arrives when the sender comes back (resume or register) and is acknowledged like a message.
- * `queued` is only sent live: the terminal status follows it. Senders that never asked for
- * statuses (group-only participants, say) get none kept.
+ * (`delivered`, `expired`, `dropped`) that no such connection takes is kept when the sender asked
+ * for statuses (the queued message records it: `notify`, so this holds across restarts and
+ * nodes): appended to the sender's own queue, so it arrives when the sender comes back (resume or
+ * register) and is acknowledged like a message. `queued` is only sent live: the terminal status
+ * follows it. Senders that never asked for statuses (group-only participants, say) get none kept.
  */
 export class StatusNotifier {
   readonly #presence: Presence;
@@ -46,7 +43,6 @@ export class StatusNotifier {
   readonly #metrics: RelayMetrics;
   readonly #logger: Logger;
   readonly #now: () => number;
-  readonly #subscribers = new Set<string>();
 
   constructor(
     presence: Presence,
@@ -66,17 +62,11 @@ export class StatusNotifier {
     this.#now = now;
   }
 
-  /** `identity` registered (or resumed a registration) on a session that takes statuses. */
-  subscribe(identity: string): void {
-    this.#subscribers.delete(identity);
-    if (this.#subscribers.size >= MAX_SUBSCRIBERS) {
-      this.#subscribers.delete(this.#subscribers.values().next().value as string);
-    }
-    this.#subscribers.add(identity);
-  }
-
-  /** Sends to the sender's live status connections; keeps a terminal status nobody took. */
-  send(sender: string, params: StatusParams): void {
+  /**
+   * Sends to the sender's live status connections; keeps a terminal status nobody took when
+   * `keep` (the sender asked for statuses).
+   */
+  send(sender: string, params: StatusParams, keep: boolean): void {
     if (sender === this.#keeping.relayId) return; // a kept status left the queue: nothing to report
     this.#metrics.status(params.status);
     const now = this.#now();
@@ -85,17 +75,25 @@ export class StatusNotifier {
       const session = e.hopSession;
       if (!e.statuses || session === undefined || e.registeredUntil <= now || !e.connection.sessions.has(session))
         continue;
+      // An HTTP session without an open stream is not online: the status is kept instead.
+      if (!reachable(e)) continue;
       live++;
       void e.connection.peer
         .notify(STATUS_METHOD, { wmp: metaFor(session), ...params }, session)
         .catch(() => undefined);
     }
-    if (live === 0 && params.status !== 'queued' && this.#subscribers.has(sender)) void this.#keep(sender, params);
+    if (live === 0 && params.status !== 'queued' && keep) void this.#keep(sender, params);
   }
 
-  /** The terminal status of each message that left a queue (ack, resume or expiry): one each. */
-  removed(removals: readonly QueueRemoval[], status: 'delivered' | 'expired'): void {
-    for (const r of removals) this.send(r.sender, { message_id: r.id, status, recipient: r.recipient });
+  /**
+   * The terminal status of messages (DESIGN §3: exactly one each): `delivered` when one was first
+   * written to a live connection, or acknowledged without that; `expired` when one left the queue
+   * never written to any connection. An entry already `delivered` had its status: nothing more.
+   */
+  terminal(entries: readonly QueueRemoval[], status: 'delivered' | 'expired'): void {
+    for (const r of entries) {
+      if (!r.delivered) this.send(r.sender, { message_id: r.id, status, recipient: r.recipient }, r.notify);
+    }
   }
 
   /**

@@ -54,7 +54,7 @@ export class Sweeper {
       const batch = Math.min(sweepBatch, 1000);
       for (let i = 0; i < sweepBatchesPerRun; i++) {
         const removed = await queue.sweepExpired(this.#now(), sweepBatch);
-        this.#statuses.removed(removed, 'expired');
+        this.#statuses.terminal(removed, 'expired');
         if (removed.length < batch) break;
       }
       await sessions.sweep(this.#now());

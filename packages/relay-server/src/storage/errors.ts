@@ -1,6 +1,12 @@
 import { QueueFullError as WmpQueueFullError } from '@wmp/jsonrpc-envelope';
 
-export type StoreErrorCode = 'ERR_STORE_CLOSED' | 'ERR_STORE_INPUT' | 'ERR_STORE_WRITE' | 'ERR_STORE_SCHEMA';
+export type StoreErrorCode =
+  | 'ERR_STORE_CLOSED'
+  | 'ERR_STORE_INPUT'
+  | 'ERR_STORE_WRITE'
+  | 'ERR_STORE_SCHEMA'
+  | 'ERR_STORE_LOCKED'
+  | 'ERR_STORE_UNREACHABLE';
 
 /**
  * Errors of the storage layer that are not protocol answers: a closed store, an argument out of
@@ -55,6 +61,14 @@ export class StoreSchemaError extends StoreError {
  * Which cap refused an append: the recipient's count or bytes, the sender's share of that
  * recipient's queue (DESIGN §3: nobody fills another's inbox), or the bytes of the whole store.
  */
+/** Another process holds the database (one SQLite file serves one relay process). */
+export class StoreLockedError extends StoreError {
+  constructor() {
+    super('ERR_STORE_LOCKED', 'database in use by another process');
+    this.name = 'StoreLockedError';
+  }
+}
+
 export type QueueFullReason = 'max_queued' | 'max_bytes' | 'sender_share' | 'total_bytes';
 
 /**

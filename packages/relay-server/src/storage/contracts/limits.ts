@@ -19,6 +19,14 @@ export function checkIds(ids: readonly string[]): void {
   for (const id of ids) if (typeof id !== 'string') throw new StoreInputError('ids must be strings');
 }
 
+/** Seqs to mark (<= 500), each a positive integer. */
+export function checkSeqs(seqs: readonly number[]): void {
+  if (!Array.isArray(seqs)) throw new StoreInputError('seqs must be an array');
+  if (seqs.length > MAX_IDS_PER_CALL) throw new StoreInputError(`at most ${MAX_IDS_PER_CALL} seqs per call`);
+  for (const seq of seqs)
+    if (!Number.isSafeInteger(seq) || seq < 1) throw new StoreInputError('seqs must be positive integers');
+}
+
 /** A cursor: a seq (>= 0) or absent. */
 export function checkSeq(value: number, what: string): void {
   if (!Number.isSafeInteger(value) || value < 0) throw new StoreInputError(`${what} must be a non-negative integer`);

@@ -9,6 +9,7 @@ export interface QueueRecord {
   readonly body: string;
   readonly expiresAt: number;
   readonly bytes: number;
+  readonly notify: boolean;
 }
 
 export function queueRecord(message: QueueMessageInput, options: AppendOptions): QueueRecord {
@@ -20,5 +21,5 @@ export function queueRecord(message: QueueMessageInput, options: AppendOptions):
   if (!Number.isSafeInteger(expiresAt)) throw new StoreInputError('expiresAt must be an integer (ms)');
   const bytes = options.bytes ?? utf8Length(body);
   if (!Number.isSafeInteger(bytes) || bytes < 0) throw new StoreInputError('bytes must be a non-negative integer');
-  return { id, sender, body, expiresAt, bytes };
+  return { id, sender, body, expiresAt, bytes, notify: message.notify === true };
 }

@@ -8,6 +8,12 @@ export interface QueueMessageInput {
   readonly sender: string;
   /** The message exactly as it will be forwarded (relay chain appended), as JSON text. */
   readonly body: string;
+  /**
+   * Its sender asked for statuses (its session negotiated `offline.status_notifications`): a
+   * terminal status it cannot take live is kept for it. Recorded with the message, so this holds
+   * across restarts and nodes. Default false.
+   */
+  readonly notify?: boolean;
 }
 
 export interface AppendOptions {
@@ -32,6 +38,10 @@ export interface QueuedMessage {
   readonly body: string;
   readonly expiresAt: number;
   readonly bytes: number;
+  /** It was written to a live connection of the recipient at least once (DESIGN §3 statuses). */
+  readonly delivered: boolean;
+  /** Its sender asked for statuses. */
+  readonly notify: boolean;
 }
 
 export interface QueuePage {
@@ -43,12 +53,18 @@ export interface QueuePage {
   readonly more: boolean;
 }
 
-/** A message that left the queue (acknowledged or expired): enough to send its terminal status. */
+/**
+ * A message that left the queue (acknowledged or expired), or that was just marked delivered:
+ * enough to send its terminal status once (`delivered` tells whether that status already went).
+ */
 export interface QueueRemoval {
   readonly recipient: string;
   readonly seq: number;
   readonly id: string;
   readonly sender: string;
+  readonly delivered: boolean;
+  /** Its sender asked for statuses: its terminal status is kept for it when it cannot take it live. */
+  readonly notify: boolean;
 }
 
 export interface QueueLimits {
@@ -101,6 +117,17 @@ export interface QueueStore {
   ack(recipient: string, ids: readonly string[]): Promise<QueueRemoval[]>;
   /** Removes this recipient's messages up to and including `id` (a resume's `last_received_id`). */
   ackThrough(recipient: string, id: string): Promise<QueueRemoval[]>;
+  /**
+   * Marks the messages at `seqs` (<= 500) delivered: written to a live connection. Returns those
+   * that were not marked before (their sender gets `delivered` now, once, whatever connection and
+   * node wrote them); the messages stay queued until acknowledged or expired.
+   */
+  markDelivered(recipient: string, seqs: readonly number[]): Promise<QueueRemoval[]>;
+  /**
+   * Unexpired messages of one recipient never written to any connection (what a resume missed),
+   * not counting those of `exceptSender` (the relay's own kept statuses are no messages).
+   */
+  undelivered(recipient: string, now: number, exceptSender?: string): Promise<number>;
   /**
    * Removes at most `batch` messages with `expiresAt <= now`, earliest expiry first, and returns
    * them, so the relay can send `expired` statuses. Call again while it returns a full batch.

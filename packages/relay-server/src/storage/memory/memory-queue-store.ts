@@ -1,4 +1,4 @@
-import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import { checkIds, checkSeq, checkSeqs, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import { type QueueRecord, queueRecord } from '../contracts/queue-input.js';
 import { checkQueueLimits, queueCapRefusal } from '../contracts/queue-limits.js';
 import type {
@@ -17,6 +17,7 @@ import { QueueFullError, StoreClosedError } from '../errors.js';
 interface Row extends QueueRecord {
   readonly recipient: string;
   readonly seq: number;
+  delivered: boolean;
   /** Arrival order across the store: breaks ties between equal expiries, as SQLite's rowid does. */
   readonly order: number;
 }
@@ -73,7 +74,7 @@ export class MemoryQueueStore implements QueueStore {
     queue.senders.set(record.sender, sender);
     sender.count++;
     sender.bytes += record.bytes;
-    const row: Row = { ...record, recipient, seq: queue.nextSeq++, order: this.#order++ };
+    const row: Row = { ...record, recipient, seq: queue.nextSeq++, order: this.#order++, delivered: false };
     queue.bySeq.set(row.seq, row);
     queue.byId.set(row.id, row);
     queue.bytes += row.bytes;
@@ -126,6 +127,29 @@ export class MemoryQueueStore implements QueueStore {
     return this.#remove(rows);
   }
 
+  async markDelivered(recipient: string, seqs: readonly number[]): Promise<QueueRemoval[]> {
+    this.#open();
+    checkSeqs(seqs);
+    const queue = this.#queues.get(recipient);
+    const marked: QueueRemoval[] = [];
+    for (const seq of [...new Set(seqs)].sort((a, b) => a - b)) {
+      const row = queue?.bySeq.get(seq);
+      if (row === undefined || row.delivered) continue;
+      row.delivered = true;
+      marked.push(removal(row, false));
+    }
+    return marked;
+  }
+
+  async undelivered(recipient: string, now: number, exceptSender?: string): Promise<number> {
+    this.#open();
+    let n = 0;
+    for (const row of this.#queues.get(recipient)?.bySeq.values() ?? []) {
+      if (!row.delivered && row.expiresAt > now && row.sender !== exceptSender) n++;
+    }
+    return n;
+  }
+
   async sweepExpired(now: number, batch: number): Promise<QueueRemoval[]> {
     this.#open();
     const n = clampCount(batch, MAX_SWEEP_BATCH, 'batch');
@@ -167,12 +191,16 @@ export class MemoryQueueStore implements QueueStore {
       if (sender.count === 0) queue.senders.delete(row.sender);
       this.#totals.count--;
       this.#totals.bytes -= row.bytes;
-      return { recipient: row.recipient, seq: row.seq, id: row.id, sender: row.sender };
+      return removal(row, row.delivered);
     });
   }
 }
 
+function removal(row: Row, delivered: boolean): QueueRemoval {
+  return { recipient: row.recipient, seq: row.seq, id: row.id, sender: row.sender, delivered, notify: row.notify };
+}
+
 function message(row: Row): QueuedMessage {
-  const { recipient, seq, id, sender, body, expiresAt, bytes } = row;
-  return { recipient, seq, id, sender, body, expiresAt, bytes };
+  const { recipient, seq, id, sender, body, expiresAt, bytes, delivered, notify } = row;
+  return { recipient, seq, id, sender, body, expiresAt, bytes, delivered, notify };
 }

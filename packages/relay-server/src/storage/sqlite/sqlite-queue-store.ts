@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import { checkIds, checkSeq, checkSeqs, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import { type QueueRecord, queueRecord } from '../contracts/queue-input.js';
 import { checkQueueLimits, queueCapRefusal } from '../contracts/queue-limits.js';
 import type {
@@ -25,6 +25,8 @@ interface MessageRow {
   body: string;
   expires_at: number;
   bytes: number;
+  delivered: number;
+  notify: number;
 }
 
 interface RemovedRow {
@@ -33,6 +35,8 @@ interface RemovedRow {
   message_id: string;
   sender: string;
   bytes: number;
+  delivered: number;
+  notify: number;
 }
 
 function statements(db: BetterSqlite3.Database) {
@@ -46,32 +50,43 @@ function statements(db: BetterSqlite3.Database) {
     // A retry (same id) is a no-op found by the UNIQUE constraint, not by a SELECT first; a clash
     // on (recipient, seq) is not covered and throws, so a wrong seq can never pass silently.
     insert: db.prepare(
-      `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body)
-       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
+      `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body, notify)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
     ),
     totals: db.prepare<[], Totals>("SELECT count, bytes FROM totals WHERE name = 'wmp_queue'"),
     page: db.prepare<[string, number, number, number], MessageRow>(
-      `SELECT recipient, seq, message_id, sender, body, expires_at, bytes FROM wmp_messages
+      `SELECT recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify FROM wmp_messages
        WHERE recipient = ? AND seq > ? AND expires_at > ? ORDER BY seq LIMIT ?`,
     ),
     deleteId: db.prepare<[string, string], RemovedRow>(
       `DELETE FROM wmp_messages WHERE recipient = ? AND message_id = ?
-       RETURNING recipient, seq, message_id, sender, bytes`,
+       RETURNING recipient, seq, message_id, sender, bytes, delivered, notify`,
     ),
     // Several ids in one statement (a JSON array), so that an ack writes once and is atomic alone.
     deleteIds: db.prepare<[string, string], RemovedRow>(
       `DELETE FROM wmp_messages WHERE recipient = ? AND message_id IN (SELECT value FROM json_each(?))
-       RETURNING recipient, seq, message_id, sender, bytes`,
+       RETURNING recipient, seq, message_id, sender, bytes, delivered, notify`,
     ),
     deleteThrough: db.prepare<[string, number], RemovedRow>(
       `DELETE FROM wmp_messages WHERE recipient = ? AND seq <= ?
-       RETURNING recipient, seq, message_id, sender, bytes`,
+       RETURNING recipient, seq, message_id, sender, bytes, delivered, notify`,
     ),
     expired: db.prepare<[number, number], RemovedRow & { rowid: number }>(
-      `SELECT rowid, recipient, seq, message_id, sender, bytes FROM wmp_messages
+      `SELECT rowid, recipient, seq, message_id, sender, bytes, delivered, notify FROM wmp_messages
        WHERE expires_at <= ? ORDER BY expires_at, rowid LIMIT ?`,
     ),
     deleteRow: db.prepare('DELETE FROM wmp_messages WHERE rowid = ?'),
+    // Only rows not marked yet come back: each sender hears `delivered` once.
+    markDelivered: db.prepare<[string, string], RemovedRow>(
+      `UPDATE wmp_messages SET delivered = 1
+       WHERE recipient = ? AND seq IN (SELECT value FROM json_each(?)) AND delivered = 0
+       RETURNING recipient, seq, message_id, sender, bytes, delivered, notify`,
+    ),
+    undelivered: db
+      .prepare<[string, number, string], number>(
+        'SELECT count(*) FROM wmp_messages WHERE recipient = ? AND delivered = 0 AND expires_at > ? AND sender != ?',
+      )
+      .pluck(),
   };
 }
 
@@ -150,6 +165,31 @@ export class SqliteQueueStore implements QueueStore {
     });
   }
 
+  async markDelivered(recipient: string, seqs: readonly number[]): Promise<QueueRemoval[]> {
+    this.#open();
+    checkSeqs(seqs);
+    if (seqs.length === 0) return [];
+    // One UPDATE, atomic by itself; it changes no count.
+    return this.#writer.runAtomic(() =>
+      this.#s.markDelivered
+        .all(recipient, JSON.stringify(seqs))
+        .map((r) => ({
+          recipient: r.recipient,
+          seq: r.seq,
+          id: r.message_id,
+          sender: r.sender,
+          delivered: false,
+          notify: r.notify === 1,
+        }))
+        .sort((a, b) => a.seq - b.seq),
+    );
+  }
+
+  async undelivered(recipient: string, now: number, exceptSender?: string): Promise<number> {
+    this.#open();
+    return this.#s.undelivered.get(recipient, now, exceptSender ?? '')!;
+  }
+
   async sweepExpired(now: number, batch: number): Promise<QueueRemoval[]> {
     this.#open();
     const n = clampCount(batch, MAX_SWEEP_BATCH, 'batch');
@@ -200,6 +240,7 @@ export class SqliteQueueStore implements QueueStore {
       record.expiresAt,
       record.bytes,
       record.body,
+      Number(record.notify),
     );
     if (changes === 0) return { status: 'exists', seq: this.#s.seqOf.get(recipient, record.id)! };
     this.#totals.added(recipient, record.sender, record.bytes);
@@ -215,7 +256,14 @@ export class SqliteQueueStore implements QueueStore {
   /** Takes removed rows out of the running totals; returns them as removals. */
   #account(rows: readonly RemovedRow[], bySeq = true): QueueRemoval[] {
     this.#totals.removed(rows);
-    const removals = rows.map((r) => ({ recipient: r.recipient, seq: r.seq, id: r.message_id, sender: r.sender }));
+    const removals = rows.map((r) => ({
+      recipient: r.recipient,
+      seq: r.seq,
+      id: r.message_id,
+      sender: r.sender,
+      delivered: r.delivered === 1,
+      notify: r.notify === 1,
+    }));
     // RETURNING gives no order guarantee; a sweep's rows are already in expiry order.
     return bySeq ? removals.sort((a, b) => a.seq - b.seq) : removals;
   }
@@ -230,5 +278,7 @@ function message(row: MessageRow): QueuedMessage {
     body: row.body,
     expiresAt: row.expires_at,
     bytes: row.bytes,
+    delivered: row.delivered === 1,
+    notify: row.notify === 1,
   };
 }

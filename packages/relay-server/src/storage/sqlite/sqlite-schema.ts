@@ -37,7 +37,9 @@ CREATE INDEX mls_groups_expiry ON mls_groups (expires_at);
 `;
 
 /**
- * Version 3 (hardening, DESIGN §6-§7): unauthenticated sessions are counted apart (their own cap);
+ * Version 3 (hardening and statuses, DESIGN §3, §6-§7): a queued message remembers whether it was
+ * written to a live connection (`delivered` is sent once, `expired` only for the others);
+ * unauthenticated sessions are counted apart (their own cap);
  * each sender's part of each recipient's queue is counted (a sender holds at most a share of it);
  * directory cards expire when not refreshed and are counted (a cap); one last-resort MLS key
  * package per identity is kept apart (never handed out for good).
@@ -57,6 +59,10 @@ CREATE TABLE wmp_queue_senders (
 );
 INSERT INTO wmp_queue_senders (recipient, sender, count, bytes)
   SELECT recipient, sender, count(*), sum(bytes) FROM wmp_messages GROUP BY recipient, sender;
+-- Written to a live connection at least once: its sender was told \`delivered\` (DESIGN §3).
+ALTER TABLE wmp_messages ADD COLUMN delivered INTEGER NOT NULL DEFAULT 0;
+-- Its sender asked for statuses: a terminal one it cannot take live is kept for it.
+ALTER TABLE wmp_messages ADD COLUMN notify INTEGER NOT NULL DEFAULT 0;
 
 ALTER TABLE ohan_cards ADD COLUMN expires_at INTEGER NOT NULL DEFAULT 0;
 UPDATE ohan_cards SET expires_at = ts + 7776000000;

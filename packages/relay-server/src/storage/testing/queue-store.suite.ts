@@ -51,8 +51,16 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
         const page = await queue.after(BOB, undefined, 10);
         expect(page).toEqual({
           messages: [
-            { recipient: BOB, seq: 1, ...m[0]!, expiresAt, bytes: Buffer.byteLength(m[0]!.body) },
-            { recipient: BOB, seq: 2, ...m[2]!, expiresAt, bytes: 10 },
+            {
+              recipient: BOB,
+              seq: 1,
+              ...m[0]!,
+              expiresAt,
+              bytes: Buffer.byteLength(m[0]!.body),
+              delivered: false,
+              notify: false,
+            },
+            { recipient: BOB, seq: 2, ...m[2]!, expiresAt, bytes: 10, delivered: false, notify: false },
           ],
           next: 2,
           more: false,
@@ -171,6 +179,47 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
       });
     });
 
+    describe('delivered marks', () => {
+      it('remembers whether the sender asked for statuses, through every read and removal', async () => {
+        const queue = await open();
+        await queue.append(BOB, { ...msg(), notify: true }, later());
+        await queue.append(BOB, msg(), later());
+        expect((await queue.after(BOB, undefined, 10)).messages.map((m) => m.notify)).toEqual([true, false]);
+        expect((await queue.markDelivered(BOB, [1, 2])).map((r) => r.notify)).toEqual([true, false]);
+        expect((await queue.sweepExpired(Number.MAX_SAFE_INTEGER, 10)).map((r) => r.notify)).toEqual([true, false]);
+      });
+
+      it('marks a message delivered once, keeps it queued, and tells removals whether it was', async () => {
+        const queue = await open();
+        const m = [msg(), msg(CAROL), msg()];
+        for (const x of m) await queue.append(BOB, x, later());
+        expect(await queue.undelivered(BOB, Date.now())).toBe(3);
+        expect(await queue.markDelivered(BOB, [3, 1, 1])).toEqual([
+          { recipient: BOB, seq: 1, id: m[0]!.id, sender: ALICE, delivered: false, notify: false },
+          { recipient: BOB, seq: 3, id: m[2]!.id, sender: ALICE, delivered: false, notify: false },
+        ]);
+        // A second write of the same message (another connection, a resume) marks nothing new.
+        expect(await queue.markDelivered(BOB, [1, 3, 99])).toEqual([]);
+        expect(await queue.markDelivered(CAROL, [2])).toEqual([]);
+        expect(await queue.undelivered(BOB, Date.now())).toBe(1);
+        expect(await queue.undelivered(BOB, Date.now(), CAROL)).toBe(0);
+        const page = await queue.after(BOB, undefined, 10);
+        expect(page.messages.map((x) => [x.seq, x.delivered])).toEqual([
+          [1, true],
+          [2, false],
+          [3, true],
+        ]);
+        expect((await queue.ack(BOB, [m[0]!.id, m[1]!.id])).map((r) => [r.seq, r.delivered])).toEqual([
+          [1, true],
+          [2, false],
+        ]);
+        expect((await queue.sweepExpired(Number.MAX_SAFE_INTEGER, 10)).map((r) => [r.seq, r.delivered])).toEqual([
+          [3, true],
+        ]);
+        await expect(queue.markDelivered(BOB, [0])).rejects.toBeInstanceOf(StoreInputError);
+      });
+    });
+
     describe('acknowledgement', () => {
       it("ack removes only the caller's named messages and returns them in seq order", async () => {
         const queue = await open();
@@ -182,8 +231,8 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
         expect(await queue.ack(BOB, [carols.id])).toEqual([]);
         expect(await ids(queue, CAROL)).toEqual([carols.id]);
         expect(await queue.ack(BOB, [m[2]!.id, m[1]!.id, m[1]!.id, 'msg-unknown'])).toEqual([
-          { recipient: BOB, seq: 2, id: m[1]!.id, sender: CAROL },
-          { recipient: BOB, seq: 3, id: m[2]!.id, sender: ALICE },
+          { recipient: BOB, seq: 2, id: m[1]!.id, sender: CAROL, delivered: false, notify: false },
+          { recipient: BOB, seq: 3, id: m[2]!.id, sender: ALICE, delivered: false, notify: false },
         ]);
         expect(await ids(queue, BOB)).toEqual([m[0]!.id]);
         expect(await queue.stats(BOB)).toEqual({ count: 1, bytes: Buffer.byteLength(m[0]!.body) });
@@ -241,10 +290,12 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
         expect((await queue.after(BOB, undefined, 10, at)).messages.map((m) => m.id)).toEqual(['keep']);
         expect(await queue.after(BOB, undefined, 1, at)).toMatchObject({ next: 3, more: false });
         expect(await queue.sweepExpired(at, 2)).toEqual([
-          { recipient: CAROL, seq: 1, id: 'early', sender: CAROL },
-          { recipient: BOB, seq: 2, id: 'middle', sender: ALICE },
+          { recipient: CAROL, seq: 1, id: 'early', sender: CAROL, delivered: false, notify: false },
+          { recipient: BOB, seq: 2, id: 'middle', sender: ALICE, delivered: false, notify: false },
         ]);
-        expect(await queue.sweepExpired(at, 2)).toEqual([{ recipient: BOB, seq: 1, id: 'late', sender: ALICE }]);
+        expect(await queue.sweepExpired(at, 2)).toEqual([
+          { recipient: BOB, seq: 1, id: 'late', sender: ALICE, delivered: false, notify: false },
+        ]);
         expect(await queue.sweepExpired(at, 2)).toEqual([]);
         expect(await ids(queue, BOB)).toEqual(['keep']);
         expect(await queue.totals()).toEqual({ count: 1, bytes: Buffer.byteLength(keep.body) });

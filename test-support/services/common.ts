@@ -1,0 +1,156 @@
+// Shared by the throwaway PostgreSQL and Redis servers of the tests: typed errors, free ports,
+// readiness polling and the clean-up that runs however the test process ends.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+export type ServiceName = 'postgres' | 'redis';
+
+/** A program the harness needs is not installed; `debianPackage` is what to `apt-get install`. */
+export class ServiceBinaryMissingError extends Error {
+  override readonly name = 'ServiceBinaryMissingError';
+  constructor(
+    readonly service: ServiceName,
+    readonly binary: string,
+    readonly debianPackage: string,
+    detail = '',
+  ) {
+    super(
+      `${service}: ${binary} is not installed${detail ? ` (${detail})` : ''}; ` +
+        `install the Debian package ${debianPackage} (apt-get install -y ${debianPackage}; .ci/run does it)`,
+    );
+  }
+}
+
+/** A server did not start (or stop) as asked; `output` is the end of its log. */
+export class ServiceStartError extends Error {
+  override readonly name = 'ServiceStartError';
+  constructor(
+    readonly service: ServiceName,
+    message: string,
+    readonly output = '',
+  ) {
+    super(`${service}: ${message}${output ? `\n--- ${service} output (end) ---\n${output.slice(-4000)}` : ''}`);
+  }
+}
+
+/** A port that was free a moment ago: bind port 0 on 127.0.0.1, read it, close. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === 'object') resolve(address.port);
+        else reject(new Error('freePort: no port'));
+      });
+    });
+  });
+}
+
+/** Polls `check` (every `intervalMs`, growing to 100 ms) until it returns a value, or throws after `timeoutMs`. */
+export async function pollUntil<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  options: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  let interval = options.intervalMs ?? 5;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${options.timeoutMs ?? 30_000} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, interval));
+    interval = Math.min(interval * 2, 100);
+  }
+}
+
+/** Whether a process exists and is not a zombie (orphans are not reaped on every machine). Linux /proc. */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Quotes one word for /bin/sh. */
+export function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+// --- clean-up ---------------------------------------------------------------------------------
+//
+// Two layers, so a server never outlives the test process that started it:
+// 1. process 'exit': synchronous kill + remove of every live service;
+// 2. a watchdog per service: a detached `sh` whose stdin is a pipe from this process. When this
+//    process ends in any way (even SIGKILL, where no handler runs) the pipe closes, `read` returns
+//    and the watchdog runs the service's shell clean-up (kill the server, remove its directory).
+
+interface Live {
+  readonly cleanupSync: () => void;
+  readonly watchdog: ChildProcess;
+}
+
+const live = new Set<Live>();
+let hooked = false;
+
+function cleanupAll(): void {
+  for (const entry of live) {
+    try {
+      entry.cleanupSync();
+    } catch {
+      // best effort at exit
+    }
+  }
+  live.clear();
+}
+
+function hookExit(): void {
+  if (hooked) return;
+  hooked = true;
+  // No signal handlers: they would change how the process dies; a signal's death is the watchdog's.
+  process.on('exit', cleanupAll);
+}
+
+export interface CleanupHandle {
+  /** Cleans up now (the watchdog does the shell part) and forgets the service. */
+  release(): void;
+}
+
+/**
+ * Registers a live service. `shellCleanup` is a /bin/sh snippet run by the watchdog when this
+ * process dies; `cleanupSync` runs at a normal exit. Both must be safe to run twice.
+ */
+export function registerCleanup(shellCleanup: string, cleanupSync: () => void): CleanupHandle {
+  hookExit();
+  const watchdog = spawn('/bin/sh', ['-c', `read _ignored; ${shellCleanup}`], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  watchdog.on('error', () => {}); // no /bin/sh: the exit hook still runs
+  watchdog.stdin?.on('error', () => {});
+  watchdog.unref();
+  (watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  const entry: Live = { cleanupSync, watchdog };
+  live.add(entry);
+  return {
+    release() {
+      if (!live.delete(entry)) return;
+      cleanupSync();
+      watchdog.stdin?.end(); // the watchdog runs its clean-up (now a no-op) and exits
+    },
+  };
+}
+
+/** rm -rf that never throws (at exit, a directory may already be gone). */
+export function removeDir(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  } catch {
+    // best effort
+  }
+}
