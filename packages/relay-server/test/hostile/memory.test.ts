@@ -11,6 +11,7 @@ import {
   type Login,
   metric,
   must,
+  openEventStream,
   post,
   RawSocket,
   rpc,
@@ -73,11 +74,13 @@ describe('memory held for others (issue 12 item 7)', () => {
     await bed.checkHealthy();
   });
 
-  it('bounds the SSE replay buffers of HTTP sessions without an event stream by one budget', async () => {
+  it('bounds the SSE replay buffers of HTTP sessions by one budget', async () => {
     const bed = await testbed.setup({ limits: { ...ROOMY, replayBufferChars: 64 * KiB } });
     const sessions = [];
+    const streams: Awaited<ReturnType<typeof openEventStream>>[] = [];
     for (let i = 0; i < 4; i++) {
       const login = await httpLogin(bed.url);
+      streams.push(await openEventStream(bed.url, login.headers));
       must((await post(bed.url, rpc('wmp.relay.register', { wmp: login.wmp }), login.headers)).body);
       sessions.push(login);
     }
@@ -87,9 +90,12 @@ describe('memory held for others (issue 12 item 7)', () => {
       40,
       20 * KiB,
     );
-    // 800 KB went to sessions nobody reads; each would keep 4 MiB, the relay keeps 64 KiB in all.
+    // 800 KB went out on the four streams; each session would keep the last 4 MiB of it for
+    // Last-Event-ID replay, the relay keeps 64 KiB in all.
     await until(async () => (await budgetRefusals(bed.url, 'replay')) > 0, 'the replay budget to refuse');
     expect(await budgetUsed(bed.url, 'replay')).toBeLessThanOrEqual(64 * KiB);
+    await until(() => streams.every((s) => s.bytes() > 10 * 20 * KiB), 'the streams to carry the messages');
+    for (const s of streams) await s.close();
     await bed.checkHealthy();
   });
 
