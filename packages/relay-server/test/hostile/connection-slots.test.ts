@@ -10,7 +10,6 @@ import {
   hostileTestbed,
   idleSockets,
   metric,
-  nextId,
   post,
   RawSocket,
   unsignedCreate,
