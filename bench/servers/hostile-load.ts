@@ -89,22 +89,20 @@ async function idle(): Promise<void> {
 const sockets: WebSocket[] = [];
 const clients: WmpClient[] = [];
 
-// Unsigned HTTP creates: each holds an HTTP session until the relay's unauthenticated timeout.
-timers.push(
-  setInterval(() => {
-    count('httpCreates');
-    const req = request({ host: '127.0.0.1', port, path: '/wmp', method: 'POST', localAddress: SOURCE }, (res) => {
-      if ((res.statusCode ?? 0) >= 400) count(`http ${res.statusCode}`);
-      res.resume();
-    });
-    req.on('error', () => count('http failed'));
-    req.setHeader('content-type', 'application/json');
-    req.end(create(1));
-  }, plan.httpCreateEveryMs),
-);
+/** A logged-in attacking client; the relay's open rate may refuse it for a while (bounded retries). */
+async function login(): Promise<WmpClient> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await openClient(wsUrl, undefined, SOURCE);
+    } catch (e) {
+      if (attempt >= 50) throw e;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
 
 // Huge fan-outs from one logged-in client: refused whole (-31007 fan-out), one in flight.
-const fanner = await openClient(wsUrl, undefined, SOURCE);
+const fanner = await login();
 clients.push(fanner);
 countAnswers(fanner.socket);
 const madeUp = JSON.stringify(Array.from({ length: 256 }, () => generateKeypair().did));
@@ -128,7 +126,7 @@ timers.push(
 // Slow readers: registered, then never read again; senders keep one 64 KiB message in flight each.
 const readers: WmpClient[] = [];
 for (let i = 0; i < plan.slowReaders; i++) {
-  const reader = await openClient(wsUrl, undefined, SOURCE);
+  const reader = await login();
   reader.socket.once('close', (code) => {
     if (code === 1013) count('slowReadersClosed1013');
   });
@@ -137,7 +135,7 @@ for (let i = 0; i < plan.slowReaders; i++) {
 }
 const slowBody = 's'.repeat(64 * 1024);
 for (let i = 0; i < plan.slowSenders; i++) {
-  const sender = await openClient(wsUrl, undefined, SOURCE);
+  const sender = await login();
   clients.push(sender);
   countAnswers(sender.socket);
   let next = 0;
@@ -156,7 +154,22 @@ for (let i = 0; i < plan.slowSenders; i++) {
   send();
 }
 
-// Last, the connections that never log in (their creates spend the source's budget of opens).
+// The logins are done (the floods below spend the source's budget of session opens). Unsigned HTTP
+// creates: each holds an HTTP session until the relay's unauthenticated timeout.
+timers.push(
+  setInterval(() => {
+    count('httpCreates');
+    const req = request({ host: '127.0.0.1', port, path: '/wmp', method: 'POST', localAddress: SOURCE }, (res) => {
+      if ((res.statusCode ?? 0) >= 400) count(`http ${res.statusCode}`);
+      res.resume();
+    });
+    req.on('error', () => count('http failed'));
+    req.setHeader('content-type', 'application/json');
+    req.end(create(1));
+  }, plan.httpCreateEveryMs),
+);
+
+// Last, the connections that never log in.
 await Promise.all(Array.from({ length: plan.idle }, () => idle()));
 
 process.on('message', (ask: { id: number; type: string }) => process.send?.({ id: ask.id, ...stats }));
