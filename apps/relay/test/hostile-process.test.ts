@@ -101,7 +101,7 @@ function abandonAnswer(
   });
 }
 
-describe('wmp-relay under a client that gives up mid-way (issue 12 item 11)', () => {
+describe('wmp-relay under a client that gives up mid-way (issue 12 item 11)', { timeout: 60_000 }, () => {
   it('keeps stderr JSON lines only, and creates relay.db 0600 in a 0700 directory', async () => {
     const { relay, dir } = await start(['--unauthenticated-timeout', '1']);
     const { url } = relay;

@@ -10,7 +10,7 @@ import { flood, hostileTestbed, sendBoxRequest, signBoxRequest } from '../fixtur
 const testbed = hostileTestbed();
 const ALLOW = `${BOX_API_PREFIX}/allow`;
 
-describe('box nonces under a flood (issue 12 item 5)', () => {
+describe('box nonces under a flood (issue 12 item 5)', { timeout: 60_000 }, () => {
   it('records no nonce for a request refused 429, so a captured request is still a replay after the flood', async () => {
     const bed = await testbed.setup({}, { box: { directory: false } });
     // Small enough that the flood would push the victim's nonce out if refused requests were recorded.

@@ -25,7 +25,7 @@ const postCard = (url: string, body: unknown) => post(url, body, {}, `${BOX_API_
 const lookup = (url: string, key: string) => post(url, { key }, {}, `${BOX_API_PREFIX}/cards/lookup`);
 const keyOf = (k: Keypair) => k.multikey;
 
-describe('directory cards (issue 12 item 9)', () => {
+describe('directory cards (issue 12 item 9)', { timeout: 60_000 }, () => {
   it('asks a stamp of a fresh key, caps the directory (box_full) and names no lane in any answer', async () => {
     const bed = await testbed.setup(
       {},

@@ -22,7 +22,7 @@ const did = () => generateKeypair().did;
 const unauthenticated = (url: string) => metric(url, 'wmp_relay_unauthenticated_connections');
 const connections = (url: string) => metric(url, 'wmp_relay_connections');
 
-describe('connection slots (issue 12 item 3)', () => {
+describe('connection slots (issue 12 item 3)', { timeout: 60_000 }, () => {
   it('closes a WebSocket that never logs in after the timeout, and keeps the one that did', async () => {
     const bed = await testbed.setup({ timings: { unauthenticatedTimeoutMs: 1000 } });
     const [idle] = await idleSockets(bed.url, 1);

@@ -18,7 +18,7 @@ async function deliverUntilRefused(socket: RawSocket, login: Login, to: () => st
   return { accepted: max, error: undefined };
 }
 
-describe('fan-out (issue 12 item 1)', () => {
+describe('fan-out (issue 12 item 1)', { timeout: 60_000 }, () => {
   it('refuses a ~1 MiB deliver to 256 made-up recipients (-31007 fan-out) and stores nothing', async () => {
     const bed = await testbed.setup();
     const socket = await RawSocket.open(bed.url);

@@ -18,7 +18,7 @@ async function groupOf(url: string) {
   return { a, b, group, bOnGroup, bHop };
 }
 
-describe('group sessions (issue 12 item 8)', () => {
+describe('group sessions (issue 12 item 8)', { timeout: 60_000 }, () => {
   it("refuses a participant's wmp.capability.update (-31002) and leaves the creator's session as it was", async () => {
     const bed = await testbed.setup();
     const { a, b, group, bOnGroup } = await groupOf(bed.url);

@@ -26,7 +26,7 @@ const take = (s: RawSocket, l: Login, identity: string) =>
 /** Base64url that is no key package: verifying it fails (-31004). */
 const BAD = { key_package: 'AAAAAAAAAAAA', cipher_suite: 1 };
 
-describe('key packages (issue 12 items 6 and 10)', () => {
+describe('key packages (issue 12 items 6 and 10)', { timeout: 60_000 }, () => {
   it('four fresh identities cannot take all of a victim’s packages; the last-resort one is handed out, never consumed', async () => {
     const bed = await testbed.setup({ limits: { keyPackageFetchesPerTarget: 6 } });
     const vs = await RawSocket.open(bed.url);

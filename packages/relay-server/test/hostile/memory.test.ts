@@ -42,7 +42,7 @@ async function send(url: string, to: readonly string[], count: number, bytes: nu
   await socket.close();
 }
 
-describe('memory held for others (issue 12 item 7)', () => {
+describe('memory held for others (issue 12 item 7)', { timeout: 60_000 }, () => {
   it('closes a reader that stops reading once its unsent bytes pass its share (1013), even if it reads again', async () => {
     const bed = await testbed.setup({ limits: { ...ROOMY, maxBufferedBytesPerConnection: 256 * KiB } });
     const reader = await slowReader(bed.url);

@@ -22,7 +22,7 @@ const creates = (n: number, extra: Record<string, unknown> = {}) =>
 const ok = (answers: readonly RpcAnswer[]) => answers.filter((a) => a.result !== undefined).length;
 const pending = (url: string) => metric(url, 'wmp_relay_pending_sessions');
 
-describe('the session store under a flood of creates (issue 12 item 2)', () => {
+describe('the session store under a flood of creates (issue 12 item 2)', { timeout: 60_000 }, () => {
   it('rate-limits creates per connection and per source address before storing anything', async () => {
     const bed = await testbed.setup(
       { limits: { sessionOpensPerSecond: 1, sessionOpenBurst: 4, maxSessionsPerConnection: 64 } },

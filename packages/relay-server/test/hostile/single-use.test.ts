@@ -35,7 +35,7 @@ async function tryResume(url: string, login: Login, token: string): Promise<stri
   return answer.result?.resumption_token;
 }
 
-describe('single-use secrets under concurrency (issue 12 item 4)', () => {
+describe('single-use secrets under concurrency (issue 12 item 4)', { timeout: 60_000 }, () => {
   it('a batch [resume(T), resume(T)] resumes once', async () => {
     const bed = await testbed.setup();
     const owner = await RawSocket.open(bed.url);

@@ -22,7 +22,7 @@ import { asMessage } from '../fixtures/relay-clients.js';
 
 const testbed = hostileTestbed();
 
-describe('the small ones (issue 12 item 11)', () => {
+describe('the small ones (issue 12 item 11)', { timeout: 60_000 }, () => {
   it('answers wmp.message.fetch with a cursor past 2^53 with -32602, not -32603', async () => {
     const bed = await testbed.setup();
     const s = await RawSocket.open(bed.url);

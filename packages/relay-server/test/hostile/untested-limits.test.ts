@@ -45,7 +45,7 @@ async function someEntry(sender: string) {
   return entry!;
 }
 
-describe('limits nothing tested before (issue 12 item 12)', () => {
+describe('limits nothing tested before (issue 12 item 12)', { timeout: 60_000 }, () => {
   it('maxSessionsPerConnection: the next session on a full connection is -31007, on another connection fine', async () => {
     const bed = await testbed.setup({ limits: { maxSessionsPerConnection: 2 } });
     const socket = await RawSocket.open(bed.url);
