@@ -47,7 +47,16 @@ function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return Number(m[1]) * 1024;
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat (Linux, 100 Hz ticks). */
+function procCpu(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 const mib = (bytes: number) => Math.round(bytes / MiB);
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+const round2 = (v: number) => Math.round(v * 100) / 100;
 
 const bench: Benchmark = {
   name: 'relay-under-attack',
@@ -85,10 +94,22 @@ const bench: Benchmark = {
       const sampler = setInterval(() => {
         rssPeakSampled = Math.max(rssPeakSampled, procStatus(pid, 'VmRSS'));
       }, 50);
+      // CPU seconds of the relay, the hostile client and this process (the load) in each kind of round.
+      const cpu = { calm: [0, 0, 0], attacked: [0, 0, 0] };
+      const attackerPid = attacker.process.pid!;
+      const measured = async (into: number[]) => {
+        const before = [procCpu(pid), procCpu(attackerPid), process.cpuUsage()];
+        const rate = await closedLoop(subject.traffic, ROUND_MS);
+        const load = process.cpuUsage(before[2] as NodeJS.CpuUsage);
+        into[0]! += procCpu(pid) - (before[0] as number);
+        into[1]! += procCpu(attackerPid) - (before[1] as number);
+        into[2]! += (load.user + load.system) / 1e6;
+        return rate;
+      };
       for (let round = 0; round < ROUNDS; round++) {
-        calm.push(await closedLoop(subject.traffic, ROUND_MS));
+        calm.push(await measured(cpu.calm));
         await attacker.ask('attack');
-        attacked.push(await closedLoop(subject.traffic, ROUND_MS));
+        attacked.push(await measured(cpu.attacked));
         await attacker.ask('pause');
       }
       clearInterval(sampler);
@@ -141,6 +162,14 @@ const bench: Benchmark = {
           ...Object.fromEntries(Object.entries(PLAN).map(([k, v]) => [`attack.${k}`, v])),
           ...Object.fromEntries(Object.entries(BUDGETS).map(([k, v]) => [`budget.${k}MiB`, v / MiB])),
           rssPeakSampledDuringAttackMiB: mib(rssPeakSampled),
+          // Cores used on average (CPU seconds / wall seconds) in each kind of round, and the
+          // relay's CPU per message the load got through.
+          relayCoresUnattacked: round2(cpu.calm[0]! / ((ROUNDS * ROUND_MS) / 1000)),
+          relayCoresAttacked: round2(cpu.attacked[0]! / ((ROUNDS * ROUND_MS) / 1000)),
+          attackerCoresAttacked: round2(cpu.attacked[1]! / ((ROUNDS * ROUND_MS) / 1000)),
+          loadCoresUnattacked: round2(cpu.calm[2]! / ((ROUNDS * ROUND_MS) / 1000)),
+          loadCoresAttacked: round2(cpu.attacked[2]! / ((ROUNDS * ROUND_MS) / 1000)),
+          relayCpuMicrosPerMessageUnattacked: Math.round((cpu.calm[0]! * 1e6) / ((sum(calm) * ROUND_MS) / 1000)),
           ...Object.fromEntries(
             Object.entries(attack)
               .filter(([k]) => k !== 'id')
