@@ -96,20 +96,32 @@ const bench: Benchmark = {
       }, 50);
       // CPU seconds of the relay, the hostile client and this process (the load) in each kind of round.
       const cpu = { calm: [0, 0, 0], attacked: [0, 0, 0] };
+      // The relay's event-loop delay in each kind of round (p99 and max, ms): a stall shows here.
+      const loop = { calm: [0, 0], attacked: [0, 0] };
+      // SQLite transactions (each one a synchronous commit with fsync) and operations, per kind of round.
+      const writes = { calm: [0, 0], attacked: [0, 0] };
       const attackerPid = attacker.process.pid!;
-      const measured = async (into: number[]) => {
+      const measured = async (into: number[], delays: number[], written: number[]) => {
+        await relay!.ask('loop');
+        const statsBefore = await relay!.ask('stats');
         const before = [procCpu(pid), procCpu(attackerPid), process.cpuUsage()];
         const rate = await closedLoop(subject.traffic, ROUND_MS);
         const load = process.cpuUsage(before[2] as NodeJS.CpuUsage);
         into[0]! += procCpu(pid) - (before[0] as number);
         into[1]! += procCpu(attackerPid) - (before[1] as number);
         into[2]! += (load.user + load.system) / 1e6;
+        const statsAfter = await relay!.ask('stats');
+        written[0]! += statsAfter.transactions! - statsBefore.transactions!;
+        written[1]! += statsAfter.operations! - statsBefore.operations!;
+        const delay = await relay!.ask('loop');
+        delays[0] = Math.max(delays[0]!, delay.p99Ms!);
+        delays[1] = Math.max(delays[1]!, delay.maxMs!);
         return rate;
       };
       for (let round = 0; round < ROUNDS; round++) {
-        calm.push(await measured(cpu.calm));
+        calm.push(await measured(cpu.calm, loop.calm, writes.calm));
         await attacker.ask('attack');
-        attacked.push(await measured(cpu.attacked));
+        attacked.push(await measured(cpu.attacked, loop.attacked, writes.attacked));
         await attacker.ask('pause');
       }
       clearInterval(sampler);
@@ -169,6 +181,14 @@ const bench: Benchmark = {
           attackerCoresAttacked: round2(cpu.attacked[1]! / ((ROUNDS * ROUND_MS) / 1000)),
           loadCoresUnattacked: round2(cpu.calm[2]! / ((ROUNDS * ROUND_MS) / 1000)),
           loadCoresAttacked: round2(cpu.attacked[2]! / ((ROUNDS * ROUND_MS) / 1000)),
+          relayLoopDelayP99MsUnattacked: round2(loop.calm[0]!),
+          relayLoopDelayMaxMsUnattacked: round2(loop.calm[1]!),
+          relayLoopDelayP99MsAttacked: round2(loop.attacked[0]!),
+          relayLoopDelayMaxMsAttacked: round2(loop.attacked[1]!),
+          relayTransactionsPerSecondUnattacked: Math.round(writes.calm[0]! / ((ROUNDS * ROUND_MS) / 1000)),
+          relayTransactionsPerSecondAttacked: Math.round(writes.attacked[0]! / ((ROUNDS * ROUND_MS) / 1000)),
+          relayWritesPerSecondUnattacked: Math.round(writes.calm[1]! / ((ROUNDS * ROUND_MS) / 1000)),
+          relayWritesPerSecondAttacked: Math.round(writes.attacked[1]! / ((ROUNDS * ROUND_MS) / 1000)),
           relayCpuMicrosPerMessageUnattacked: Math.round((cpu.calm[0]! * 1e6) / ((sum(calm) * ROUND_MS) / 1000)),
           ...Object.fromEntries(
             Object.entries(attack)
