@@ -13,6 +13,8 @@ export interface Connection {
   authenticated: boolean;
   /** Closes it if it has not authenticated in time (the server's to arm and clear). */
   loginTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Sessions whose close is being written: already gone for this connection. */
+  readonly closing: Set<string>;
   /** The binding's peer address, a key for per-source limits only: never logged. */
   readonly remoteAddress?: string;
 }

@@ -148,6 +148,7 @@ export class WmpServer {
       recentIds: new Map(),
       authenticated: false,
       loginTimer: undefined,
+      closing: new Set(),
       ...(transport.remoteAddress === undefined ? {} : { remoteAddress: transport.remoteAddress }),
     };
     peer.onclose = () => this.#disconnect(connection);
@@ -177,6 +178,24 @@ export class WmpServer {
 
   async close(): Promise<void> {
     await Promise.all([...this.#connections].map((c) => c.peer.close().catch(() => undefined)));
+  }
+
+  /**
+   * Binds an existing session to `connection` without a handshake, for a binding that proved the
+   * client holds it (an HTTP session token another node of a cluster issued). Only a session with
+   * at most one authenticated identity can be carried so (it binds that identity; a pending one
+   * stays pending); -31000 when there is none, -31002 for a group session of several.
+   */
+  async adopt(connection: Connection, sessionId: string): Promise<SessionRecord> {
+    const session = await this.#store.get(sessionId);
+    if (!session || session.state === 'closed' || isExpired(session, this.#now())) throw new SessionNotFoundError();
+    if (session.authenticated.length > 1) throw new NotAuthorizedError({ reason: 'session of several participants' });
+    const identity = session.authenticated[0];
+    const services = this.#services();
+    services.checkBind(connection, sessionId);
+    services.bind(connection, sessionId, identity);
+    await this.#options.hooks?.adopted?.(session, identity, connection);
+    return session;
   }
 
   /**
@@ -332,7 +351,7 @@ export class WmpServer {
     const sessionId = wmp.session_id ?? base.extra?.sessionId;
     if (sessionId === undefined) throw new NotAuthorizedError({ reason: 'no session' });
     const session = await this.#store.get(sessionId);
-    if (!session || session.state === 'closed') throw new SessionNotFoundError();
+    if (!session || session.state === 'closed' || connection.closing.has(sessionId)) throw new SessionNotFoundError();
     if (isExpired(session, now)) {
       await this.#store.delete(sessionId);
       this.#ended(session);

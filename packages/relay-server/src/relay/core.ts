@@ -1,5 +1,5 @@
 import type { Keypair, RelayHop } from '@wmp/jcs-signing';
-import { signedChallengeAuthenticator, type Transport, WmpServer } from '@wmp/session';
+import { type Connection, signedChallengeAuthenticator, type Transport, WmpServer } from '@wmp/session';
 import { ByteBudget } from '@wmp/transports';
 import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
 import { MemoryStore } from '../storage/memory/memory-store.js';
@@ -37,8 +37,11 @@ export interface RelayCore {
   readonly refusals: RefusalLog;
   /** Open connections (WebSocket connections and HTTP sessions). */
   readonly connections: number;
-  /** Serves one connection of any binding, counting its errors and its end. */
-  connect(transport: Transport): Promise<void>;
+  /**
+   * Serves one connection of any binding, counting its errors and its end; with `adopt`, the
+   * connection carries that existing session from the start (an HTTP session begun on another node).
+   */
+  connect(transport: Transport, context?: { readonly adopt?: string }): Promise<void>;
   /** The public origin used in relay_chain entries and the well-known document. */
   origin: string;
 }
@@ -193,7 +196,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     get connections() {
       return connections;
     },
-    async connect(transport: Transport): Promise<void> {
+    async connect(transport: Transport, context?: { readonly adopt?: string }): Promise<void> {
       connections++;
       // Counted once: a refused connection is closed before it started, and never reports it.
       let open = true;
@@ -202,12 +205,20 @@ export function createRelayCore(input: RelayConfig): RelayCore {
         open = false;
       };
       const observed = new ObservedTransport(transport, { error: (code) => metrics.error(code), closed: ended });
+      let connection: Connection;
       try {
-        await server.connect(observed);
+        connection = await server.connect(observed);
       } catch (e) {
         ended();
         const reason = (e as { data?: { reason?: string } }).data?.reason;
         refusals.note(reason === 'too many unauthenticated connections' ? 'unauthenticated_slots' : 'connection_slots');
+        throw e;
+      }
+      if (context?.adopt === undefined) return;
+      try {
+        await server.adopt(connection, context.adopt);
+      } catch (e) {
+        await connection.peer.close().catch(() => undefined);
         throw e;
       }
     },

@@ -252,8 +252,15 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       options.hooks?.partLeft?.(session, ctx.sender, ctx.connection);
       return;
     }
-    await s.store.delete(session.id);
-    s.ended({ ...session, state: 'closed' });
+    // Closed on this connection at once: a call that follows the close on it is -31000 even
+    // while the store's delete is still being written (messages of a connection run concurrently).
+    ctx.connection.closing.add(session.id);
+    try {
+      await s.store.delete(session.id);
+      s.ended({ ...session, state: 'closed' });
+    } finally {
+      ctx.connection.closing.delete(session.id);
+    }
   };
 
   return {
