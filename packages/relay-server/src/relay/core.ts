@@ -12,6 +12,7 @@ import { relayHooks } from './hooks.js';
 import { relayKeypair } from './identity.js';
 import { type Logger, silentLogger } from './logger.js';
 import { RelayMetrics } from './metrics.js';
+import { notingFullStore } from './noted-session-store.js';
 import { ObservedTransport } from './observed-transport.js';
 import { Presence } from './presence.js';
 import { QueueWakeUps } from './queue-wake-ups.js';
@@ -110,6 +111,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   };
   // A given coordination makes this a node of a cluster; else one process, on its own.
   const coordination = input.coordination ?? memoryCoordination({ nodeId: input.nodeId ?? 'local', now });
+  // A full session store is refused by the store itself; the relay logs it once per interval.
+  const sessions = notingFullStore(stores.sessions, refusals);
   const presence = new Presence(limits.maxConnectionsPerIdentity);
   const forwarder = new Forwarder(stores.queue, presence, metrics, logger, now);
   const wakeUps = new QueueWakeUps(coordination, presence, forwarder, logger, {
@@ -145,7 +148,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     config,
     queue: stores.queue,
     queueLimits: stores.queue.limits,
-    sessions: stores.sessions,
+    sessions,
     keyPackages: stores.keyPackages,
     keyPackageBudget: coordination.keyPackageBudgets({ perTarget: limits.keyPackageFetchesPerTarget, now }),
     groups: stores.groups,
@@ -162,7 +165,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   };
 
   server = new WmpServer({
-    store: stores.sessions,
+    store: sessions,
     capabilities: {
       messaging: { max_size: limits.maxMessageBytes },
       relay: { destinations: ['*'] },
@@ -227,16 +230,18 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     },
     async connect(transport: Transport, context?: { readonly adopt?: string }): Promise<void> {
       connections++;
-      const observed = new ObservedTransport(transport, {
-        error: (code) => metrics.error(code),
-        closed: () => {
-          connections--;
-        },
-      });
+      // Counted once: a refused connection is closed before it started, and never reports it.
+      let open = true;
+      const ended = () => {
+        if (open) connections--;
+        open = false;
+      };
+      const observed = new ObservedTransport(transport, { error: (code) => metrics.error(code), closed: ended });
       let connection: Connection;
       try {
         connection = await server.connect(observed);
       } catch (e) {
+        ended();
         const reason = (e as { data?: { reason?: string } }).data?.reason;
         refusals.note(reason === 'too many unauthenticated connections' ? 'unauthenticated_slots' : 'connection_slots');
         throw e;
