@@ -127,6 +127,58 @@ describe('a relay of several nodes (one store, one coordination)', () => {
     await peer.close();
   });
 
+  it('carries the group sessions a participant joined, on another node, with its HTTP session', async () => {
+    const { cluster: c, clients } = await cluster(2);
+    const alice = await openClient(c.urls[0]!);
+    clients.push(alice);
+    const bobKey = generateKeypair();
+    const group = await WmpSession.open(alice.peer, {
+      signer: alice.keypair,
+      participants: [bobKey.did],
+      capabilities: CLIENT_CAPABILITIES,
+    });
+    const aliceGot: Record<string, any>[] = [];
+    group.on('message', (m) => aliceGot.push(m));
+
+    // Bob over HTTP on node 0: his hop session, then the group joined on the same HTTP session.
+    const transport = new HttpClientTransport({ endpoint: `${c.urls[0]}/wmp` });
+    const peer = new Peer(transport);
+    await peer.start();
+    const hop = await WmpSession.open(peer, { signer: bobKey, capabilities: CLIENT_CAPABILITIES });
+    await peer.request('wmp.session.join', { wmp: { version: '0.1', sender: bobKey.did }, session_id: group.id });
+
+    // His next POST lands on node 1: the token carries the hop session, and the group he joined
+    // comes with it when he writes to it (what a join would bind anyway); a stranger's does not.
+    const moved = new HttpClientTransport({
+      endpoint: `${c.urls[1]}/wmp`,
+      sessionId: hop.id,
+      sessionToken: transport.sessionToken!,
+    });
+    const answers: Record<string, any>[] = [];
+    moved.onmessage = (f) => answers.push(JSON.parse(typeof f === 'string' ? f : new TextDecoder().decode(f)));
+    await moved.start();
+    const deliver = (id: string, session: string, body: string) =>
+      moved.send({
+        jsonrpc: '2.0',
+        id,
+        method: 'wmp.message.deliver',
+        params: { wmp: { version: '0.1', session_id: session, sender: bobKey.did }, body },
+      });
+    await deliver('g1', group.id, 'to the group, via node 1');
+    await expect.poll(() => aliceGot.map((m) => m.body)).toEqual(['to the group, via node 1']);
+    expect(answers.find((a) => a.id === 'g1')).toMatchObject({ result: { status: 'queued' } });
+
+    const other = await WmpSession.open(alice.peer, {
+      signer: alice.keypair,
+      participants: [generateKeypair().did],
+      capabilities: CLIENT_CAPABILITIES,
+    });
+    await deliver('g2', other.id, 'not my group');
+    await expect.poll(() => answers.find((a) => a.id === 'g2')).toMatchObject({ error: { code: -31002 } });
+    await moved.close();
+    await peer.close();
+  });
+
   it('shares rate windows: a client gains nothing by spreading its requests over nodes', async () => {
     const burst = 40;
     const { cluster: c, clients } = await cluster(2, { limits: { requestsPerSecond: 1, requestBurst: burst } });

@@ -17,6 +17,11 @@ export interface Connection {
   readonly closing: Set<string>;
   /** The binding's peer address, a key for per-source limits only: never logged. */
   readonly remoteAddress?: string;
+  /**
+   * The identity a binding proved for this connection without a handshake here (`WmpServer.adopt`):
+   * a session it joined elsewhere is carried onto this connection when a message names it.
+   */
+  adopted?: string;
 }
 
 /** What a WMP handler gets: the base context plus the session, the sender and the connection. */
