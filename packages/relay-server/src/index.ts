@@ -14,6 +14,7 @@ export {
   type RelayIdentityInput,
   type RelayLimits,
   type RelayTimings,
+  relayStoreLimits,
 } from './relay/config.js';
 export { MAX_EPOCH_LAG } from './relay/encrypted-deliver.js';
 export { createJsonLogger, type LogFields, type Logger, type LogLevel, silentLogger } from './relay/logger.js';

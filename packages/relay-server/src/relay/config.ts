@@ -217,6 +217,25 @@ function positive(value: number, name: string): number {
   return value;
 }
 
+/**
+ * The caps the stores enforce for `config` (in the same atomic operation as each write): what a
+ * store factory gets, and what an embedder that opens a store itself (PostgreSQL opens
+ * asynchronously) passes to it.
+ */
+export function relayStoreLimits(config: RelayConfig): RelayStoreLimits {
+  const { limits } = resolveConfig(config);
+  return {
+    queue: {
+      maxQueued: limits.maxQueued,
+      maxBytes: limits.maxQueueBytes,
+      maxQueuedPerSender: limits.maxQueuedPerSender,
+      maxBytesPerSender: limits.maxQueueBytesPerSender,
+      maxTotalBytes: limits.maxTotalQueueBytes,
+    },
+    sessions: { maxSessions: limits.maxSessions, maxPendingSessions: limits.maxPendingSessions },
+  };
+}
+
 /** Merges the defaults and refuses a bound that is not a positive integer, at construction. */
 export function resolveConfig(config: RelayConfig): ResolvedConfig {
   const asked = config.limits ?? {};

@@ -5,7 +5,7 @@ import type { Coordination } from '../coordination/contracts/coordination.js';
 import { memoryCoordination } from '../coordination/memory/coordination.js';
 import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
 import { MemoryStore } from '../storage/memory/memory-store.js';
-import { type RelayConfig, type ResolvedConfig, resolveConfig } from './config.js';
+import { type RelayConfig, type ResolvedConfig, relayStoreLimits, resolveConfig } from './config.js';
 import { deliverHook } from './deliver.js';
 import { Forwarder } from './forwarder.js';
 import { relayHooks } from './hooks.js';
@@ -92,16 +92,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   const now = input.now ?? Date.now;
   const logger = input.logger ?? silentLogger;
   const identity = relayKeypair(input.identity);
-  const stores = openStores(input, {
-    queue: {
-      maxQueued: limits.maxQueued,
-      maxBytes: limits.maxQueueBytes,
-      maxQueuedPerSender: limits.maxQueuedPerSender,
-      maxBytesPerSender: limits.maxQueueBytesPerSender,
-      maxTotalBytes: limits.maxTotalQueueBytes,
-    },
-    sessions: { maxSessions: limits.maxSessions, maxPendingSessions: limits.maxPendingSessions },
-  });
+  const stores = openStores(input, relayStoreLimits(input));
   const metrics = new RelayMetrics();
   const refusals = new RefusalLog(logger, timings.refusalLogIntervalMs, now);
   const budgets: RelayBudgets = {

@@ -30,12 +30,15 @@ export function createJsonLogger(options: {
   level?: LogLevel;
   write: (line: string) => void;
   now?: () => number;
+  /** Fields on every line (a cluster node's `node_id`). */
+  fields?: LogFields;
 }): Logger {
   const threshold = RANK[options.level ?? 'info'];
   const now = options.now ?? Date.now;
+  const base = options.fields ?? {};
   const emit = (level: Exclude<LogLevel, 'silent'>) => (event: string, fields?: LogFields) => {
     if (RANK[level] < threshold) return;
-    options.write(`${JSON.stringify({ time: new Date(now()).toISOString(), level, event, ...fields })}\n`);
+    options.write(`${JSON.stringify({ time: new Date(now()).toISOString(), level, event, ...base, ...fields })}\n`);
   };
   return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
 }

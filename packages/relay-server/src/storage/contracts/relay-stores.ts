@@ -13,6 +13,12 @@ export interface RelayStores {
   readonly keyPackages: KeyPackageStore;
   /** The MLS group state (epoch) of each group session, for commit ordering. */
   readonly groups: MlsGroupStore;
+  /**
+   * Stores that several processes share (PostgreSQL) run `fn` only while no other process runs a
+   * sweep of the same name (`ran: false` at once otherwise), so one node of a cluster sweeps at a
+   * time; stores of one process leave it out.
+   */
+  withSweepLock?<T>(name: string, fn: () => Promise<T>): Promise<{ ran: true; value: T } | { ran: false }>;
   /** Waits for queued writes to commit, then releases the storage; every later call is refused. */
   close(): Promise<void>;
 }
