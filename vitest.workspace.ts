@@ -50,7 +50,7 @@ const ssr = { resolve: { conditions: ['@wmp/source', ...defaultServerConditions]
 
 // The run's shared PostgreSQL server (test-support/services/global-setup.ts; `testDatabase()` in
 // tests): started once, only when a project listed here runs. Add a project's name to use it.
-const sharedPostgres = new Set<string>(['test-support']);
+const sharedPostgres = new Set<string>(['test-support', 'packages/relay-server']);
 const sharedPostgresSetup = fileURLToPath(new URL('./test-support/services/global-setup.ts', import.meta.url));
 const globalSetupOf = (name: string) => (sharedPostgres.has(name) ? { globalSetup: [sharedPostgresSetup] } : {});
 
