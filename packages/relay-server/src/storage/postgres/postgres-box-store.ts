@@ -15,6 +15,7 @@ import type {
 import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
 import { StoreClosedError, StoreWriteError } from '../errors.js';
+import { BoxBatch } from './postgres-box-batch.js';
 import { OHAN_LOCK_CLASS } from './postgres-box-schema.js';
 import {
   type BoxStatement,
@@ -26,8 +27,7 @@ import {
 
 /** A stored event as the rules see it: enough to delete it and take it out of every total. */
 interface Victim {
-  /** `ohan_events.pos` as the driver returned it (only ever sent back). */
-  readonly pos: string | number;
+  readonly id: string;
   readonly recipient: string;
   readonly sender: string;
   readonly size: number;
@@ -40,7 +40,7 @@ const ALLOW_LOCK_CLASS = OHAN_LOCK_CLASS + 1;
 
 // bigint columns are read as float8 (exact below 2^53: counts, bytes, seqs, ms times), so the
 // answers are numbers whatever type parsers the pool was given.
-const VICTIM = 'pos, recipient, sender, size';
+const VICTIM = 'id, recipient, sender, size';
 
 const statement = (name: string, text: string): BoxStatement => ({ name: `ohan_box_${name}`, text });
 
@@ -156,12 +156,12 @@ const SQL = {
       b AS (UPDATE ohan_box_totals SET count = count + 1, bytes = bytes + $7::int WHERE id = 1)
     SELECT seq::float8 AS seq FROM r`,
   ),
-  removeOne: subtracting('remove_one', 'DELETE FROM ohan_events WHERE pos = $1::bigint'),
+  removeOne: subtracting('remove_one', 'DELETE FROM ohan_events WHERE id = $1'),
   delivered: subtracting('delivered', 'DELETE FROM ohan_events WHERE recipient = $1 AND id = ANY($2::text[])'),
   expired: subtracting(
     'expired',
-    `DELETE FROM ohan_events WHERE pos IN
-       (SELECT pos FROM ohan_events WHERE expires_at <= $1::bigint ORDER BY expires_at, pos LIMIT $2::int)`,
+    `DELETE FROM ohan_events WHERE id IN
+       (SELECT id FROM ohan_events WHERE expires_at <= $1::bigint ORDER BY expires_at, pos LIMIT $2::int)`,
   ),
   page: statement(
     'page',
@@ -279,7 +279,7 @@ class PublishLedger implements AsyncBoxLedger<Victim> {
       await this.#tx.command('SAVEPOINT box_admit');
       this.#savepoint = true;
     }
-    await this.#tx.query(SQL.removeOne, [victim.pos]);
+    await this.#tx.query(SQL.removeOne, [victim.id]);
     const { recipient, sender } = this.#event;
     this.#box = minus(this.#box, victim.size);
     if (victim.recipient === recipient) this.#recipient = minus(this.#recipient, victim.size);
@@ -328,6 +328,14 @@ class PublishLedger implements AsyncBoxLedger<Victim> {
 /** How the box's writer batches and waits (see `BoxWriterOptions`). */
 export type PostgresBoxStoreOptions = BoxWriterOptions;
 
+/** Where a transaction keeps its `BoxBatch`. */
+const BATCH = {};
+
+/** Writes the transaction's fast-path publishes, if any, before a statement reads or changes the tables. */
+async function flushBatch(tx: BoxTx): Promise<void> {
+  await tx.peek<BoxBatch>(BATCH)?.flush();
+}
+
 /**
  * The OHAN box on PostgreSQL, for a relay on many nodes (DESIGN §3, §4.7, §6). It is given a
  * `pg.Pool` on a database that has the box's tables (`OHAN_BOX_MIGRATIONS`, or `migrateBoxSchema`)
@@ -362,10 +370,27 @@ export class PostgresBoxStore implements BoxStore {
   async publish(event: OhanEvent, json?: string): Promise<PublishResult> {
     this.#open();
     const record = boxEventRecord(event, json);
-    return this.#writer.run((tx) => this.#admit(tx, record));
+    return this.#writer.run((tx) => this.#admit(tx, record), record);
   }
 
   async #admit(tx: BoxTx, record: BoxEventRecord): Promise<PublishResult> {
+    if (tx.fast) {
+      const batch = tx.local(BATCH, () => {
+        const made = new BoxBatch(tx, this.limits);
+        tx.beforeCommit(() => made.flush());
+        return made;
+      });
+      const upcoming = tx.upcoming().filter((tag): tag is BoxEventRecord => tag !== undefined);
+      const decided = await batch.decide(record, upcoming);
+      if (decided !== undefined) return decided;
+      // An eviction or a refusal: the rules run over the tables, which must hold the batch's events.
+      await batch.flush();
+    }
+    return this.#admitByRules(tx, record);
+  }
+
+  /** Refusals and evictions: `admitEventAsync` over the tables, in a savepoint once it evicts. */
+  async #admitByRules(tx: BoxTx, record: BoxEventRecord): Promise<PublishResult> {
     const [facts] = await tx.query<FactsRow>(SQL.facts, [record.id, record.recipient, record.sender]);
     const ledger = new PublishLedger(tx, record, facts!);
     const result = await admitEventAsync(ledger, record, this.limits);
@@ -398,7 +423,10 @@ export class PostgresBoxStore implements BoxStore {
     checkIds(ids);
     if (ids.length === 0) return 0;
     const unique = [...new Set(ids)];
-    return this.#writer.run(async (tx) => (await tx.query<{ n: number }>(SQL.delivered, [recipient, unique]))[0]!.n);
+    return this.#writer.run(async (tx) => {
+      await flushBatch(tx);
+      return (await tx.query<{ n: number }>(SQL.delivered, [recipient, unique]))[0]!.n;
+    });
   }
 
   async putAllow(recipient: string, contacts: readonly string[]): Promise<void> {
@@ -498,7 +526,10 @@ export class PostgresBoxStore implements BoxStore {
   async sweepExpired(now: number, batch: number): Promise<number> {
     this.#open();
     const n = clampCount(batch, MAX_SWEEP_BATCH, 'batch');
-    return this.#writer.run(async (tx) => (await tx.query<{ n: number }>(SQL.expired, [now, n]))[0]!.n);
+    return this.#writer.run(async (tx) => {
+      await flushBatch(tx);
+      return (await tx.query<{ n: number }>(SQL.expired, [now, n]))[0]!.n;
+    });
   }
 
   async recipientStats(recipient: string): Promise<Totals> {

@@ -15,6 +15,28 @@ export interface BoxTx {
   query<R>(statement: BoxStatement, values: readonly unknown[]): Promise<R[]>;
   /** A statement with no parameters (savepoints), over the simple protocol. */
   command(text: string): Promise<void>;
+  /** False when the batch runs again after a `BoxFastPathError`: operations take their plain path. */
+  readonly fast: boolean;
+  /** The tags of this operation and of the ones after it in this transaction, in order. */
+  upcoming(): readonly unknown[];
+  /** State kept for this transaction only, made on first use. */
+  local<T>(key: object, make: () => T): T;
+  /** The state `local` made for `key` in this transaction, if any. */
+  peek<T>(key: object): T | undefined;
+  /** Runs `fn` after the last operation, before COMMIT (a throw fails the transaction like an operation's). */
+  beforeCommit(fn: () => Promise<void>): void;
+}
+
+/**
+ * Thrown by an operation whose fast path failed (a statement that served several operations at
+ * once): the failure cannot be pinned on one caller, so the writer rolls back and runs the whole
+ * batch again with `tx.fast` false, where a failure is the failing operation's own.
+ */
+export class BoxFastPathError extends Error {
+  constructor(cause: unknown) {
+    super('box fast path failed', { cause });
+    this.name = 'BoxFastPathError';
+  }
 }
 
 export interface BoxWriterStats {
@@ -24,12 +46,15 @@ export interface BoxWriterStats {
   readonly operations: number;
   /** Operations that threw (rejected alone, the rest of their batch ran again without them). */
   readonly refused: number;
+  /** Batches run again without the fast path after a `BoxFastPathError`. */
+  readonly slowRetries: number;
   /** Transactions that could not commit (BEGIN, the lock, ROLLBACK or COMMIT failed): every caller in them was rejected. */
   readonly failures: number;
 }
 
 interface Pending {
   readonly op: (tx: BoxTx) => Promise<unknown>;
+  readonly tag: unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -83,7 +108,7 @@ export class BoxWriter {
   readonly #idle: Array<() => void> = [];
   #running = false;
   #closed = false;
-  #stats = { transactions: 0, operations: 0, refused: 0, failures: 0 };
+  #stats = { transactions: 0, operations: 0, refused: 0, slowRetries: 0, failures: 0 };
 
   constructor(pool: Pool, options: BoxWriterOptions = {}) {
     const maxBatch = options.maxBatch ?? MAX_BOX_BATCH;
@@ -106,11 +131,14 @@ export class BoxWriter {
     return this.#closed;
   }
 
-  /** Queues `op` for the next transaction; resolves with its result once that committed. */
-  run<T>(op: (tx: BoxTx) => Promise<T>): Promise<T> {
+  /**
+   * Queues `op` for the next transaction; resolves with its result once that committed. `tag` is
+   * what `tx.upcoming()` shows of it to the operations before it.
+   */
+  run<T>(op: (tx: BoxTx) => Promise<T>, tag?: unknown): Promise<T> {
     if (this.#closed) return Promise.reject(new StoreClosedError());
     return new Promise<T>((resolve, reject) => {
-      this.#pending.push({ op, resolve: resolve as (value: unknown) => void, reject });
+      this.#pending.push({ op, tag, resolve: resolve as (value: unknown) => void, reject });
       if (!this.#running) {
         this.#running = true;
         // setImmediate, not a microtask: writes arriving from other I/O callbacks of this turn join the batch.
@@ -140,16 +168,18 @@ export class BoxWriter {
       this.#fail(batch, error);
       return;
     }
-    const tx = transaction(client);
     let broken: Error | undefined;
     let todo = batch;
+    let fast = true;
     try {
       while (todo.length > 0) {
         await client.query(this.#begin);
+        const tx = transaction(client, fast, todo);
         const values: unknown[] = [];
         let failed = -1;
         let failure: unknown;
         for (const [i, item] of todo.entries()) {
+          tx.at = i;
           try {
             values.push(await item.op(tx));
           } catch (error) {
@@ -158,11 +188,26 @@ export class BoxWriter {
             break;
           }
         }
+        if (failed < 0) {
+          try {
+            for (const fn of tx.hooks) await fn();
+          } catch (error) {
+            failed = todo.length;
+            failure = error;
+          }
+        }
         if (failed >= 0) {
           await client.query('ROLLBACK');
-          this.#stats.refused++;
-          todo[failed]!.reject(failure instanceof StoreWriteError ? failure : new StoreWriteError(failure));
-          todo = todo.filter((_, i) => i !== failed);
+          if (failure instanceof BoxFastPathError && fast) {
+            this.#stats.slowRetries++;
+            fast = false;
+          } else if (failed < todo.length) {
+            this.#stats.refused++;
+            todo[failed]!.reject(failure instanceof StoreWriteError ? failure : new StoreWriteError(failure));
+            todo = todo.filter((_, i) => i !== failed);
+          } else {
+            throw failure;
+          }
           continue;
         }
         const commit = await client.query('COMMIT');
@@ -190,8 +235,18 @@ export class BoxWriter {
   }
 }
 
-function transaction(client: PoolClient): BoxTx {
-  return {
+interface Transaction extends BoxTx {
+  /** Index in `todo` of the operation running. */
+  at: number;
+  readonly hooks: (() => Promise<void>)[];
+}
+
+function transaction(client: PoolClient, fast: boolean, todo: readonly Pending[]): Transaction {
+  const state = new Map<object, unknown>();
+  const tx: Transaction = {
+    at: 0,
+    hooks: [],
+    fast,
     async query<R>(statement: BoxStatement, values: readonly unknown[]): Promise<R[]> {
       const result = await client.query({ name: statement.name, text: statement.text, values: values as unknown[] });
       return result.rows as R[];
@@ -199,5 +254,15 @@ function transaction(client: PoolClient): BoxTx {
     async command(text: string): Promise<void> {
       await client.query(text);
     },
+    upcoming: () => todo.slice(tx.at).map((item) => item.tag),
+    local<T>(key: object, make: () => T): T {
+      if (!state.has(key)) state.set(key, make());
+      return state.get(key) as T;
+    },
+    peek: <T>(key: object) => state.get(key) as T | undefined,
+    beforeCommit(fn: () => Promise<void>): void {
+      tx.hooks.push(fn);
+    },
   };
+  return tx;
 }
