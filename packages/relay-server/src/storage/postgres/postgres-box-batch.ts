@@ -14,6 +14,20 @@ interface RecipientCounter extends Counter {
 }
 
 const LANE_CODE: Record<Lane, number> = { contact: 0, stranger: 1 };
+/** Most publishes whose facts one load reads (a batch has at most 100). */
+const MAX_LOAD = 100;
+
+/** What the rules read about one publish: its own recipient, sender and pair, and the box. */
+export interface PublishFacts {
+  readonly known: boolean;
+  readonly recipientCard: boolean;
+  readonly senderCard: boolean;
+  readonly contact: boolean;
+  readonly box: Totals;
+  readonly recipient: Totals;
+  readonly sender: Totals;
+  readonly pair: Totals;
+}
 const pairKey = (recipient: string, sender: string) => `${recipient}\n${sender}`;
 
 /**
@@ -109,6 +123,8 @@ export class BoxBatch {
   readonly #dirtySenders = new Set<string>();
   readonly #dirtyPairs = new Set<string>();
   readonly #view: BoxTotalsView;
+  /** Publishes whose facts the next load reads: all of the batch, fewer after a slow one. */
+  #window = MAX_LOAD;
 
   constructor(tx: BoxTx, limits: BoxLimits) {
     this.#tx = tx;
@@ -131,33 +147,54 @@ export class BoxBatch {
   }
 
   /**
-   * Decides `record` from the batch's totals (loading those of `upcoming`, the publishes from this
-   * one to the end of the batch, when this one's are not loaded yet): `exists`, or `stored` with
-   * no eviction (counted here, written by `flush`), or undefined when the rules must run over the
-   * tables (an eviction or a refusal), after a `flush`.
+   * Decides `record` from the batch's totals (loading those of the next publishes of the batch,
+   * `upcoming`, when this one's are not loaded yet): `exists`, or `stored` with no eviction
+   * (counted here, written by `flush`), or, when the rules must run over the tables (an eviction
+   * or a refusal), this publish's facts as they will be once the batch is flushed.
    */
-  async decide(record: BoxEventRecord, upcoming: readonly BoxEventRecord[]): Promise<PublishResult | undefined> {
-    if (!this.#ids.has(record.id)) await this.#load(upcoming.includes(record) ? upcoming : [record, ...upcoming]);
-    if (this.#known.has(record.id)) return { status: 'exists', id: record.id };
-    const lane = laneWithoutEviction(this.#view, record, this.#limits);
-    if (lane === undefined) return undefined;
+  async decide(
+    record: BoxEventRecord,
+    upcoming: readonly BoxEventRecord[],
+  ): Promise<{ readonly result: PublishResult } | { readonly facts: PublishFacts }> {
+    if (!this.#ids.has(record.id)) {
+      const next = upcoming.slice(0, this.#window);
+      await this.#load(next.includes(record) ? next : [record, ...next]);
+    }
+    if (this.#known.has(record.id)) return { result: { status: 'exists', id: record.id } };
+    const key = pairKey(record.recipient, record.sender);
     const recipient = this.#recipients.get(record.recipient)!;
+    const sender = this.#senders.get(record.sender)!;
+    const pair = this.#pairs.get(key)!;
+    const box = this.#box!;
+    const lane = laneWithoutEviction(this.#view, record, this.#limits);
+    if (lane === undefined) {
+      // The slow path flushes and forgets: load little next time, until publishes are fast again.
+      this.#window = 1;
+      return {
+        facts: {
+          known: false,
+          recipientCard: this.#cards.has(record.recipient),
+          senderCard: this.#cards.has(record.sender),
+          contact: this.#contacts.has(key),
+          box: { count: box.count, bytes: box.bytes },
+          recipient: { count: recipient.count, bytes: recipient.bytes },
+          sender: { count: sender.count, bytes: sender.bytes },
+          pair: { count: pair.count, bytes: pair.bytes },
+        },
+      };
+    }
+    this.#window = Math.min(this.#window * 2, MAX_LOAD);
     const seq = recipient.nextSeq++;
-    for (const counter of [
-      recipient,
-      this.#senders.get(record.sender)!,
-      this.#pairs.get(pairKey(record.recipient, record.sender))!,
-      this.#box!,
-    ]) {
+    for (const counter of [recipient, sender, pair, box]) {
       counter.count++;
       counter.bytes += record.size;
     }
     this.#dirtyRecipients.add(record.recipient);
     this.#dirtySenders.add(record.sender);
-    this.#dirtyPairs.add(pairKey(record.recipient, record.sender));
+    this.#dirtyPairs.add(key);
     this.#known.add(record.id);
     this.#stored.push({ record, lane, seq });
-    return { status: 'stored', id: record.id, seq, evicted: 0 };
+    return { result: { status: 'stored', id: record.id, seq, evicted: 0 } };
   }
 
   /** Writes what the batch stored, and forgets every fact: statements are about to change the rows. */

@@ -15,7 +15,7 @@ import type {
 import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
 import { StoreClosedError, StoreWriteError } from '../errors.js';
-import { BoxBatch } from './postgres-box-batch.js';
+import { BoxBatch, type PublishFacts } from './postgres-box-batch.js';
 import { OHAN_LOCK_CLASS } from './postgres-box-schema.js';
 import {
   type BoxStatement,
@@ -109,28 +109,32 @@ const SQL = {
     'SELECT count::float8 AS count, bytes::float8 AS bytes FROM ohan_recipients WHERE recipient = $1',
   ),
   box: statement('box', 'SELECT count::float8 AS count, bytes::float8 AS bytes FROM ohan_box_totals WHERE id = 1'),
+  // Victim searches skip the publish's earlier victims ($n: their ids), which are deleted only
+  // when the publish is stored.
   weakestStranger: statement(
     'weakest_stranger',
     `SELECT ${VICTIM} FROM ohan_events WHERE recipient = $1 AND lane = 1 AND strength <= $2::int
+       AND id <> ALL($3::text[])
      ORDER BY strength, pos LIMIT 1`,
   ),
-  largestOtherSender: statement(
-    'largest_other_sender',
-    `SELECT sender FROM ohan_pairs WHERE recipient = $1 AND sender <> $2 AND bytes > 0
-     ORDER BY bytes DESC, sender LIMIT 1`,
+  largestOtherSenders: statement(
+    'largest_other_senders',
+    `SELECT sender, bytes::float8 AS bytes FROM ohan_pairs WHERE recipient = $1 AND sender <> $2 AND bytes > 0
+     ORDER BY bytes DESC, sender LIMIT $3::int`,
   ),
   oldestOfPair: statement(
     'oldest_of_pair',
-    `SELECT ${VICTIM} FROM ohan_events WHERE recipient = $1 AND sender = $2 ORDER BY pos LIMIT 1`,
+    `SELECT ${VICTIM} FROM ohan_events WHERE recipient = $1 AND sender = $2 AND id <> ALL($3::text[])
+     ORDER BY pos LIMIT 1`,
   ),
-  largestOtherSenderInBox: statement(
-    'largest_other_sender_in_box',
+  largestOtherSendersInBox: statement(
+    'largest_other_senders_in_box',
     `SELECT sender, bytes::float8 AS bytes FROM ohan_senders WHERE sender <> $1 AND bytes > 0
-     ORDER BY bytes DESC, sender LIMIT 1`,
+     ORDER BY bytes DESC, sender LIMIT $2::int`,
   ),
   oldestOfSender: statement(
     'oldest_of_sender',
-    `SELECT ${VICTIM} FROM ohan_events WHERE sender = $1 ORDER BY pos LIMIT 1`,
+    `SELECT ${VICTIM} FROM ohan_events WHERE sender = $1 AND id <> ALL($2::text[]) ORDER BY pos LIMIT 1`,
   ),
   // The event and every total in one statement: the recipient row's next seq is the event's.
   insert: statement(
@@ -156,7 +160,7 @@ const SQL = {
       b AS (UPDATE ohan_box_totals SET count = count + 1, bytes = bytes + $7::int WHERE id = 1)
     SELECT seq::float8 AS seq FROM r`,
   ),
-  removeOne: subtracting('remove_one', 'DELETE FROM ohan_events WHERE id = $1'),
+  removeMany: subtracting('remove_many', 'DELETE FROM ohan_events WHERE id = ANY($1::text[])'),
   delivered: subtracting('delivered', 'DELETE FROM ohan_events WHERE recipient = $1 AND id = ANY($2::text[])'),
   expired: subtracting(
     'expired',
@@ -195,33 +199,60 @@ interface FactsRow {
   p_bytes: number;
 }
 
-const minus = (t: Totals, size: number): Totals => ({ count: t.count - 1, bytes: t.bytes - size });
+function factsOf(row: FactsRow): PublishFacts {
+  return {
+    known: row.known,
+    recipientCard: row.recipient_card,
+    senderCard: row.sender_card,
+    contact: row.contact,
+    box: { count: row.box_count, bytes: row.box_bytes },
+    recipient: { count: row.r_count, bytes: row.r_bytes },
+    sender: { count: row.s_count, bytes: row.s_bytes },
+    pair: { count: row.p_count, bytes: row.p_bytes },
+  };
+}
+
+const minus = (t: Totals, removed: Totals | undefined): Totals =>
+  removed === undefined ? t : { count: t.count - removed.count, bytes: t.bytes - removed.bytes };
+
+/** Adds one event of `size` bytes to the removed totals of `key`. */
+function note(map: Map<string, { count: number; bytes: number }>, key: string, size: number): void {
+  const t = map.get(key);
+  if (t === undefined) map.set(key, { count: 1, bytes: size });
+  else {
+    t.count++;
+    t.bytes += size;
+  }
+}
 
 /**
- * The ledger of one publish (`admitEventAsync`): the facts about the event's own recipient, sender
- * and pair come from one query, read under their locks and kept up to date by `remove`, so the
- * common publish is two round trips (facts, insert). Anything else is asked of the database in
- * the publish's transaction. The first eviction opens a savepoint, so a refusal after evictions
- * undoes them (`finish`).
+ * The ledger of one publish (`admitEventAsync`). The facts about the event's own recipient,
+ * sender and pair and the box's come with the publish (read under their locks), so the common
+ * publish asks the database nothing before its insert. Evictions are deferred: `remove` only
+ * records the victim, later searches skip what was removed and totals subtract it, and the
+ * victims are deleted in one statement just before the insert. A refused publish has then
+ * deleted nothing: nothing to undo, no savepoint.
+ *
+ * "The sender with the most bytes" among rows some of which lost bytes to removals: the best after
+ * removals is among the first (k + 1) rows in index order, k the number of senders that lost
+ * bytes (one of those rows lost nothing, and it beats every row after it).
  */
 class PublishLedger implements AsyncBoxLedger<Victim> {
   readonly #tx: BoxTx;
   readonly #event: BoxEventRecord;
-  readonly #facts: FactsRow;
-  #box: Totals;
-  #recipient: Totals;
-  #sender: Totals;
-  #pair: Totals;
-  #savepoint = false;
+  readonly #facts: PublishFacts;
+  readonly #victims: Victim[] = [];
+  readonly #victimIds: string[] = [];
+  /** Count and bytes removed so far, per recipient, per sender and per pair. */
+  readonly #removedFromRecipient = new Map<string, { count: number; bytes: number }>();
+  readonly #removedFromSender = new Map<string, { count: number; bytes: number }>();
+  readonly #removedFromPair = new Map<string, { count: number; bytes: number }>();
+  #removedBytes = 0;
 
-  constructor(tx: BoxTx, event: BoxEventRecord, facts: FactsRow) {
+  constructor(tx: BoxTx, event: BoxEventRecord, facts: PublishFacts) {
     this.#tx = tx;
     this.#event = event;
     this.#facts = facts;
-    this.#box = { count: facts.box_count, bytes: facts.box_bytes };
-    this.#recipient = { count: facts.r_count, bytes: facts.r_bytes };
-    this.#sender = { count: facts.s_count, bytes: facts.s_bytes };
-    this.#pair = { count: facts.p_count, bytes: facts.p_bytes };
   }
 
   hasEvent(id: string): boolean | Promise<boolean> {
@@ -229,8 +260,8 @@ class PublishLedger implements AsyncBoxLedger<Victim> {
   }
 
   hasCard(key: string): boolean | Promise<boolean> {
-    if (key === this.#event.recipient) return this.#facts.recipient_card;
-    if (key === this.#event.sender) return this.#facts.sender_card;
+    if (key === this.#event.recipient) return this.#facts.recipientCard;
+    if (key === this.#event.sender) return this.#facts.senderCard;
     return this.#exists(SQL.hasCard, [key]);
   }
 
@@ -239,55 +270,69 @@ class PublishLedger implements AsyncBoxLedger<Victim> {
   }
 
   pair(recipient: string, sender: string): Totals | Promise<Totals> {
-    return this.#ours(recipient, sender) ? this.#pair : this.#totals(SQL.pair, [recipient, sender]);
+    const removed = this.#removedFromPair.get(pairKey(recipient, sender));
+    if (this.#ours(recipient, sender)) return minus(this.#facts.pair, removed);
+    return this.#totals(SQL.pair, [recipient, sender]).then((t) => minus(t, removed));
   }
 
   sender(sender: string): Totals | Promise<Totals> {
-    return sender === this.#event.sender ? this.#sender : this.#totals(SQL.sender, [sender]);
+    const removed = this.#removedFromSender.get(sender);
+    if (sender === this.#event.sender) return minus(this.#facts.sender, removed);
+    return this.#totals(SQL.sender, [sender]).then((t) => minus(t, removed));
   }
 
   recipient(recipient: string): Totals | Promise<Totals> {
-    return recipient === this.#event.recipient ? this.#recipient : this.#totals(SQL.recipient, [recipient]);
+    const removed = this.#removedFromRecipient.get(recipient);
+    if (recipient === this.#event.recipient) return minus(this.#facts.recipient, removed);
+    return this.#totals(SQL.recipient, [recipient]).then((t) => minus(t, removed));
   }
 
   box(): Totals {
-    return this.#box;
+    const { count, bytes } = this.#facts.box;
+    return { count: count - this.#victims.length, bytes: bytes - this.#removedBytes };
   }
 
   weakestStranger(recipient: string, maxStrength: number): Promise<Victim | undefined> {
-    return this.#first<Victim>(SQL.weakestStranger, [recipient, Math.min(maxStrength, 1e9)]);
+    return this.#first<Victim>(SQL.weakestStranger, [recipient, Math.min(maxStrength, 1e9), this.#victimIds]);
   }
 
   async largestOtherSender(recipient: string, exclude: string): Promise<string | undefined> {
-    return (await this.#first<{ sender: string }>(SQL.largestOtherSender, [recipient, exclude]))?.sender;
+    const lost = [...this.#removedFromPair.keys()].filter((k) => k.startsWith(`${recipient}\n`)).length;
+    const rows = await this.#tx.query<{ sender: string; bytes: number }>(SQL.largestOtherSenders, [
+      recipient,
+      exclude,
+      lost + 1,
+    ]);
+    return largest(rows, (sender) => this.#removedFromPair.get(pairKey(recipient, sender)))?.sender;
   }
 
   oldestOfPair(recipient: string, sender: string): Promise<Victim | undefined> {
-    return this.#first<Victim>(SQL.oldestOfPair, [recipient, sender]);
+    return this.#first<Victim>(SQL.oldestOfPair, [recipient, sender, this.#victimIds]);
   }
 
-  largestOtherSenderInBox(exclude: string): Promise<{ sender: string; bytes: number } | undefined> {
-    return this.#first(SQL.largestOtherSenderInBox, [exclude]);
+  async largestOtherSenderInBox(exclude: string): Promise<{ sender: string; bytes: number } | undefined> {
+    const rows = await this.#tx.query<{ sender: string; bytes: number }>(SQL.largestOtherSendersInBox, [
+      exclude,
+      this.#removedFromSender.size + 1,
+    ]);
+    return largest(rows, (sender) => this.#removedFromSender.get(sender));
   }
 
   oldestOfSender(sender: string): Promise<Victim | undefined> {
-    return this.#first<Victim>(SQL.oldestOfSender, [sender]);
+    return this.#first<Victim>(SQL.oldestOfSender, [sender, this.#victimIds]);
   }
 
-  async remove(victim: Victim): Promise<void> {
-    if (!this.#savepoint) {
-      await this.#tx.command('SAVEPOINT box_admit');
-      this.#savepoint = true;
-    }
-    await this.#tx.query(SQL.removeOne, [victim.id]);
-    const { recipient, sender } = this.#event;
-    this.#box = minus(this.#box, victim.size);
-    if (victim.recipient === recipient) this.#recipient = minus(this.#recipient, victim.size);
-    if (victim.sender === sender) this.#sender = minus(this.#sender, victim.size);
-    if (victim.recipient === recipient && victim.sender === sender) this.#pair = minus(this.#pair, victim.size);
+  remove(victim: Victim): void {
+    this.#victims.push(victim);
+    this.#victimIds.push(victim.id);
+    note(this.#removedFromRecipient, victim.recipient, victim.size);
+    note(this.#removedFromSender, victim.sender, victim.size);
+    note(this.#removedFromPair, pairKey(victim.recipient, victim.sender), victim.size);
+    this.#removedBytes += victim.size;
   }
 
   async insert(event: BoxEventRecord, lane: Lane): Promise<number> {
+    if (this.#victimIds.length > 0) await this.#tx.query(SQL.removeMany, [this.#victimIds]);
     const rows = await this.#tx.query<{ seq: number }>(SQL.insert, [
       event.recipient,
       event.id,
@@ -299,13 +344,6 @@ class PublishLedger implements AsyncBoxLedger<Victim> {
       event.json,
     ]);
     return rows[0]!.seq;
-  }
-
-  /** Ends the publish's savepoint, if an eviction opened one: a refusal undoes every eviction. */
-  async finish(result: PublishResult): Promise<void> {
-    if (!this.#savepoint) return;
-    if (result.status === 'refused') await this.#tx.command('ROLLBACK TO SAVEPOINT box_admit');
-    await this.#tx.command('RELEASE SAVEPOINT box_admit');
   }
 
   #ours(recipient: string, sender: string): boolean {
@@ -323,6 +361,24 @@ class PublishLedger implements AsyncBoxLedger<Victim> {
   async #first<R>(query: BoxStatement, values: readonly unknown[]): Promise<R | undefined> {
     return (await this.#tx.query<R>(query, values))[0];
   }
+}
+
+const pairKey = (recipient: string, sender: string) => `${recipient}\n${sender}`;
+
+/** The row with the most bytes once `removed` is taken off (ties: lowest key), if any has bytes left. */
+function largest(
+  rows: readonly { sender: string; bytes: number }[],
+  removed: (sender: string) => Totals | undefined,
+): { sender: string; bytes: number } | undefined {
+  let best: { sender: string; bytes: number } | undefined;
+  for (const row of rows) {
+    const bytes = row.bytes - (removed(row.sender)?.bytes ?? 0);
+    if (bytes <= 0) continue;
+    if (best === undefined || bytes > best.bytes || (bytes === best.bytes && row.sender < best.sender)) {
+      best = { sender: row.sender, bytes };
+    }
+  }
+  return best;
 }
 
 /** How the box's writer batches and waits (see `BoxWriterOptions`). */
@@ -343,12 +399,13 @@ async function flushBatch(tx: BoxTx): Promise<void> {
  *
  * Publishes, deliveries and sweeps go through the box's writer (`BoxWriter`): batches of up to
  * 100 in one transaction, in call order, acknowledged after COMMIT, each transaction holding the
- * box totals row first, so the caps hold exactly across nodes. A publish runs `admitEventAsync`
- * (the §4.7 rules shared with the memory and SQLite boxes) over the tables: one query reads (and
- * locks) the event's recipient, sender and pair totals with the box's, the rules decide, and the
- * insert writes the event with every total in one statement; evictions happen as the rules go,
- * inside a savepoint that a refusal rolls back. Reads (fetch, stats, allow lists, cards) use the
- * pool directly and see what committed.
+ * box totals row first, so the caps hold exactly across nodes. Most publishes take the fast path
+ * (`BoxBatch`): one query reads (and locks) the totals of the batch's publishes, each that needs
+ * no eviction is decided by `laneWithoutEviction` from them, and one statement writes them all.
+ * The others (a refusal, an eviction) run `admitEventAsync`, the §4.7 rules shared with the memory
+ * and SQLite boxes, over the tables (`PublishLedger`): evictions are deferred to the insert, so a
+ * refused publish has changed nothing. Totals change in the same transaction as the events.
+ * Reads (fetch, stats, allow lists, cards) use the pool directly and see what committed.
  */
 export class PostgresBoxStore implements BoxStore {
   readonly limits: BoxLimits;
@@ -382,20 +439,18 @@ export class PostgresBoxStore implements BoxStore {
       });
       const upcoming = tx.upcoming().filter((tag): tag is BoxEventRecord => tag !== undefined);
       const decided = await batch.decide(record, upcoming);
-      if (decided !== undefined) return decided;
+      if ('result' in decided) return decided.result;
       // An eviction or a refusal: the rules run over the tables, which must hold the batch's events.
       await batch.flush();
+      return this.#admitByRules(tx, record, decided.facts);
     }
-    return this.#admitByRules(tx, record);
+    const [row] = await tx.query<FactsRow>(SQL.facts, [record.id, record.recipient, record.sender]);
+    return this.#admitByRules(tx, record, factsOf(row!));
   }
 
-  /** Refusals and evictions: `admitEventAsync` over the tables, in a savepoint once it evicts. */
-  async #admitByRules(tx: BoxTx, record: BoxEventRecord): Promise<PublishResult> {
-    const [facts] = await tx.query<FactsRow>(SQL.facts, [record.id, record.recipient, record.sender]);
-    const ledger = new PublishLedger(tx, record, facts!);
-    const result = await admitEventAsync(ledger, record, this.limits);
-    await ledger.finish(result);
-    return result;
+  /** Refusals and evictions: `admitEventAsync` over the tables (a refusal has changed nothing). */
+  async #admitByRules(tx: BoxTx, record: BoxEventRecord, facts: PublishFacts): Promise<PublishResult> {
+    return admitEventAsync(new PublishLedger(tx, record, facts), record, this.limits);
   }
 
   async fetch(recipient: string, after: number, limit: number, now?: number): Promise<FetchPage> {

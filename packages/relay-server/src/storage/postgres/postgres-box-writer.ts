@@ -13,8 +13,6 @@ export interface BoxStatement {
 /** The transaction a box write runs in: every box writer already holds the box totals row. */
 export interface BoxTx {
   query<R>(statement: BoxStatement, values: readonly unknown[]): Promise<R[]>;
-  /** A statement with no parameters (savepoints), over the simple protocol. */
-  command(text: string): Promise<void>;
   /** False when the batch runs again after a `BoxFastPathError`: operations take their plain path. */
   readonly fast: boolean;
   /** The tags of this operation and of the ones after it in this transaction, in order. */
@@ -94,8 +92,8 @@ function checkMs(value: number, what: string): number {
  * settles after COMMIT returned. Every transaction first locks the box totals row, so box writes
  * from every node take turns and no two can deadlock.
  *
- * An operation must leave nothing behind when it returns normally but undid its own writes (the
- * publish rolls back to its own savepoint). One that throws fails the transaction (PostgreSQL
+ * An operation must leave nothing behind when it decides not to write (a refused publish writes
+ * nothing in the first place). One that throws fails the transaction (PostgreSQL
  * aborts it): it is rolled back, that caller alone is rejected (`StoreWriteError`, the driver's
  * error as `cause`), and the other operations of the batch run again in a new transaction. When
  * the connection itself fails (BEGIN, ROLLBACK or COMMIT), everyone in the batch is rejected.
@@ -250,9 +248,6 @@ function transaction(client: PoolClient, fast: boolean, todo: readonly Pending[]
     async query<R>(statement: BoxStatement, values: readonly unknown[]): Promise<R[]> {
       const result = await client.query({ name: statement.name, text: statement.text, values: values as unknown[] });
       return result.rows as R[];
-    },
-    async command(text: string): Promise<void> {
-      await client.query(text);
     },
     upcoming: () => todo.slice(tx.at).map((item) => item.tag),
     local<T>(key: object, make: () => T): T {
