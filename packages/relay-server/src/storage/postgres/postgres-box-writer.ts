@@ -93,10 +93,11 @@ function checkMs(value: number, what: string): number {
  * from every node take turns and no two can deadlock.
  *
  * An operation must leave nothing behind when it decides not to write (a refused publish writes
- * nothing in the first place). One that throws fails the transaction (PostgreSQL
- * aborts it): it is rolled back, that caller alone is rejected (`StoreWriteError`, the driver's
- * error as `cause`), and the other operations of the batch run again in a new transaction. When
- * the connection itself fails (BEGIN, ROLLBACK or COMMIT), everyone in the batch is rejected.
+ * nothing in the first place). One that throws fails the transaction (PostgreSQL aborts it): it
+ * is rolled back, that caller alone is rejected (`StoreWriteError`, the driver's error as
+ * `cause`), and the other operations of the batch run again in a new transaction; a
+ * `BoxFastPathError` instead runs the whole batch again with `tx.fast` false. When the connection
+ * itself fails (BEGIN, the lock, ROLLBACK or COMMIT), everyone in the batch is rejected.
  */
 export class BoxWriter {
   readonly #pool: Pool;
@@ -131,7 +132,7 @@ export class BoxWriter {
 
   /**
    * Queues `op` for the next transaction; resolves with its result once that committed. `tag` is
-   * what `tx.upcoming()` shows of it to the operations before it.
+   * what `tx.upcoming()` shows of it, to itself and to the operations before it in its transaction.
    */
   run<T>(op: (tx: BoxTx) => Promise<T>, tag?: unknown): Promise<T> {
     if (this.#closed) return Promise.reject(new StoreClosedError());
