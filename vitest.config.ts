@@ -7,5 +7,8 @@ export default defineConfig({
     projects,
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    // expect.poll waits on state, never a fixed time: give it room on a busy shared machine
+    // (its own default, 1 s, is a timed test in disguise).
+    expect: { poll: { timeout: 10_000, interval: 10 } },
   },
 });

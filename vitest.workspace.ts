@@ -54,6 +54,11 @@ const sharedPostgres = new Set<string>(['test-support', 'packages/relay-server']
 const sharedPostgresSetup = fileURLToPath(new URL('./test-support/services/global-setup.ts', import.meta.url));
 const globalSetupOf = (name: string) => (sharedPostgres.has(name) ? { globalSetup: [sharedPostgresSetup] } : {});
 
+// Tests that run a dozen processes one after another (the CLI's: each step is a `wmp` process)
+// get more time than the default 20 s: on a busy shared machine each start costs a second or two.
+const slowProjects: Readonly<Record<string, number>> = { 'apps/cli': 60_000 };
+const timeoutOf = (name: string) => (slowProjects[name] === undefined ? {} : { testTimeout: slowProjects[name] });
+
 // The repository's own test support: the throwaway PostgreSQL/Redis harness and scripts/.
 const testSupport: TestProjectInlineConfiguration = {
   extends: true,
@@ -73,7 +78,7 @@ const packageProjects: TestProjectInlineConfiguration[] = groups.flatMap((group)
       const name = `${group}/${d.name}`;
       const root = fileURLToPath(new URL(`./${group}/${d.name}/`, import.meta.url));
       const include = ['test/**/*.test.ts', 'src/**/*.test.ts'];
-      const setup = globalSetupOf(name);
+      const setup = { ...globalSetupOf(name), ...timeoutOf(name) };
       if (!cryptoMap(root)) return [{ extends: true, ssr, test: { name, root, include, ...setup } }];
       return [
         { extends: true, ssr, test: { name, root, include, ...setup, env: { WMP_CRYPTO_PATH: 'node' } } },

@@ -1,20 +1,30 @@
 // The relay side of bench/relay-routing and bench/idle-connections, in its own process (as in any
 // deployment): `createRelay` on the SQLite store (`sqlite <file>`: WAL, synchronous=FULL, group
 // commit, as the relay configures it) or the memory store (`memory`). Prints the port, answers
-// the parent over IPC (`memory`: GC, then memoryUsage; `stats`: counters) and serves until stdin
+// the parent over IPC (`memory`: GC, then memoryUsage; `stats`: counters; `loop`: event-loop
+// delay since the last `loop`) and serves until stdin
 // closes; then it closes the relay (queued writes commit) and exits.
-// The parent passes the limits as JSON in argv[4] and starts it with --expose-gc.
+// The parent passes the limits as JSON in argv[4] (and other settings in argv[5]) and starts it
+// with --expose-gc.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createRelay, MemoryStore, type RelayLimits } from '../../packages/relay-server/src/node.js';
 import { SqliteStore } from '../../packages/relay-server/src/sqlite.js';
 
-const [kind, path, limitsJson] = process.argv.slice(2);
+const [kind, path, limitsJson, optionsJson] = process.argv.slice(2);
 const limits = JSON.parse(limitsJson ?? '{}') as Partial<RelayLimits>;
+/** Other settings of the relay (argv[5], JSON): `limitLoopback` for the attack bench. */
+const options = JSON.parse(optionsJson ?? '{}') as { limitLoopback?: boolean };
 const relay = createRelay({
   limits,
+  ...options,
   store: (limits) => (kind === 'sqlite' ? SqliteStore.open({ path: path!, ...limits }) : new MemoryStore(limits)),
 });
 
-type Ask = { readonly id: number; readonly type: 'memory' | 'stats' };
+type Ask = { readonly id: number; readonly type: 'memory' | 'stats' | 'loop' };
+
+/** How long the event loop was late since the last `loop` ask (what a stalled relay shows). */
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
 
 function collect(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -29,6 +39,11 @@ const answers: Record<Ask['type'], () => Record<string, number>> = {
     collect();
     const m = process.memoryUsage();
     return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, buffers: m.arrayBuffers };
+  },
+  loop: () => {
+    const answer = { p99Ms: loopDelay.percentile(99) / 1e6, maxMs: loopDelay.max / 1e6 };
+    loopDelay.reset();
+    return answer;
   },
   stats: () => ({
     connections: relay.core.connections,

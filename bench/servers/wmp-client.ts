@@ -22,9 +22,16 @@ function rfc3339(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** Opens a WebSocket (subprotocol wmp.v1) and resolves once it is open. */
-export function openSocket(url: string): Promise<WebSocket> {
-  const socket = new WebSocket(url, 'wmp.v1', { perMessageDeflate: false });
+/**
+ * Opens a WebSocket (subprotocol wmp.v1) and resolves once it is open. `localAddress` (a loopback
+ * address other than 127.0.0.1, say) makes the client its own source for the relay's per-source
+ * limits, as clients on different hosts are.
+ */
+export function openSocket(url: string, localAddress?: string): Promise<WebSocket> {
+  const socket = new WebSocket(url, 'wmp.v1', {
+    perMessageDeflate: false,
+    ...(localAddress === undefined ? {} : { localAddress }),
+  });
   return new Promise((resolve, reject) => {
     socket.once('open', () => {
       socket.off('error', reject);
@@ -50,8 +57,12 @@ function call(socket: WebSocket, id: string, method: string, params: Record<stri
 }
 
 /** An authenticated client with a hop session on the relay at `url` (ws://host:port/wmp), registered. */
-export async function openClient(url: string, keypair: Keypair = generateKeypair()): Promise<WmpClient> {
-  const socket = await openSocket(url);
+export async function openClient(
+  url: string,
+  keypair: Keypair = generateKeypair(),
+  localAddress?: string,
+): Promise<WmpClient> {
+  const socket = await openSocket(url, localAddress);
   const sender = keypair.did;
   const created = await call(socket, 'req-1', 'wmp.session.create', {
     wmp: { version: VERSION, sender },

@@ -3,6 +3,7 @@
 // same across restarts and resumed sessions keep their relay.
 import { randomBytes } from 'node:crypto';
 import {
+  chmodSync,
   closeSync,
   fsyncSync,
   linkSync,
@@ -103,4 +104,22 @@ function fsyncDir(dir: string): void {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/**
+ * The database file's path, the file made 0600 before SQLite opens it: it holds sessions and
+ * queued messages, and SQLite gives its `-wal` and `-shm` files the database file's mode (it would
+ * create all three 0644 under the usual umask). One an earlier version made 0644 is narrowed too.
+ */
+export function prepareDatabaseFile(dataDir: string): string {
+  const path = join(dataDir, DATABASE_FILE);
+  closeSync(openSync(path, 'a', 0o600)); // an empty file is an empty database to SQLite
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      chmodSync(file, 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+  return path;
 }

@@ -5,6 +5,7 @@
 import { createJsonLogger } from '@wmp/relay-server';
 import { EXIT_USAGE, parseConfig } from './config.js';
 import { startRelayApp } from './server.js';
+import { startupUsageError } from './startup-errors.js';
 
 /** How long a graceful stop may take before the process gives up and exits 1. */
 const SHUTDOWN_TIMEOUT_MS = 8_000;
@@ -29,38 +30,27 @@ for (const level of ['log', 'info', 'debug', 'warn', 'error'] as const) {
   };
 }
 
-let running: Awaited<ReturnType<typeof startRelayApp>>;
-try {
-  running = await startRelayApp(config, { logger });
-} catch (error) {
-  const e = error as NodeJS.ErrnoException;
-  logger.error('relay.start_failed', { error: e.name, code: e.code, message: e.message });
-  process.stderr.write(`wmp-relay: could not start: ${e.message}\n`);
-  process.exit(1);
-}
-logger.info('relay.started', {
-  url: running.url,
-  relay_id: running.id,
-  store: running.store,
-  box: config.directory ? 'directory' : 'relay-only',
-});
-process.stdout.write(`wmp-relay listening on ${running.url}\n`);
-
-let stopping = false;
+// Signals are handled from the start: one that arrives while the relay is still starting stops it
+// once it has started (the default action would kill it without closing the database).
+let running: Awaited<ReturnType<typeof startRelayApp>> | undefined;
+let stopping: NodeJS.Signals | undefined;
 function stop(signal: NodeJS.Signals): void {
-  if (stopping) {
+  if (stopping !== undefined) {
     // A second signal while stopping: give up waiting.
     logger.warn('relay.forced_exit', { signal });
     process.exit(1);
   }
-  stopping = true;
+  stopping = signal;
+  if (running !== undefined) shutDown(running, signal);
+}
+function shutDown(relay: NonNullable<typeof running>, signal: NodeJS.Signals): void {
   logger.info('relay.stopping', { signal });
   const timer = setTimeout(() => {
     logger.error('relay.stop_timeout', { ms: SHUTDOWN_TIMEOUT_MS });
     process.exit(1);
   }, SHUTDOWN_TIMEOUT_MS);
   timer.unref();
-  running.close().then(
+  relay.close().then(
     () => {
       logger.info('relay.stopped');
       process.exit(0);
@@ -73,3 +63,23 @@ function stop(signal: NodeJS.Signals): void {
 }
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
+
+try {
+  running = await startRelayApp(config, { logger });
+} catch (error) {
+  const e = error as NodeJS.ErrnoException;
+  logger.error('relay.start_failed', { error: e.name, code: e.code, message: e.message });
+  // A setting that cannot work (the data directory in use, a database that is not there) is a
+  // usage error: exit 2, naming the setting.
+  const usage = startupUsageError(e, config);
+  process.stderr.write(`wmp-relay: ${usage ?? `could not start: ${e.message}`}\n`);
+  process.exit(usage === undefined ? 1 : EXIT_USAGE);
+}
+logger.info('relay.started', {
+  url: running.url,
+  relay_id: running.id,
+  store: running.store,
+  box: config.directory ? 'directory' : 'relay-only',
+});
+process.stdout.write(`wmp-relay listening on ${running.url}\n`);
+if (stopping !== undefined) shutDown(running, stopping);

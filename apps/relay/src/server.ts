@@ -1,6 +1,6 @@
 // Wires the app's configuration to the relay library: stores, the relay key, the OHAN box under
 // /ohan/v1, listening, and an ordered shutdown. main.ts adds argv, signals and exit codes.
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import {
   BOX_API_PREFIX,
   type BoxApp,
@@ -15,7 +15,7 @@ import {
 } from '@wmp/relay-server/node';
 import { SqliteStore } from '@wmp/relay-server/sqlite';
 import type { AppConfig } from './config.js';
-import { DATABASE_FILE, loadOrCreateIdentity } from './identity.js';
+import { loadOrCreateIdentity, prepareDatabaseFile } from './identity.js';
 
 export interface RunningRelay {
   /** The public origin (what the relay prints, signs relay_chain entries with and the box checks). */
@@ -58,9 +58,10 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
     seed = identity.seed;
     if (identity.created) logger.info('relay.key_created', { file: identity.path });
     if (identity.tooOpen) logger.warn('relay.key_permissions', { file: identity.path, expected: '0600' });
-    const path = join(dataDir, DATABASE_FILE);
+    const path = prepareDatabaseFile(dataDir);
     storeName = `sqlite:${path}`;
-    openStore = (limits) => SqliteStore.open({ path, ...limits, box: boxLimits });
+    // Exclusive: a second wmp-relay on the same data directory refuses to start (StoreLockedError).
+    openStore = (limits) => SqliteStore.open({ path, ...limits, box: boxLimits, exclusive: true });
   }
 
   // The box is made once the origin is known (with --port 0 only after listening); until then

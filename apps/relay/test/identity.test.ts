@@ -12,7 +12,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IDENTITY_FILE, IdentityFileError, loadOrCreateIdentity } from '../src/identity.js';
+import {
+  DATABASE_FILE,
+  IDENTITY_FILE,
+  IdentityFileError,
+  loadOrCreateIdentity,
+  prepareDatabaseFile,
+} from '../src/identity.js';
 
 const root = mkdtempSync(join(tmpdir(), 'wmp-relay-identity-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -67,5 +73,21 @@ describe('the relay key in the data directory', () => {
     const { path } = loadOrCreateIdentity(dir);
     chmodSync(path, 0o644);
     expect(loadOrCreateIdentity(dir).tooOpen).toBe(true);
+  });
+});
+
+describe('the database file in the data directory', () => {
+  it('is made 0600 before SQLite opens it, and narrowed to 0600 with its WAL files if it was not', () => {
+    const dir = fresh();
+    loadOrCreateIdentity(dir);
+    const path = prepareDatabaseFile(dir);
+    expect(path).toBe(join(dir, DATABASE_FILE));
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    for (const f of [path, `${path}-wal`, `${path}-shm`]) {
+      writeFileSync(f, '');
+      chmodSync(f, 0o644);
+    }
+    prepareDatabaseFile(dir);
+    for (const f of [path, `${path}-wal`, `${path}-shm`]) expect(statSync(f).mode & 0o777).toBe(0o600);
   });
 });

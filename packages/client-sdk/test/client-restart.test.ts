@@ -17,7 +17,7 @@ async function stream(
     await send(n);
     progress.sent = n;
     if (n === Math.floor(count / 3) && pauseAt) await pauseAt;
-    await sleep(2);
+    await sleep(2); // pacing only: spreads the stream over the restart; nothing waits on it
   }
 }
 
@@ -54,17 +54,22 @@ describe('a relay restarted mid-session (same SQLite file, same port)', () => {
     const closing = relay.close();
     release();
     await closing;
-    await sleep(50);
+    // Both clients have seen the relay go before it comes back.
+    await waitFor(() => states.alice!.some((s) => s.state === 'reconnecting'));
+    await waitFor(() => states.bob!.some((s) => s.state === 'reconnecting'));
     relay = await bed.relay({ sqlite: 'restart.db', seed, port });
     await streams;
 
     const numbers = (inbox: typeof alice.inbox) => inbox.map((m) => (m.body as { n: number }).n);
     const all = Array.from({ length: count }, (_, i) => i + 1);
     await waitFor(() => bob.inbox.length >= count && alice.inbox.length >= count);
-    // Anything sent twice (a send retried after the drop) or replayed would show up here.
-    await sleep(200);
-    expect(numbers(bob.inbox)).toEqual(all);
-    expect(numbers(alice.inbox)).toEqual(all);
+    // A marker each way, sent once every send above was acknowledged: anything sent twice (a send
+    // retried after the drop) or replayed comes before it.
+    await alice.client.send(bob.identity.did, { n: count + 1 });
+    await bob.client.send(alice.identity.did, { n: count + 1 });
+    await waitFor(() => numbers(bob.inbox).includes(count + 1) && numbers(alice.inbox).includes(count + 1));
+    expect(numbers(bob.inbox)).toEqual([...all, count + 1]);
+    expect(numbers(alice.inbox)).toEqual([...all, count + 1]);
 
     // Both went through reconnecting back to connected, and resumed the same sessions.
     for (const who of ['alice', 'bob'] as const) {
@@ -93,8 +98,10 @@ describe('a relay restarted mid-session (same SQLite file, same port)', () => {
     const reopened = new FileStore(storePath);
     const again = await bed.client(relay.url, { binding: 'http', store: reopened, identity: bob.identity });
     await waitFor(() => again.inbox.length === 2);
-    await sleep(100);
-    expect(again.inbox.map((m) => (m.body as { n: number }).n)).toEqual([2, 3]);
+    // A marker sent now: a second copy of 2 or 3 would have come before it.
+    await alice.client.send(bob.identity.did, { n: 4 });
+    await waitFor(() => again.inbox.length >= 3);
+    expect(again.inbox.map((m) => (m.body as { n: number }).n)).toEqual([2, 3, 4]);
     expect(again.client.sessionId).toBe(bobSession);
   });
 });

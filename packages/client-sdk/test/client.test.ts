@@ -1,6 +1,6 @@
 import { verifyRelayChain } from '@wmp/jcs-signing';
 import { MethodNotFoundError, WmpError } from '@wmp/jsonrpc-envelope';
-import { HttpTransportError } from '@wmp/transports';
+import { HttpTransportError, ReconnectPolicy, reconnect } from '@wmp/transports';
 import { describe, expect, it } from 'vitest';
 import { Identity } from '../src/identity/identity.js';
 import {
@@ -197,7 +197,7 @@ describe('WmpClient through a relay', () => {
     const done: number[] = [];
     bob.on('message', async (m) => {
       got.push((m.body as { n: number }).n);
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 5)); // the listener's own work takes a while: under test
       done.push((m.body as { n: number }).n);
     });
     await waitFor(() => done.length === 3);
@@ -210,13 +210,16 @@ describe('WmpClient through a relay', () => {
   });
 
   it('calls no listener from inside on(): a one-shot listener that removes itself gets the waiting message', async () => {
-    const { url } = await bed.relay();
+    const { url, relay } = await bed.relay();
     const alice = await bed.client(url);
     const bobIdentity = Identity.generate();
     await alice.client.send(bobIdentity.did, 'waiting');
     const bob = bed.track(await connect(endpointOf(url, 'ws'), { identity: bobIdentity, reconnect: FAST_RECONNECT }));
-    // The message arrives while nobody listens; `off` is only assigned once on() returns.
-    await new Promise((r) => setTimeout(r, 200));
+    // The message arrives while nobody listens; `off` is only assigned once on() returns. The
+    // relay has written it to Bob's connection (its counter), and an answer Bob gets on that
+    // connection afterwards comes after it.
+    await waitFor(() => relay.core.metrics.deliveries >= 1);
+    await bob.request('wmp.capability.list');
     const errors: unknown[] = [];
     bob.on('error', (e) => {
       errors.push(e);
@@ -341,7 +344,23 @@ describe('WmpClient through a relay', () => {
     expect(alice.client.state).toBe('closed');
     expect(states.at(-1)).toMatchObject({ state: 'closed', previous: 'reconnecting' });
     const after = dials;
-    await new Promise((r) => setTimeout(r, 100));
+    // A witness dials the same dead relay on the same backoff: by its fifth failed dial a client
+    // still reconnecting would have dialled again as well, however slow the machine.
+    let witness = 0;
+    const dial = () =>
+      new Promise<void>((resolve, reject) => {
+        witness++;
+        const ws = new WebSocket(endpointOf(relay.url, 'ws'));
+        ws.on('open', () => {
+          ws.close();
+          resolve();
+        });
+        ws.on('error', reject);
+      });
+    await expect(
+      reconnect(dial, new ReconnectPolicy({ initialDelayMs: 5, maxDelayMs: 10, maxAttempts: 5, jitter: 'none' })),
+    ).rejects.toThrow();
+    expect(witness).toBe(5);
     expect(dials).toBe(after);
   });
 });

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes, toHex } from '@wmp/jcs-signing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   type ClientStore,
   ConnectionClosedError,
@@ -110,11 +110,12 @@ async function exchange(from: Member, to: readonly Member[], body: string): Prom
 
 /** Polls an async condition (the store) until it holds. */
 async function until(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 800; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('timed out waiting');
+  await vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error('timed out waiting');
+    },
+    { timeout: 8000, interval: 10 },
+  );
 }
 
 describe('Group: MLS groups through a relay', () => {

@@ -3,6 +3,8 @@
 
 // The OHAN box HTTP API, browser-safe parts (the app is in the Node entry).
 export * from './box-api/index.js';
+// Coordination between nodes: contracts and memory adapters (Redis: `@wmp/relay-server/redis`).
+export * from './coordination/index.js';
 // The relay's browser-safe parts (createRelay itself is in the Node entry).
 export {
   type BoxAppInput,
@@ -76,7 +78,10 @@ export {
   StoreError,
   type StoreErrorCode,
   StoreInputError,
+  StoreLockedError,
   StoreSchemaError,
+  StoreUnavailableError,
+  type StoreUnavailableReason,
   StoreWriteError,
 } from './storage/errors.js';
 export { MemoryBoxStore } from './storage/memory/memory-box-store.js';

@@ -1,6 +1,20 @@
-// The shared adapter suites (vitest), for authors of a new storage adapter: every adapter of this
+// The shared adapter suites (vitest), for authors of a new storage or coordination adapter: every adapter of this
 // package passes them, and so must yours. vitest is an optional peer dependency.
 
+export {
+  Clusters,
+  type CoordinationCluster,
+  type CoordinationFactory,
+  coordinationSuite,
+  holdsFor,
+  keyPackageBudgetsSuite,
+  nonceCacheSuite,
+  presenceDirectorySuite,
+  rateLimiterSuite,
+  replayCacheSuite,
+  until,
+  wakeUpsSuite,
+} from './coordination/testing/index.js';
 export { boxStoreSuite } from './storage/testing/box-store.suite.js';
 export { type Harness, Harnesses } from './storage/testing/harness.js';
 export { keyPackageStoreSuite } from './storage/testing/key-package-store.suite.js';

@@ -5,7 +5,7 @@ import { randomBytes, verifyRelayChain } from '@wmp/jcs-signing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRelay, type RelayConfig } from '../src/node.js';
 import { SqliteStore } from '../src/sqlite.js';
-import { asMessage, type Client, connectPeer, openClient, sleep, waitFor } from './fixtures/relay-clients.js';
+import { asMessage, type Client, connectPeer, disconnect, openClient, waitFor } from './fixtures/relay-clients.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'wmp-relay-durable-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -24,8 +24,7 @@ describe('a relay restarted on the same SQLite file', () => {
       const alice = await openClient(url);
       const bob = await openClient(url);
       clients.push(alice, bob);
-      await bob.peer.close();
-      await sleep(20);
+      await disconnect(relay, bob);
       const ids: string[] = [];
       for (const n of [1, 2, 3]) ids.push(((await alice.session.send([bob.keypair.did], { n })) as any).message_id);
       await waitFor(() => alice.statuses.length === 3);

@@ -8,7 +8,6 @@ import {
   type Client,
   codeOf,
   relayTestbed,
-  sleep,
   waitFor,
 } from './fixtures/relay-clients.js';
 
@@ -77,10 +76,18 @@ describe('group sessions at the relay (DESIGN §3)', () => {
       body: 'only alice',
     });
     await waitFor(() => aliceGot.length === 2);
-    await sleep(50);
-    expect(aliceGot.map((m) => m.body)).toEqual(['reply', 'only alice']);
-    expect(bodies(carolGot)).toEqual(['to the group', 'reply']);
-    expect(bobGot).toHaveLength(1);
+    // Markers: Bob and then Alice write to the whole group; whatever else was routed to anyone
+    // came before them.
+    await bob.peer.notify('wmp.message.deliver', {
+      wmp: { version: '0.1', session_id: group.id, sender: bob.keypair.did },
+      body: 'end',
+    });
+    await waitFor(() => aliceGot.length === 3);
+    await group.request('wmp.message.deliver', { body: 'end-2' });
+    await waitFor(() => bobGot.length === 2 && bodies(carolGot).includes('end') && bodies(carolGot).includes('end-2'));
+    expect(aliceGot.map((m) => m.body)).toEqual(['reply', 'only alice', 'end']);
+    expect(bodies(carolGot).sort()).toEqual(['end', 'end-2', 'reply', 'to the group']);
+    expect(bobGot.map((m) => m.body)).toEqual(['to the group', 'end-2']); // never his own
 
     // A non-member cannot join, and cannot send on the group's id (-31002).
     const mallory = await open(url);
@@ -102,7 +109,9 @@ describe('group sessions at the relay (DESIGN §3)', () => {
     ).toBe(-31002);
     // A member naming a recipient outside the group: -31008.
     expect(await codeOf(group.request('wmp.message.deliver', { to: [mallory.keypair.did], body: 'x' }))).toBe(-31008);
-    await sleep(50);
-    expect(mallory.inbox).toEqual([]);
+    // A message to Mallory on Alice's own session is the marker: nothing of the group came before it.
+    await alice.session.send([mallory.keypair.did], 'marker');
+    await waitFor(() => mallory.inbox.length > 0);
+    expect(mallory.inbox.map((m) => m.body)).toEqual(['marker']);
   });
 });

@@ -1,17 +1,16 @@
 import { WmpSession } from '@wmp/session';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   CLIENT_CAPABILITIES,
   type Client,
   codeOf,
   connectPeer,
   relayTestbed,
-  sleep,
   waitFor,
 } from './fixtures/relay-clients.js';
 
 const testbed = relayTestbed();
-const { setup, open } = testbed;
+const { setup, open, disconnect } = testbed;
 
 /** Opens a group session of `creator` with `others` (tls: the relay has no MLS group to check against). */
 async function groupOf(creator: Client, others: readonly Client[]): Promise<WmpSession> {
@@ -22,12 +21,19 @@ async function groupOf(creator: Client, others: readonly Client[]): Promise<WmpS
   });
 }
 
-/** Joins a group session; what arrives on it is collected raw. */
-async function join(client: Client, groupId: string): Promise<Record<string, any>[]> {
+/**
+ * Joins a group session; what arrives on it is collected raw. The handler replaces the session's
+ * own (`client.inbox` no longer grows): deliveries on other sessions go to `others`.
+ */
+async function join(
+  client: Client,
+  groupId: string,
+  others: Record<string, any>[] = [],
+): Promise<Record<string, any>[]> {
   const got: Record<string, any>[] = [];
   client.peer.setNotificationHandler('wmp.message.deliver', (p) => {
     const params = p as Record<string, any>;
-    if (params.wmp.session_id === groupId) got.push(params);
+    (params.wmp.session_id === groupId ? got : others).push(params);
   });
   await client.peer.request('wmp.session.join', {
     wmp: { version: '0.1', sender: client.keypair.did },
@@ -36,13 +42,14 @@ async function join(client: Client, groupId: string): Promise<Record<string, any
   return got;
 }
 
-/** Polls an async check until it holds (bounded). */
+/** Polls an async check of the relay's state until it holds (bounded). */
 async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (await check()) return;
-    await sleep(20);
-  }
-  throw new Error('timed out waiting');
+  await vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error('timed out waiting');
+    },
+    { timeout: 5000, interval: 10 },
+  );
 }
 
 describe('wmp.message.fetch (the MLS relay queue)', () => {
@@ -131,7 +138,8 @@ describe('joining a group session (the session engine join hook)', () => {
     await waitFor(() => carol.inbox.length === 1);
 
     const bobGot = await join(bob, group.id);
-    const carolGot = await join(carol, group.id);
+    const carolHop: Record<string, any>[] = []; // carol's hop messages after the join
+    const carolGot = await join(carol, group.id, carolHop);
     await waitFor(() => bobGot.length === 3 && carolGot.length === 3);
     for (const got of [bobGot, carolGot]) {
       expect(got.map((m) => m.body)).toEqual([1, 2, 3]);
@@ -140,9 +148,14 @@ describe('joining a group session (the session engine join hook)', () => {
     // Live after the join, in order after the backlog; the hop message was not sent twice.
     await group.request('wmp.message.deliver', { body: 4 });
     await waitFor(() => bobGot.length === 4 && carolGot.length === 4);
-    await sleep(50);
+    // Markers, a hop message and a group message: a second copy of anything came before them.
+    await alice.session.send([carol.keypair.did], 'hop after');
+    await group.request('wmp.message.deliver', { body: 5 });
+    await waitFor(() => carolHop.length > 0 && bobGot.length === 5 && carolGot.length === 5);
     expect(carol.inbox.map((m) => m.body)).toEqual(['hop before']);
-    expect(bobGot.map((m) => m.body)).toEqual([1, 2, 3, 4]);
+    expect(carolHop.map((m) => m.body)).toEqual(['hop after']);
+    expect(bobGot.map((m) => m.body)).toEqual([1, 2, 3, 4, 5]);
+    expect(carolGot.map((m) => m.body)).toEqual([1, 2, 3, 4, 5]);
   });
 });
 
@@ -151,15 +164,13 @@ describe('statuses for a sender who is offline when they arise', () => {
     const url = await setup();
     const alice = await open(url);
     const bob = await open(url);
-    await bob.peer.close();
-    await sleep(20);
+    await disconnect(bob);
     const { message_id } = (await alice.session.send([bob.keypair.did], 'while you were out')) as any;
     await waitFor(() => alice.statuses.length === 1);
     expect(alice.statuses[0]).toMatchObject({ message_id, status: 'queued' });
 
     // Alice goes away; Bob comes back and acknowledges: `delivered` waits for Alice.
-    await alice.peer.close();
-    await sleep(20);
+    await disconnect(alice);
     expect(await bob.session.resume(await connectPeer(url))).toBe(1);
     await waitFor(() => bob.inbox.length === 1);
     await bob.session.notify('wmp.message.ack', { message_ids: [message_id], status: 'received' });
@@ -174,9 +185,14 @@ describe('statuses for a sender who is offline when they arise', () => {
     expect(delivered).toMatchObject({ message_id, status: 'delivered', recipient: bob.keypair.did });
     await alice.session.notify('wmp.message.ack', { message_ids: [delivered.wmp.message_id], status: 'received' });
     await eventually(async () => (await queue.stats(alice.keypair.did)).count === 0);
-    await sleep(50);
+    // A marker from Alice to Bob, acknowledged: a status to Bob, or a second one to Alice, caused
+    // by her acknowledgement would have come before the marker and its `delivered`.
+    const marker = ((await alice.session.send([bob.keypair.did], 'marker')) as any).message_id;
+    await waitFor(() => bob.inbox.length === 2);
+    await bob.session.notify('wmp.message.ack', { message_ids: [marker], status: 'received' });
+    await waitFor(() => alice.statuses.some((s) => s.message_id === marker && s.status === 'delivered'));
     expect(bob.statuses).toEqual([]);
-    expect(alice.statuses).toHaveLength(2);
+    expect(alice.statuses.filter((s) => s.message_id !== marker)).toHaveLength(2);
   });
 
   it('are not kept for a sender that never asked for statuses', async () => {
@@ -187,7 +203,10 @@ describe('statuses for a sender who is offline when they arise', () => {
     await alice.session.send([bob.keypair.did], 'hi');
     await waitFor(() => bob.inbox.length === 1);
     await bob.session.notify('wmp.message.ack', { message_ids: [bob.inbox[0]!.wmp.message_id], status: 'received' });
-    await sleep(100);
+    // The relay has sent its `delivered` (its counter says so) and decided then whether to keep it;
+    // a kept one is appended to Alice's queue in microtasks that a timer tick of waitFor outlasts.
+    const metrics = testbed.relay!.core.metrics;
+    await waitFor(() => (metrics.statuses.get('delivered') ?? 0) === 1);
     expect(await testbed.relay!.stores.queue.stats(alice.keypair.did)).toEqual({ count: 0, bytes: 0 });
   });
 });

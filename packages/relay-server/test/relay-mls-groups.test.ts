@@ -7,7 +7,7 @@ import { WmpSession } from '@wmp/session';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createJsonLogger } from '../src/node.js';
 import { SqliteStore } from '../src/sqlite.js';
-import { CLIENT_CAPABILITIES, codeOf, connectPeer, relayTestbed, sleep, waitFor } from './fixtures/relay-clients.js';
+import { CLIENT_CAPABILITIES, codeOf, connectPeer, relayTestbed, waitFor } from './fixtures/relay-clients.js';
 import { Member } from './fixtures/relay-mls-members.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'wmp-relay-mls-'));
@@ -131,8 +131,7 @@ describe('MLS group sessions through the relay (mls-bridge on every client)', ()
     // connection from the saved state, resumes the group session and reads both.
     await carol.settled();
     const saved = carol.group!.save();
-    await carol.peer.close();
-    await sleep(20);
+    await testbed.disconnect(carol.peer);
     await exchange(alice, [bob], body(4));
     await exchange(bob, [alice], body(5));
     expect(await carol.restart(await connectPeer(url), saved)).toBe(2);

@@ -1,7 +1,7 @@
 import { generateKeypair, type Keypair } from '@wmp/jcs-signing';
 import { MlsClient } from '@wmp/mls-bridge';
 import { describe, expect, it, vi } from 'vitest';
-import { KEY_PACKAGE_FETCH_WINDOW_MS, KeyPackageBudget } from '../src/relay/key-package-budget.js';
+import { MemoryKeyPackageBudgets } from '../src/coordination/memory/key-package-budgets.js';
 import { type Client, codeOf, relayTestbed } from './fixtures/relay-clients.js';
 
 const testbed = relayTestbed();
@@ -132,53 +132,27 @@ describe('key package budget at the relay (ohan.mls.keypackage.fetch)', () => {
   });
 });
 
-describe('KeyPackageBudget (fake clock)', () => {
-  it('allows perTarget per target identity, all callers together, in a window that begins at the first fetch', () => {
-    let clock = 1_000;
-    const budget = new KeyPackageBudget(2, () => clock);
-    budget.reserve('m', 'a');
-    clock += 10;
-    budget.reserve('n', 'a');
-    expect(() => budget.reserve('o', 'a')).toThrow(expect.objectContaining(BUDGET_REFUSAL));
-    // Other targets are separate, and one's own identity is never counted.
-    budget.reserve('m', 'b');
-    for (let i = 0; i < 10; i++) budget.reserve('a', 'a');
-    clock = 1_000 + KEY_PACKAGE_FETCH_WINDOW_MS - 1;
-    expect(() => budget.reserve('m', 'a')).toThrow(expect.objectContaining(BUDGET_REFUSAL));
-    clock += 1;
-    budget.reserve('m', 'a');
-    budget.reserve('m', 'a');
-    expect(() => budget.reserve('m', 'a')).toThrow(expect.objectContaining(BUDGET_REFUSAL));
-  });
-
-  it('gives a refunded fetch back once, and forgets a target that used nothing', () => {
-    const budget = new KeyPackageBudget(1, () => 0);
-    const refund = budget.reserve('m', 'a');
-    expect(() => budget.reserve('n', 'a')).toThrow(expect.objectContaining(BUDGET_REFUSAL));
-    refund();
-    refund(); // a second call gives nothing more back
-    expect(budget.size).toBe(0);
-    budget.reserve('m', 'a');
-    expect(() => budget.reserve('m', 'a')).toThrow(expect.objectContaining(BUDGET_REFUSAL));
-  });
-
-  it('keeps at most maxTargets targets: expired windows go first, then the oldest', () => {
+// The window rules (per target, refunds, one window per node) are the coordination suites'; what
+// only memory has is its bound on targets.
+describe('MemoryKeyPackageBudgets (fake clock)', () => {
+  it('keeps at most maxTargets targets: expired windows go first, then the oldest', async () => {
     let clock = 0;
-    const budget = new KeyPackageBudget(1, () => clock, { windowMs: 100, maxTargets: 3 });
-    budget.reserve('m', 'a');
+    const budget = new MemoryKeyPackageBudgets({ perTarget: 1, now: () => clock, windowMs: 100, maxTargets: 3 });
+    const reserve = (caller: string, target: string) => budget.reserve(caller, target);
+    expect(await reserve('m', 'a')).toBeDefined();
     clock = 50;
-    budget.reserve('m', 'b');
-    budget.reserve('m', 'c');
+    expect(await reserve('m', 'b')).toBeDefined();
+    expect(await reserve('m', 'c')).toBeDefined();
     expect(budget.size).toBe(3);
     // Full, nothing expired: the oldest target (a) is dropped, so it starts afresh.
-    budget.reserve('m', 'd');
+    expect(await reserve('m', 'd')).toBeDefined();
     expect(budget.size).toBe(3);
-    expect(() => budget.reserve('m', 'b')).toThrow(expect.objectContaining(BUDGET_REFUSAL));
-    budget.reserve('m', 'a'); // evicted b
+    expect(await reserve('m', 'b')).toBeUndefined();
+    expect(await reserve('m', 'a')).toBeDefined(); // evicted b
     expect(budget.size).toBe(3);
     // Once windows expire they are pruned on the next new target, not only the single oldest one.
     clock = 1_000;
-    budget.reserve('x', 'y');
+    expect(await reserve('x', 'y')).toBeDefined();
     expect(budget.size).toBe(1);
   });
 });

@@ -1,7 +1,7 @@
 import { generateKeypair, verifyRelayChain } from '@wmp/jcs-signing';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../src/node.js';
-import { asMessage, codeOf, relayTestbed, sleep, waitFor } from './fixtures/relay-clients.js';
+import { asMessage, codeOf, relayTestbed, waitFor } from './fixtures/relay-clients.js';
 
 const testbed = relayTestbed();
 const { setup, open } = testbed;
@@ -43,8 +43,8 @@ describe('live routing through the relay', () => {
     await waitFor(() => alice.inbox.length === 1);
     expect(alice.inbox[0]!.body).toBe('over http');
     expect(alice.inbox[0]!.wmp.message_id).toMatch(/^msg-/);
-    // Live recipients: no `queued` status.
-    await sleep(50);
+    // Live recipients: no `queued` status. One would have been written to alice's connection while
+    // her message was routed, before the answer she had before carol sent hers.
     expect(alice.statuses.filter((s) => s.status === 'queued')).toEqual([]);
   });
 
@@ -58,8 +58,14 @@ describe('live routing through the relay', () => {
     await bob.session.notify('wmp.message.ack', { message_ids: [message_id], status: 'received' });
     await bob2.session.notify('wmp.message.ack', { message_ids: [message_id], status: 'received' });
     await waitFor(() => alice.statuses.length > 0);
-    await sleep(50);
-    expect(alice.statuses).toEqual([
+    // A second message, acked by both devices, is the marker: another status about the first
+    // would have come before the marker's own `delivered`.
+    const marker = ((await alice.session.send([bob.keypair.did], 'marker')) as { message_id: string }).message_id;
+    await waitFor(() => bob.inbox.length === 2 && bob2.inbox.length === 2);
+    await bob.session.notify('wmp.message.ack', { message_ids: [marker], status: 'received' });
+    await bob2.session.notify('wmp.message.ack', { message_ids: [marker], status: 'received' });
+    await waitFor(() => alice.statuses.some((s) => s.message_id === marker));
+    expect(alice.statuses.filter((s) => s.message_id !== marker)).toEqual([
       expect.objectContaining({ message_id, status: 'delivered', recipient: bob.keypair.did }),
     ]);
   });
@@ -87,8 +93,10 @@ describe('live routing through the relay', () => {
       body: 'on alice session',
     });
     expect(await codeOf(foreignAsAlice)).toBe(-31002);
-    await sleep(50);
-    expect(bob.inbox).toEqual([]);
+    // A message alice sends afterwards is the marker: anything routed before it came first.
+    await alice.session.send([bob.keypair.did], 'marker');
+    await waitFor(() => bob.inbox.length > 0);
+    expect(bob.inbox.map((m) => m.body)).toEqual(['marker']);
   });
 
   it('routes nothing to a client that never authenticates, and refuses its calls', async () => {
@@ -111,7 +119,9 @@ describe('live routing through the relay', () => {
     const { status } = (await alice.session.send([lurker.did], 'secret')) as { status: string };
     expect(status).toBe('queued');
     await waitFor(() => alice.statuses.some((s) => s.status === 'queued'));
-    await sleep(50);
+    // The relay forwards to live connections before it says `queued`; an answer on the lurker's
+    // own connection now comes after anything forwarded to it.
+    expect(await codeOf(peer.request('wmp.nonexistent', { wmp: { version: '0.1' } }))).toBe(-32601);
     expect(got).toEqual([]);
     await peer.close();
   });

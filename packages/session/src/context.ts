@@ -13,8 +13,15 @@ export interface Connection {
   authenticated: boolean;
   /** Closes it if it has not authenticated in time (the server's to arm and clear). */
   loginTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Sessions whose close is being written: already gone for this connection. */
+  readonly closing: Set<string>;
   /** The binding's peer address, a key for per-source limits only: never logged. */
   readonly remoteAddress?: string;
+  /**
+   * The identity a binding proved for this connection without a handshake here (`WmpServer.adopt`):
+   * a session it joined elsewhere is carried onto this connection when a message names it.
+   */
+  adopted?: string;
 }
 
 /** What a WMP handler gets: the base context plus the session, the sender and the connection. */

@@ -148,6 +148,7 @@ export class WmpServer {
       recentIds: new Map(),
       authenticated: false,
       loginTimer: undefined,
+      closing: new Set(),
       ...(transport.remoteAddress === undefined ? {} : { remoteAddress: transport.remoteAddress }),
     };
     peer.onclose = () => this.#disconnect(connection);
@@ -177,6 +178,32 @@ export class WmpServer {
 
   async close(): Promise<void> {
     await Promise.all([...this.#connections].map((c) => c.peer.close().catch(() => undefined)));
+  }
+
+  /**
+   * Binds an existing session to `connection` without a handshake, for a binding that proved the
+   * client holds it (an HTTP session token another node of a cluster issued, or this node before a
+   * restart). Only a session with at most one authenticated identity can be carried so (it binds
+   * that identity; a pending one stays pending); -31000 when there is none, -31002 for a group
+   * session of several. The other sessions that identity joined (group sessions the HTTP session
+   * carried too) follow when a message on this connection names them.
+   */
+  async adopt(connection: Connection, sessionId: string): Promise<SessionRecord> {
+    const session = await this.#store.get(sessionId);
+    if (!session || session.state === 'closed' || isExpired(session, this.#now())) throw new SessionNotFoundError();
+    if (session.authenticated.length > 1) throw new NotAuthorizedError({ reason: 'session of several participants' });
+    const identity = session.authenticated[0];
+    await this.#carry(connection, session, identity);
+    if (identity !== undefined) connection.adopted = identity;
+    return session;
+  }
+
+  /** Binds `session` for `identity` on `connection` and lets the hooks route to it. */
+  async #carry(connection: Connection, session: SessionRecord, identity: string | undefined): Promise<void> {
+    const services = this.#services();
+    services.checkBind(connection, session.id);
+    services.bind(connection, session.id, identity);
+    await this.#options.hooks?.adopted?.(session, identity, connection);
   }
 
   /**
@@ -332,14 +359,19 @@ export class WmpServer {
     const sessionId = wmp.session_id ?? base.extra?.sessionId;
     if (sessionId === undefined) throw new NotAuthorizedError({ reason: 'no session' });
     const session = await this.#store.get(sessionId);
-    if (!session || session.state === 'closed') throw new SessionNotFoundError();
+    if (!session || session.state === 'closed' || connection.closing.has(sessionId)) throw new SessionNotFoundError();
     if (isExpired(session, now)) {
       await this.#store.delete(sessionId);
       this.#ended(session);
       throw new SessionExpiredError();
     }
-    // A session id alone is never enough: the session must be bound to this connection.
-    const binding = connection.sessions.get(sessionId);
+    // A session id alone is never enough: the session must be bound to this connection, or be one
+    // the identity an adopted connection proved has joined (what a new join would bind anyway).
+    let binding = connection.sessions.get(sessionId);
+    if (!binding && connection.adopted !== undefined && session.authenticated.includes(connection.adopted)) {
+      await this.#carry(connection, session, connection.adopted);
+      binding = connection.sessions.get(sessionId);
+    }
     if (!binding) throw new NotAuthorizedError({ reason: 'session not bound to this connection' });
     if (session.state === 'pending' && !PENDING_ALLOWED.has(message.method)) {
       throw new NotAuthorizedError({ reason: 'authentication required' });

@@ -65,6 +65,11 @@ export interface ServerHooks {
     lastReceivedId: string | undefined,
     connection: Connection,
   ): Promise<number> | number;
+  /**
+   * A session was carried onto a new connection by `WmpServer.adopt` (its HTTP session began on
+   * another node): e.g. route to it again, as after a resume (a relay).
+   */
+  adopted?(session: SessionRecord, identity: string | undefined, connection: Connection): void | Promise<void>;
   /** After a successful `wmp.session.join`: e.g. hand the joiner what was queued for it (a relay). */
   joined?(session: SessionRecord, identity: string, connection: Connection): void | Promise<void>;
   /** A session was closed or expired. */

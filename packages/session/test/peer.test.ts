@@ -1,5 +1,5 @@
 import { ErrorCode, InvalidParamsError, WmpError } from '@wmp/jsonrpc-envelope';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ConnectionClosedError, InMemoryTransport, Peer, RequestTimeoutError } from '../src/index.js';
 
 async function pair(options: ConstructorParameters<typeof Peer>[1] = {}) {
@@ -17,7 +17,8 @@ function capture(t: InMemoryTransport): unknown[] {
   return got;
 }
 
-const tick = () => new Promise((r) => setTimeout(r, 10));
+/** Waits until `check` holds (it throws until then). */
+const until = (check: () => void) => vi.waitFor(check, { timeout: 3000, interval: 2 });
 
 describe('Peer', () => {
   it('correlates requests and responses both ways, and answers {} for an empty result', async () => {
@@ -31,12 +32,17 @@ describe('Peer', () => {
   });
 
   it('delivers notifications without answering them', async () => {
-    const { client, server } = await pair();
+    const { server, a } = await pair();
     const seen: unknown[] = [];
     server.setNotificationHandler('note', (p) => void seen.push(p));
-    await client.notify('note', { x: 1 });
-    await client.notify('unknown.note', {});
-    await tick();
+    server.setRequestHandler('marker', () => ({}));
+    const got = capture(a);
+    await a.send({ jsonrpc: '2.0', method: 'note', params: { x: 1 } } as never);
+    await a.send({ jsonrpc: '2.0', method: 'unknown.note', params: {} } as never);
+    // A request after them: its answer is the only frame that may come back, after both were handled.
+    await a.send({ jsonrpc: '2.0', id: 1, method: 'marker' } as never);
+    await until(() => expect(got).toHaveLength(1));
+    expect(got).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }]);
     expect(seen).toEqual([{ x: 1 }]);
   });
 
@@ -70,12 +76,15 @@ describe('Peer', () => {
       { jsonrpc: '2.0', method: 'echo', params: { n: 2 } },
       { jsonrpc: '2.0', id: 3, method: 'missing' },
     ] as never);
-    await tick();
-    expect(got).toEqual([
-      [
-        { jsonrpc: '2.0', id: 1, result: { n: 1 } },
-        { jsonrpc: '2.0', id: 3, error: { code: -32601, message: 'Method not found' } },
-      ],
+    // The batch's answer is written once all its entries are done, so anything else about them
+    // (an answer to the notification) would have come by then; a request after the batch shows
+    // the peer still answers, and is answered on its own (it may overtake the batch).
+    a.send({ jsonrpc: '2.0', id: 4, method: 'echo', params: { marker: true } } as never);
+    await until(() => expect(got.some(Array.isArray) && got.some((m) => (m as { id?: unknown }).id === 4)).toBe(true));
+    expect(got).toHaveLength(2);
+    expect(got.find(Array.isArray)).toEqual([
+      { jsonrpc: '2.0', id: 1, result: { n: 1 } },
+      { jsonrpc: '2.0', id: 3, error: { code: -32601, message: 'Method not found' } },
     ]);
   });
 
@@ -89,7 +98,8 @@ describe('Peer', () => {
     b.receiveRaw(new Uint8Array([0xff, 0xfe]));
     b.receiveRaw(`{"jsonrpc":"2.0","id":2,"method":"echo","params":${'['.repeat(40)}${']'.repeat(40)}}`);
     b.receiveRaw('{"jsonrpc":"2.0","id":9,"method":"echo","params":{"ok":true}}');
-    await tick();
+    // The last one, well-formed, is answered after everything before it.
+    await until(() => expect((got.at(-1) as { id?: unknown } | undefined)?.id).toBe(9));
     expect(got.map((m) => (m as { error?: { code: number } }).error?.code ?? 'ok')).toEqual([
       -32700,
       -32600,
@@ -103,9 +113,13 @@ describe('Peer', () => {
 
   it('rejects every pending call with ConnectionClosedError when the transport closes', async () => {
     const { client, server, b } = await pair();
-    server.setRequestHandler('slow', () => new Promise(() => undefined));
+    let started = 0;
+    server.setRequestHandler('slow', () => {
+      started++;
+      return new Promise(() => undefined);
+    });
     const calls = [client.request('slow'), client.request('slow')];
-    await tick();
+    await until(() => expect(started).toBe(2));
     await b.close();
     for (const c of calls) await expect(c).rejects.toBeInstanceOf(ConnectionClosedError);
     await expect(client.request('slow')).rejects.toBeInstanceOf(ConnectionClosedError);
@@ -135,20 +149,19 @@ describe('Peer', () => {
   it('aborts the handlers signal when the connection closes', async () => {
     const { client, server, a } = await pair();
     let aborted = false;
-    server.setRequestHandler(
-      'wait',
-      (_p, ctx) =>
-        new Promise((r) =>
-          ctx.signal.addEventListener('abort', () => {
-            aborted = true;
-            r(true);
-          }),
-        ),
-    );
+    let started = false;
+    server.setRequestHandler('wait', (_p, ctx) => {
+      started = true;
+      return new Promise((r) =>
+        ctx.signal.addEventListener('abort', () => {
+          aborted = true;
+          r(true);
+        }),
+      );
+    });
     void client.request('wait').catch(() => undefined);
-    await tick();
+    await until(() => expect(started).toBe(true));
     await a.close();
-    await tick();
-    expect(aborted).toBe(true);
+    await until(() => expect(aborted).toBe(true));
   });
 });

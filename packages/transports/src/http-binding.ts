@@ -17,6 +17,7 @@ import {
 } from './http-protocol.js';
 import { bindingError, bindingErrors, jsonReply, SSE_HEADERS } from './http-replies.js';
 import { HttpSession, type HttpSessionLimits, type HttpSessionTransport } from './http-session.js';
+import { randomSessionTokens, type SessionTokens } from './http-session-tokens.js';
 import { bearerToken, constantTimeEqual } from './http-token.js';
 import { SseWriter } from './sse-writer.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './ws-protocol.js';
@@ -27,7 +28,18 @@ export interface HttpBindingOptions {
    * frames wait until the transport is started. `request` is the POST that opened the session
    * (its body already read). A throw or rejection ends the session with 500.
    */
-  onTransport(transport: HttpSessionTransport, request: Request): void | Promise<void>;
+  onTransport(
+    transport: HttpSessionTransport,
+    request: Request,
+    context?: { readonly adopt?: string },
+  ): void | Promise<void>;
+  /**
+   * How session tokens are made and checked. Default: random tokens this process keeps. With keyed
+   * tokens (`keyedSessionTokens`), a request that names a session no HTTP session here carries,
+   * with a token another node issued (or by id alone where `allowSessionIdOnly` allows it), gets
+   * an HTTP session here: `onTransport` is told to `adopt` that WMP session (no sticky sessions).
+   */
+  readonly sessionTokens?: SessionTokens;
   /** Endpoint path; default `/wmp`. SSE streams are `GET <path>` and `GET <path>/events`. */
   readonly path?: string;
   /** Largest POST body, refused with 413 before parsing; default 1 MiB (as go-wmp). */
@@ -80,8 +92,24 @@ export interface HttpBindingOptions {
    * it for hop sessions only, never for group sessions whose ids other participants know). A
    * token that is presented must still be right. Default false.
    */
-  readonly allowSessionIdOnly?: boolean | ((sessionId: string) => boolean | Promise<boolean>);
+  readonly allowSessionIdOnly?: boolean | ((sessionId: string) => IdOnlyVerdict | Promise<IdOnlyVerdict>);
 }
+
+/** A WMP session another node's HTTP session carried, to be carried here now. */
+class Adoption {
+  constructor(
+    readonly sessionId: string,
+    readonly token: string,
+  ) {}
+}
+
+const isAdoption = (value: unknown): value is Adoption => value instanceof Adoption;
+
+/**
+ * Whether a request may name a session by id alone: `true`, `false`, or `'unknown'` when there is
+ * no such session any more (the answer is then -31000, and no HTTP session is handed out).
+ */
+export type IdOnlyVerdict = boolean | 'unknown';
 
 export interface HttpBinding {
   /** The hono app with the binding's routes (mount it, or serve `app.fetch`). */
@@ -132,7 +160,8 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
   const maxSessions = options.maxSessions ?? 10_000;
   const idleMs = options.sessionIdleMs ?? 15 * 60_000;
   const idOnly = options.allowSessionIdOnly ?? false;
-  const allowIdOnly = (id: string): boolean | Promise<boolean> => (typeof idOnly === 'function' ? idOnly(id) : idOnly);
+  const allowIdOnly = (id: string): IdOnlyVerdict | Promise<IdOnlyVerdict> =>
+    typeof idOnly === 'function' ? idOnly(id) : idOnly;
   const limits: HttpSessionLimits = {
     maxMessageBytes: maxBodyBytes,
     replayEvents: options.replayBuffer ?? 200,
@@ -146,6 +175,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     outboundBudget: options.outboundBudget,
   };
 
+  const tokens = options.sessionTokens ?? randomSessionTokens;
   const live = new Set<HttpSession>();
   // Several HTTP sessions may carry one WMP session (participants of a group session, a device
   // that resumed): each has its own token, which is what identifies it.
@@ -160,6 +190,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
       set.add(session);
       if (session.token !== undefined) byToken.set(session.token, session);
     },
+    issueToken: (id: string) => tokens.issue(id),
     closed(session: HttpSession): void {
       live.delete(session);
       if (session.token !== undefined) byToken.delete(session.token);
@@ -179,22 +210,55 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
    * client that resumed opened a new one). `unknown` when no HTTP session has the id; `denied`
    * when the proof fails.
    */
-  const lookup = async (c: Context, id: string): Promise<HttpSession | 'unknown' | 'denied'> => {
+  const lookup = async (c: Context, id: string): Promise<HttpSession | Adoption | 'unknown' | 'denied'> => {
     const candidates = byId.get(id);
-    if (!candidates || candidates.size === 0) return 'unknown';
     const token = presentedToken(c);
+    if (!candidates || candidates.size === 0) return adoption(c, id, token);
     if (token !== undefined) {
       for (const candidate of candidates) {
         if (candidate.token !== undefined && constantTimeEqual(token, candidate.token)) return candidate;
       }
+      // Issued for this session by another node (another device's HTTP session is here).
+      if (tokens.verify(id, token)) return new Adoption(id, token);
     }
     // A `Wmp-Session-Token` is ours and must be right; a Bearer that is not ours may be the
     // application's own credential, which id-only binding leaves alone.
-    if (c.req.header(WMP_SESSION_TOKEN_HEADER) === undefined && (await allowIdOnly(id))) {
-      const newest = [...candidates].at(-1);
+    if (c.req.header(WMP_SESSION_TOKEN_HEADER) === undefined) {
+      const verdict = await allowIdOnly(id);
+      if (verdict === 'unknown') return 'unknown';
+      const newest = verdict ? [...candidates].at(-1) : undefined;
       if (newest !== undefined && !newest.closed) return newest;
     }
     return 'denied';
+  };
+
+  /**
+   * A session no HTTP session here carries: adoptable when the token is one of ours (issued by any
+   * node holding the key), or, where id-only binding is allowed, with no token at all.
+   */
+  const adoption = async (c: Context, id: string, token: string | undefined): Promise<Adoption | 'unknown'> => {
+    if (token !== undefined) return tokens.verify(id, token) ? new Adoption(id, token) : 'unknown';
+    if (c.req.header(WMP_SESSION_TOKEN_HEADER) !== undefined) return 'unknown';
+    return (await allowIdOnly(id)) === true ? new Adoption(id, tokens.issue(id)) : 'unknown';
+  };
+
+  /** Opens the HTTP session of an adopted WMP session and hands it to the server; undefined if refused. */
+  const adopt = async (c: Context, a: Adoption): Promise<HttpSession | undefined> => {
+    if (live.size >= maxSessions) return undefined;
+    const session = new HttpSession(limits, hooks, addressOf(c));
+    live.add(session);
+    session.adopt(a.sessionId, a.token);
+    let refused = false;
+    try {
+      await options.onTransport(session.transport, c.req.raw, { adopt: a.sessionId });
+    } catch {
+      refused = true;
+    }
+    if (refused || session.closed || !live.has(session)) {
+      await session.close();
+      return undefined;
+    }
+    return session;
   };
 
   /** A stream request (no JSON-RPC in it) that does not prove its session: a transport failure. */
@@ -242,7 +306,9 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     // A POST that names no open HTTP session in its header opens one: a stranger's, held to the
     // smaller limit (a session named only in the body is checked once the body is read).
     const header = c.req.header(WMP_SESSION_ID_HEADER);
-    const opening = header === undefined || !byId.has(header);
+    const token = presentedToken(c);
+    const opening =
+      header === undefined || (!byId.has(header) && (token === undefined || !tokens.verify(header, token)));
     const read = await readBody(c.req.raw.body, {
       maxBytes: opening ? maxOpeningBodyBytes : maxBodyBytes,
       declaredLength: c.req.header('content-length'),
@@ -255,8 +321,14 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
 
     const named = header ?? body.sessionId;
     const found = named === undefined ? 'unknown' : await lookup(c, named);
-    if (found === 'denied') return refuse(ErrorCode.NotAuthorized, body, 401);
-    let session = found === 'unknown' ? undefined : found;
+    // A create or resume brings its own proof (a resumption token, a signed challenge): one that
+    // names an HTTP session it cannot prove (wmp-js keeps the old id when it resumes) opens a new one.
+    if (found === 'denied' && !body.opensSession) return refuse(ErrorCode.NotAuthorized, body, 401);
+    let session =
+      found === 'unknown' || found === 'denied' ? undefined : isAdoption(found) ? await adopt(c, found) : found;
+    if (isAdoption(found) && session === undefined && !body.opensSession) {
+      return refuse(ErrorCode.SessionNotFound, body, 404);
+    }
     if (!session) {
       // An unknown id is an error, except on create/resume: those open a new HTTP session
       // (a client resuming after this server restarted or the HTTP session expired).
@@ -328,9 +400,11 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     if (closed) return jsonReply(bindingError(ErrorCode.InternalError, 'shutting down'), 503);
     const id = c.req.header(WMP_SESSION_ID_HEADER) ?? c.req.query('session_id');
     if (!id) return jsonReply(bindingError(ErrorCode.InvalidRequest, 'missing session id'), 400);
-    const session = await lookup(c, id);
-    if (session === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
-    if (session === 'denied') return unauthorized();
+    const found = await lookup(c, id);
+    if (found === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
+    if (found === 'denied') return unauthorized();
+    const session = isAdoption(found) ? await adopt(c, found) : found;
+    if (session === undefined) return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
     const lastEventId = parseEventId(c.req.header('last-event-id') ?? c.req.query('lastEventId'));
     const writer = session.subscribe(lastEventId);
     if (!writer) return jsonReply(bindingError(ErrorCode.RateLimited, 'too many streams'), 429);
@@ -341,7 +415,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     const id = c.req.header(WMP_SESSION_ID_HEADER);
     if (!id) return jsonReply(bindingError(ErrorCode.InvalidRequest, 'missing session id'), 400);
     const session = await lookup(c, id);
-    if (session === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
+    if (session === 'unknown' || isAdoption(session)) return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
     if (session === 'denied') return unauthorized();
     await session.close();
     return c.body(null, 204);

@@ -6,7 +6,6 @@ import { announcedSessionId, type PostBody, withSessionToken } from './http-fram
 import { PendingPost } from './http-pending.js';
 import { WMP_SSE_EVENT } from './http-protocol.js';
 import { ReplayBuffer } from './http-replay.js';
-import { createSessionToken } from './http-token.js';
 import { SseWriter } from './sse-writer.js';
 
 /** The bounds of one HTTP session (set by the binding). */
@@ -25,10 +24,12 @@ export interface HttpSessionLimits {
   readonly outboundBudget?: ByteBudget | undefined;
 }
 
-/** How a session tells its binding that it learned its id or ended. */
+/** How a session tells its binding that it learned its id or ended, and gets its token. */
 export interface HttpSessionHooks {
   register(session: HttpSession, id: string): void;
   closed(session: HttpSession): void;
+  /** The binding secret for a session id (random, or keyed so that other nodes can check it). */
+  issueToken(id: string): string;
 }
 
 /**
@@ -225,7 +226,17 @@ export class HttpSession {
 
   #register(id: string): void {
     this.id = id;
-    this.token = createSessionToken();
+    this.token = this.#hooks.issueToken(id);
+    this.#hooks.register(this, id);
+  }
+
+  /**
+   * Carries an existing WMP session from the start: a request named it with a token another node
+   * issued (a cluster), so this HTTP session is bound to it with that token.
+   */
+  adopt(id: string, token: string): void {
+    this.id = id;
+    this.token = token;
     this.#hooks.register(this, id);
   }
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { ErrorCode, type JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import type { TransportMessageExtra } from '@wmp/session';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   createHttpBinding,
   type HttpBinding,
@@ -166,12 +166,14 @@ async function stream(url: string, headers: Record<string, string>) {
   };
 }
 
+/** Polls `check` (state, not time) until it holds, for at most `ms`. */
 async function until(check: () => boolean, ms = 3_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await vi.waitFor(
+    () => {
+      if (!check()) throw new Error('condition not met in time');
+    },
+    { timeout: ms, interval: 5 },
+  );
 }
 
 const note = (n: number): JsonRpcMessage => ({ jsonrpc: '2.0', method: 'wmp.message.deliver', params: { n } });

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import { Hono } from 'hono';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   createHttpBinding,
   HttpClientTransport,
@@ -17,12 +17,14 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
+/** Polls `check` (state, not time) until it holds, for at most `ms`. */
 async function until(check: () => boolean, ms = 3_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await vi.waitFor(
+    () => {
+      if (!check()) throw new Error('condition not met in time');
+    },
+    { timeout: ms, interval: 5 },
+  );
 }
 
 async function listen(app: Hono): Promise<{ base: string; server: Server }> {

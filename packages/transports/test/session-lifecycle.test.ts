@@ -15,7 +15,7 @@ import {
   WmpServer,
   WmpSession,
 } from '@wmp/session';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import {
   attachWebSocketServer,
@@ -126,12 +126,14 @@ const bindings: Record<string, Binding> = {
   },
 };
 
+/** Polls `check` (state, not time) until it holds, for at most `ms`. */
 const until = async (check: () => boolean, ms = 3000) => {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await vi.waitFor(
+    () => {
+      if (!check()) throw new Error('timed out');
+    },
+    { timeout: ms, interval: 5 },
+  );
 };
 
 describe.each(Object.entries(bindings))('a session over %s', (_name, bind) => {
@@ -168,7 +170,8 @@ describe.each(Object.entries(bindings))('a session over %s', (_name, bind) => {
     await until(() => bodies.length === 2);
     expect(bodies).toEqual(['one', 'two']);
     await session.close();
-    await new Promise((r) => setTimeout(r, 20));
+    // A close is a notification: wait until the server has removed the session.
+    await vi.waitFor(async () => expect(await server.store.get(session.id)).toBeUndefined(), { interval: 5 });
     await expect(
       second.request('wmp.capability.list', { wmp: { version: '0.1', session_id: session.id } }),
     ).rejects.toMatchObject({ code: -31000 });

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import { Hono } from 'hono';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import {
   type AttachWebSocketServerOptions,
@@ -31,12 +31,14 @@ function record(t: { onmessage?: unknown; onerror?: unknown; onclose?: unknown }
   return seen;
 }
 
+/** Polls `check` (state, not time) until it holds, for at most `ms`. */
 async function until(check: () => boolean, ms = 3_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await vi.waitFor(
+    () => {
+      if (!check()) throw new Error('condition not met in time');
+    },
+    { timeout: ms, interval: 5 },
+  );
 }
 
 interface Harness {
@@ -138,7 +140,10 @@ describe('WebSocket binding over a real server', () => {
     ws.send('{"jsonrpc":"2.0","method":"a"}');
     ws.send('{"jsonrpc":"2.0","method":"b"}');
     const server = await accepted;
-    await new Promise((r) => setTimeout(r, 50));
+    // A ping after them: the server's socket answers it once it has read both frames (in order).
+    const pong = once(ws, 'pong');
+    ws.ping();
+    await pong;
     const seen = record(server);
     await server.start();
     expect(seen.frames).toEqual(['{"jsonrpc":"2.0","method":"a"}', '{"jsonrpc":"2.0","method":"b"}']);
@@ -209,9 +214,13 @@ describe('WebSocket binding over a real server', () => {
     await until(() => silentSeen.closes === 1);
     expect(silentSeen.errors.map((e) => (e as WebSocketTransportError).code)).toContain('ERR_WS_PONG_TIMEOUT');
 
+    // Time is what this checks: the answering peer outlives a pong timeout (250 ms) after the
+    // silent one went, and then still carries a frame to the server.
     await new Promise((r) => setTimeout(r, 300));
     expect(livelySeen.closes).toBe(0);
+    const livelyServerSeen = record(livelyServer);
     await lively.send(request(9));
+    await until(() => livelyServerSeen.frames.length === 1);
   });
 
   it('answers upgrades on other paths with 404', async () => {

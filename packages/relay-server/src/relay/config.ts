@@ -1,6 +1,7 @@
 import type { Keypair } from '@wmp/jcs-signing';
 import type { WmpServerOptions } from '@wmp/session';
 import type { Hono } from 'hono';
+import type { Coordination } from '../coordination/contracts/coordination.js';
 import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
 import type { Logger } from './logger.js';
 
@@ -97,6 +98,11 @@ export interface RelayTimings {
   readonly sweepBatchesPerRun: number;
   /** A refusal of one cause is logged at most once per this interval (with how many there were). */
   readonly refusalLogIntervalMs: number;
+  /**
+   * A cluster node reads every local endpoint's queue this often anyway (a lost wake-up costs at
+   * most this much latency); unused with the relay's own single-process coordination.
+   */
+  readonly safetyPollMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -143,6 +149,7 @@ export const DEFAULT_RELAY_TIMINGS: RelayTimings = Object.freeze({
   sweepBatch: 1000,
   sweepBatchesPerRun: 10,
   refusalLogIntervalMs: 60_000,
+  safetyPollMs: 5_000,
 });
 
 /** The relay's own Ed25519 identity: a 32-byte seed, or a keypair. The app layer persists it. */
@@ -188,6 +195,15 @@ export interface RelayConfig {
    * `Wmp-Session-Token`). Never for group sessions, whose ids other participants know. Default off.
    */
   readonly httpSessionIdBinding?: boolean;
+  /**
+   * What this node shares with the other nodes of a cluster that may be lost (rate windows,
+   * key-package budgets, presence, wake-ups; `connectRedisCoordination` from
+   * `@wmp/relay-server/redis`), with `store` the cluster's shared stores. Default: one process
+   * (`memoryCoordination`). The owner closes a given coordination, after the relay.
+   */
+  readonly coordination?: Coordination;
+  /** This node's name in logs and metrics; default the coordination's `nodeId`. */
+  readonly nodeId?: string;
   readonly now?: () => number;
 }
 

@@ -1,6 +1,8 @@
 import type { Keypair, RelayHop } from '@wmp/jcs-signing';
-import { signedChallengeAuthenticator, type Transport, WmpServer } from '@wmp/session';
+import { type Connection, signedChallengeAuthenticator, type Transport, WmpServer } from '@wmp/session';
 import { ByteBudget } from '@wmp/transports';
+import type { Coordination } from '../coordination/contracts/coordination.js';
+import { memoryCoordination } from '../coordination/memory/coordination.js';
 import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
 import { MemoryStore } from '../storage/memory/memory-store.js';
 import { type RelayConfig, type ResolvedConfig, resolveConfig } from './config.js';
@@ -8,11 +10,12 @@ import { deliverHook } from './deliver.js';
 import { Forwarder } from './forwarder.js';
 import { relayHooks } from './hooks.js';
 import { relayKeypair } from './identity.js';
-import { KeyPackageBudget } from './key-package-budget.js';
 import { type Logger, silentLogger } from './logger.js';
 import { RelayMetrics } from './metrics.js';
+import { notingFullStore } from './noted-session-store.js';
 import { ObservedTransport } from './observed-transport.js';
 import { Presence } from './presence.js';
+import { QueueWakeUps } from './queue-wake-ups.js';
 import { RefusalLog } from './refusals.js';
 import { isLoopbackAddress, relayLimiters } from './relay-limiters.js';
 import { relayMethods } from './relay-methods.js';
@@ -29,6 +32,10 @@ export interface RelayCore {
   readonly services: RelayServices;
   readonly metrics: RelayMetrics;
   readonly sweeper: Sweeper;
+  /** What this node shares with the other nodes of its cluster (its own, on one process). */
+  readonly coordination: Coordination;
+  /** Cross-node wake-ups of the queues of this node's endpoints. */
+  readonly wakeUps: QueueWakeUps;
   readonly logger: Logger;
   /** Memory shared by every connection (outbound buffers, replay buffers, bodies being read). */
   readonly budgets: RelayBudgets;
@@ -36,8 +43,15 @@ export interface RelayCore {
   readonly refusals: RefusalLog;
   /** Open connections (WebSocket connections and HTTP sessions). */
   readonly connections: number;
-  /** Serves one connection of any binding, counting its errors and its end. */
-  connect(transport: Transport): Promise<void>;
+  /**
+   * Serves one connection of any binding, counting its errors and its end; with `adopt`, the
+   * connection carries that existing session from the start (an HTTP session begun on another node).
+   */
+  connect(transport: Transport, context?: { readonly adopt?: string }): Promise<void>;
+  /** Starts the sweeper and the cross-node wake-ups (with the listener). */
+  start(): void;
+  /** Stops them (the sweep going on is finished) and closes a coordination of its own. */
+  stop(): Promise<void>;
   /** The public origin used in relay_chain entries and the well-known document. */
   origin: string;
 }
@@ -95,8 +109,21 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     replay: new ByteBudget(limits.replayBufferChars),
     bodies: new ByteBudget(limits.bodyBytesInFlight),
   };
+  // A given coordination makes this a node of a cluster; else one process, on its own.
+  const coordination = input.coordination ?? memoryCoordination({ nodeId: input.nodeId ?? 'local', now });
+  // A full session store is refused by the store itself; the relay logs it once per interval.
+  const sessions = notingFullStore(stores.sessions, refusals);
   const presence = new Presence(limits.maxConnectionsPerIdentity);
   const forwarder = new Forwarder(stores.queue, presence, metrics, logger, now);
+  const wakeUps = new QueueWakeUps(coordination, presence, forwarder, logger, {
+    safetyPollMs: timings.safetyPollMs,
+    // One process loses no wake-up: no need to read every queue again and again.
+    poll: input.coordination !== undefined,
+  });
+  presence.onidentityup = (id) => wakeUps.identityUp(id);
+  presence.onidentitydown = (id) => wakeUps.identityDown(id);
+  forwarder.oncommitted = (id, seq) => wakeUps.committed(id, seq);
+  forwarder.watching = (id) => wakeUps.ready(id);
   const statuses = new StatusNotifier(
     presence,
     stores.queue,
@@ -110,7 +137,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   forwarder.ondelivered = (marked) => statuses.terminal(marked, 'delivered');
   // An HTTP session opened its event stream: what waited for it goes out now.
   presence.onreachable = (endpoint) => void forwarder.pump(endpoint);
-  const limiters = relayLimiters(limits, now, (address) =>
+  const limiters = relayLimiters(limits, coordination, now, (address) =>
     input.limitLoopback === true || address === undefined ? address : isLoopbackAddress(address) ? undefined : address,
   );
 
@@ -121,9 +148,9 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     config,
     queue: stores.queue,
     queueLimits: stores.queue.limits,
-    sessions: stores.sessions,
+    sessions,
     keyPackages: stores.keyPackages,
-    keyPackageBudget: new KeyPackageBudget(limits.keyPackageFetchesPerTarget, now),
+    keyPackageBudget: coordination.keyPackageBudgets({ perTarget: limits.keyPackageFetchesPerTarget, now }),
     groups: stores.groups,
     presence,
     forwarder,
@@ -138,7 +165,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   };
 
   server = new WmpServer({
-    store: stores.sessions,
+    store: sessions,
     capabilities: {
       messaging: { max_size: limits.maxMessageBytes },
       relay: { destinations: ['*'] },
@@ -159,8 +186,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     // Before anything is stored for a stranger: per connection and per source address.
     admitSessionless: (_method, ctx) => limiters.admitOpen(ctx.connection, refusals),
     // Throwing here answers -31007 (rate windows stay in memory); `true` lets the call on.
-    authorize: (ctx) => {
-      limiters.chargeRequests(ctx.sender, ctx.connection, refusals);
+    authorize: async (ctx) => {
+      await limiters.chargeRequests(ctx.sender, ctx.connection, refusals);
       return true;
     },
     hooks: { ...relayHooks(services), deliver: deliverHook(services) },
@@ -184,25 +211,46 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     services,
     metrics,
     sweeper,
+    coordination,
+    wakeUps,
+    start() {
+      sweeper.start();
+      wakeUps.start();
+    },
+    async stop() {
+      wakeUps.stop();
+      await sweeper.stop();
+      if (input.coordination === undefined) await coordination.close();
+    },
     logger,
     budgets,
     refusals,
     get connections() {
       return connections;
     },
-    async connect(transport: Transport): Promise<void> {
+    async connect(transport: Transport, context?: { readonly adopt?: string }): Promise<void> {
       connections++;
-      const observed = new ObservedTransport(transport, {
-        error: (code) => metrics.error(code),
-        closed: () => {
-          connections--;
-        },
-      });
+      // Counted once: a refused connection is closed before it started, and never reports it.
+      let open = true;
+      const ended = () => {
+        if (open) connections--;
+        open = false;
+      };
+      const observed = new ObservedTransport(transport, { error: (code) => metrics.error(code), closed: ended });
+      let connection: Connection;
       try {
-        await server.connect(observed);
+        connection = await server.connect(observed);
       } catch (e) {
+        ended();
         const reason = (e as { data?: { reason?: string } }).data?.reason;
         refusals.note(reason === 'too many unauthenticated connections' ? 'unauthenticated_slots' : 'connection_slots');
+        throw e;
+      }
+      if (context?.adopt === undefined) return;
+      try {
+        await server.adopt(connection, context.adopt);
+      } catch (e) {
+        await connection.peer.close().catch(() => undefined);
         throw e;
       }
     },

@@ -2,12 +2,18 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { WmpServer } from '@wmp/session';
-import { attachWebSocketServer, createHttpBinding, type WebSocketAttachment } from '@wmp/transports/node';
+import {
+  attachWebSocketServer,
+  createHttpBinding,
+  keyedSessionTokens,
+  type WebSocketAttachment,
+} from '@wmp/transports/node';
 import type { Hono } from 'hono';
 import type { RelayStores } from '../storage/contracts/relay-stores.js';
 import type { RelayConfig } from './config.js';
 import { createRelayCore, type RelayCore } from './core.js';
 import { createRelayApp } from './http-app.js';
+import { sessionTokenKey } from './identity.js';
 import { isGroupSession } from './recipients.js';
 
 export interface Relay {
@@ -34,7 +40,9 @@ export function createRelay(config: RelayConfig = {}): Relay {
   const logger = core.logger;
   const { timings } = core.config;
   const binding = createHttpBinding({
-    onTransport: (transport) => core.connect(transport),
+    onTransport: (transport, _request, context) => core.connect(transport, context),
+    // Keyed by the relay key: a node of a cluster carries an HTTP session another node began.
+    sessionTokens: keyedSessionTokens(sessionTokenKey(core.identity)),
     maxBodyBytes: limits.maxMessageBytes,
     maxUnauthenticatedBodyBytes: limits.maxUnauthenticatedBodyBytes,
     bodyTimeoutMs: timings.bodyTimeoutMs,
@@ -47,7 +55,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
       config.httpSessionIdBinding === true
         ? async (id) => {
             const session = await core.stores.sessions.get(id);
-            return session !== undefined && !isGroupSession(session);
+            return session === undefined ? 'unknown' : !isGroupSession(session);
           }
         : false,
   });
@@ -95,7 +103,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
       const { port } = http.address() as AddressInfo;
       const local = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
       if (config.publicUrl === undefined) core.origin = local;
-      core.sweeper.start();
+      core.start();
       logger.info('relay.listening', { port, relay_id: core.identity.did });
       return { port, url: core.origin };
     },
@@ -103,7 +111,6 @@ export function createRelay(config: RelayConfig = {}): Relay {
     close() {
       closed ??= (async () => {
         closing = true;
-        await core.sweeper.stop();
         // Stop accepting first, then end what is open (WS close 1001, SSE streams, waiting POSTs).
         const server = http;
         const stopped = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
@@ -112,6 +119,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
         await core.server.close();
         server?.closeAllConnections();
         await stopped;
+        await core.stop();
         await core.stores.close();
         logger.info('relay.closed');
       })();

@@ -1,5 +1,5 @@
 import type { ParamsOf } from '@wmp/jsonrpc-envelope';
-import { NotAuthorizedError } from '@wmp/jsonrpc-envelope';
+import { NotAuthorizedError, RateLimitedError } from '@wmp/jsonrpc-envelope';
 import { newMessageId, type SessionRecord, type WmpContext } from '@wmp/session';
 import { checkEncryptedDeliver } from './encrypted-deliver.js';
 import { expiryOf } from './expiry.js';
@@ -28,6 +28,7 @@ export function deliverHook(s: RelayServices) {
     const expiresAt = expiryOf(params.wmp.expires_at, session, s.config.timings, now);
     const messageId = newMessageId();
     const request = (ctx.request.params ?? {}) as Record<string, unknown>;
+    refuseLargeFanout(s, request, recipients.length);
     const message = await routedMessage(s, 'wmp.message.deliver', request, sender, messageId, group);
     const isRequest = ctx.requestId !== undefined;
     const outcome = await routeToRecipients(s, {
@@ -44,4 +45,41 @@ export function deliverHook(s: RelayServices) {
     if (outcome.accepted === 0 && outcome.full) throw outcome.full;
     return routedResult(session, messageId);
   };
+}
+
+/**
+ * The fan-out cap (recipients x bytes) checked on the request alone, before the relay signs and
+ * serialises anything (DESIGN §7: cheap refusals first): a ~1 MiB deliver to 256 made-up
+ * recipients is refused for the cost of a walk over its content instead of a relay-chain
+ * signature over it and a serialisation. The content (all but `wmp`) is part of what is routed,
+ * and `jsonLengthAtLeast` never exceeds its UTF-8 bytes, so nothing the exact check in
+ * `routeToRecipients` would take is refused here. Only when the cap can be reached at all.
+ */
+function refuseLargeFanout(s: RelayServices, request: Record<string, unknown>, recipients: number): void {
+  const { maxFanoutBytes, maxMessageBytes } = s.config.limits;
+  if (recipients * maxMessageBytes <= maxFanoutBytes) return;
+  const { wmp: _wmp, ...content } = request;
+  if (recipients * jsonLengthAtLeast(content) <= maxFanoutBytes) return;
+  s.refusals.note('fanout');
+  throw new RateLimitedError({ reason: 'fan-out' });
+}
+
+/**
+ * A lower bound of the length of `value` as JSON, in O(nodes) rather than O(bytes): a string
+ * counts its UTF-16 length and its quotes (at most its UTF-8 bytes), everything else at least one
+ * character. The value was parsed under the message's depth limit.
+ */
+export function jsonLengthAtLeast(value: unknown): number {
+  if (typeof value === 'string') return value.length + 2;
+  if (value === null || typeof value !== 'object') return 1;
+  // Brackets, and one comma between two members.
+  if (Array.isArray(value)) {
+    let n = 1 + value.length;
+    for (const item of value) n += jsonLengthAtLeast(item);
+    return Math.max(2, n);
+  }
+  const entries = Object.entries(value);
+  let n = 1 + entries.length;
+  for (const [key, item] of entries) n += key.length + 3 + jsonLengthAtLeast(item);
+  return Math.max(2, n);
 }

@@ -50,6 +50,10 @@ export class Forwarder {
   #marking = false;
   /** Told of messages marked delivered for the first time (their senders get `delivered`). */
   ondelivered: ((marked: readonly QueueRemoval[]) => void) | undefined;
+  /** Told of every commit offered here (a cluster wakes the other nodes). */
+  oncommitted: ((identity: string, seq: number) => void) | undefined;
+  /** Settles once commits for the identity anywhere wake this node: a pump's first read waits for it. */
+  watching: ((identity: string) => Promise<void> | undefined) | undefined;
 
   constructor(queue: QueueStore, presence: Presence, metrics: RelayMetrics, logger: Logger, now: () => number) {
     this.#queue = queue;
@@ -61,7 +65,8 @@ export class Forwarder {
 
   /**
    * `message` was committed for `identity` at `seq`: forward it to every endpoint of the
-   * identity that takes it. Returns how many endpoints take it (0: the recipient is offline).
+   * identity here that takes it, and tell the other nodes. Returns how many endpoints here take
+   * it (0: the recipient is offline, or online on another node only).
    */
   offer(identity: string, seq: number, message: RoutedMessage): number {
     let live = 0;
@@ -79,6 +84,7 @@ export class Forwarder {
       endpoint.cursor = seq;
       if (target !== undefined) void this.#send(endpoint, target, message, seq);
     }
+    this.oncommitted?.(identity, seq);
     return live;
   }
 
@@ -107,6 +113,9 @@ export class Forwarder {
     }
     endpoint.running = true;
     try {
+      // Wake-ups first, then the backlog: nothing committed in between is missed (DESIGN §3).
+      const watched = this.watching?.(endpoint.identity);
+      if (watched !== undefined) await watched;
       do {
         endpoint.again = false;
         let more = true;

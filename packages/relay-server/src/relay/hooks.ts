@@ -1,4 +1,4 @@
-import { newMessageId, type ServerHooks } from '@wmp/session';
+import { type Connection, newMessageId, type ServerHooks, type SessionRecord } from '@wmp/session';
 import { STATUS_METHOD } from './forwarder.js';
 import type { Endpoint } from './presence.js';
 import { isGroupSession } from './recipients.js';
@@ -7,6 +7,31 @@ import { metaFor, type RelayServices } from './services.js';
 
 /** Queue entries one poll returns at most. */
 const MAX_POLL = 100;
+
+/**
+ * Routes `identity` to `connection` again for a session carried onto it (resume, adoption): its
+ * hop registration while unexpired, or the group session it belongs to.
+ */
+function restoreRoute(
+  s: RelayServices,
+  session: SessionRecord,
+  identity: string,
+  connection: Connection,
+  unrouted: string,
+): Endpoint | undefined {
+  const until = registrationsOf(session)[identity];
+  let endpoint: Endpoint | undefined;
+  if (until !== undefined && until > s.now()) {
+    endpoint = s.presence.ensure(identity, connection, 0, true);
+    if (endpoint) s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
+  } else if (isGroupSession(session)) {
+    endpoint = s.presence.ensure(identity, connection, 0, true);
+  }
+  if (endpoint === undefined && (until !== undefined || isGroupSession(session))) {
+    s.logger.warn(unrouted, { reason: 'connections per identity' });
+  }
+  return endpoint;
+}
 
 /**
  * The WmpServer hooks a relay fills in (besides `deliver`): acknowledgements remove from the
@@ -34,26 +59,21 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
       if (lastReceivedId !== undefined) {
         s.statuses.terminal(await s.queue.ackThrough(identity, lastReceivedId), 'delivered');
       }
-      const until = registrationsOf(session)[identity];
-      let endpoint: Endpoint | undefined;
-      if (until !== undefined && until > s.now()) {
-        endpoint = s.presence.ensure(identity, connection, 0, true);
-        if (endpoint) s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
-      } else if (isGroupSession(session)) {
-        endpoint = s.presence.ensure(identity, connection, 0, true);
-      }
-      if (endpoint === undefined && (until !== undefined || isGroupSession(session))) {
-        s.logger.warn('relay.resume_unrouted', { reason: 'connections per identity' });
-      }
+      const endpoint = restoreRoute(s, session, identity, connection, 'relay.resume_unrouted');
       // What it missed: messages never written to any of its connections (the rest it had; they
       // are sent again, as unacknowledged, and deduplicated by id).
       const count = await s.queue.undelivered(identity, s.now(), s.hop().relayId);
       // After the resume answer, so the client knows its session before the replay arrives.
-      if (endpoint) {
-        const e = endpoint;
-        setTimeout(() => void s.forwarder.pump(e), 0);
-      }
+      if (endpoint) setTimeout(() => void s.forwarder.pump(endpoint), 0);
       return count;
+    },
+
+    // An HTTP session another node began (a cluster without sticky sessions): it routes here now,
+    // as after a resume; what it missed is pumped once its event stream is open.
+    adopted(session, identity, connection) {
+      if (identity === undefined) return;
+      const endpoint = restoreRoute(s, session, identity, connection, 'relay.adopt_unrouted');
+      if (endpoint) setTimeout(() => void s.forwarder.pump(endpoint), 0);
     },
 
     // A participant joined a group session: what the queue holds for that group goes to this
@@ -80,22 +100,20 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
       if (method !== 'wmp.message.deliver' || session === undefined || !wantsStatuses(session)) return;
       if (!connection.sessions.has(session.id) || connection.peer.closed) return;
       // Each answer costs the sender a request: a flood of bad notifications earns no flood back.
-      try {
-        s.limiters.chargeRequests(connection.sessions.get(session.id)?.identity, connection, s.refusals);
-      } catch {
-        return;
-      }
       const reason = (error.data as { reason?: unknown } | undefined)?.reason;
-      void connection.peer
-        .notify(
-          STATUS_METHOD,
-          {
-            wmp: metaFor(session.id, session.version),
-            message_id: newMessageId(),
-            status: 'dropped',
-            reason: typeof reason === 'string' ? reason : error.message,
-          },
-          session.id,
+      void s.limiters
+        .chargeRequests(connection.sessions.get(session.id)?.identity, connection, s.refusals)
+        .then(() =>
+          connection.peer.notify(
+            STATUS_METHOD,
+            {
+              wmp: metaFor(session.id, session.version),
+              message_id: newMessageId(),
+              status: 'dropped',
+              reason: typeof reason === 'string' ? reason : error.message,
+            },
+            session.id,
+          ),
         )
         .catch(() => undefined);
     },

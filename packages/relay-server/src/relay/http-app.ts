@@ -51,7 +51,8 @@ export function createRelayApp(input: RelayAppInput): Hono {
   app.get('/.well-known/mls-key-packages', (c) => c.json({ key_packages: input.keyPackages ?? [] }));
 
   // Whether the relay serves, and whether something stops new users (a full session store, no
-  // free connection slots): those are `degraded`, still 200, so a load balancer keeps the node.
+  // free connection slots) or a cluster's coordination is down: those are `degraded`, still 200,
+  // so a load balancer keeps the node.
   app.get('/health', async (c) => {
     let store = 'ok';
     let sessions = 'ok';
@@ -69,10 +70,25 @@ export function createRelayApp(input: RelayAppInput): Hono {
       open.open >= limits.maxConnections || open.unauthenticated >= limits.maxUnauthenticatedConnections
         ? 'full'
         : 'ok';
+    // Redis down: what needs only the database still works (DESIGN §3), so the node stays in.
+    const coordination = core.coordination.health();
     const ok = store === 'ok' && !input.closing();
-    const status = !ok ? 'unavailable' : sessions === 'ok' && connections === 'ok' ? 'ok' : 'degraded';
+    const status = !ok
+      ? 'unavailable'
+      : sessions === 'ok' && connections === 'ok' && coordination === 'ok'
+        ? 'ok'
+        : 'degraded';
     return c.json(
-      { status, store, sessions, connections, closing: input.closing(), relay_id: core.identity.did },
+      {
+        status,
+        store,
+        sessions,
+        connections,
+        coordination,
+        closing: input.closing(),
+        relay_id: core.identity.did,
+        node_id: core.coordination.nodeId,
+      },
       ok ? 200 : 503,
     );
   });

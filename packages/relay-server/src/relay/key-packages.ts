@@ -1,4 +1,10 @@
-import { MlsError, NotAuthorizedError, type ParamsOf, ParticipantNotFoundError } from '@wmp/jsonrpc-envelope';
+import {
+  MlsError,
+  NotAuthorizedError,
+  type ParamsOf,
+  ParticipantNotFoundError,
+  RateLimitedError,
+} from '@wmp/jsonrpc-envelope';
 import { isSupportedCipherSuite, MlsBridgeError, verifyKeyPackage } from '@wmp/mls-bridge';
 import type { Connection } from '@wmp/session';
 import type { KeyPackageInput, StoredKeyPackage } from '../storage/contracts/key-package-store.js';
@@ -57,7 +63,7 @@ export async function publishKeyPackages(
   const work = considered.length + (lastResort ? 1 : 0);
   if (work === 0) return 0;
   // The call itself was charged one request already.
-  if (work > 1) s.limiters.chargeRequests(identity, connection, s.refusals, work - 1);
+  if (work > 1) await s.limiters.chargeRequests(identity, connection, s.refusals, work - 1);
   const inputs: KeyPackageInput[] = [];
   for (const entry of considered) inputs.push(await verified(s, identity, entry, entries.indexOf(entry)));
   const last = lastResort ? await verified(s, identity, lastResort, entries.indexOf(lastResort)) : undefined;
@@ -79,28 +85,23 @@ export async function takeKeyPackage(
   params: ParamsOf<'ohan.mls.keypackage.fetch'>,
 ): Promise<{ identity: string; key_package: string; cipher_suite: number }> {
   const now = s.now();
-  let refund: (() => void) | undefined;
-  let overBudget: unknown;
-  try {
-    refund = s.keyPackageBudget.reserve(caller, params.identity);
-  } catch (e) {
-    overBudget = e;
-  }
+  // Reserved atomically across callers and nodes; a miss gives it back (a miss costs nothing).
+  const refund = await s.keyPackageBudget.reserve(caller, params.identity);
   let taken: StoredKeyPackage | undefined;
   if (refund !== undefined) {
     try {
       taken = await s.keyPackages.take(params.identity, params.cipher_suite, now);
     } catch (e) {
-      refund();
+      await refund();
       throw e;
     }
-    if (taken === undefined) refund();
+    if (taken === undefined) await refund();
   }
   taken ??= await s.keyPackages.lastResort(params.identity, params.cipher_suite, now);
   if (taken === undefined) {
-    if (overBudget !== undefined) {
+    if (refund === undefined) {
       s.refusals.note('key_package_budget');
-      throw overBudget;
+      throw new RateLimitedError({ reason: 'key package budget' });
     }
     throw new ParticipantNotFoundError({ reason: 'no key package for this identity' });
   }

@@ -30,7 +30,11 @@ function pagingOf(params: FetchParams): { after: string | number | undefined; li
     throw new InvalidParamsError({ reason: 'limit: must be a positive integer' });
   }
   const position = after === undefined ? undefined : CURSOR.exec(after)?.[1];
-  return { after: position === undefined ? after : Number(position), limit: Math.min(limit ?? MAX_FETCH, MAX_FETCH) };
+  // Sixteen digits pass the pattern but may be past 2^53, where positions no longer count exactly.
+  const seq = position === undefined ? undefined : Number(position);
+  if (seq !== undefined && !Number.isSafeInteger(seq))
+    throw new InvalidParamsError({ reason: 'after: cursor out of range' });
+  return { after: seq ?? after, limit: Math.min(limit ?? MAX_FETCH, MAX_FETCH) };
 }
 
 /**

@@ -42,6 +42,9 @@ export class Presence {
   #count = 0;
   /** A connection that was not reachable (an HTTP session without a stream) is again. */
   onreachable: ((endpoint: Endpoint) => void) | undefined;
+  /** The first endpoint of an identity on this node appeared / the last one went (cluster wake-ups). */
+  onidentityup: ((identity: string) => void) | undefined;
+  onidentitydown: ((identity: string) => void) | undefined;
 
   constructor(maxPerIdentity: number, onGone: (endpoint: Endpoint) => void = () => undefined) {
     this.#maxPerIdentity = maxPerIdentity;
@@ -77,6 +80,7 @@ export class Presence {
     if (!map) {
       map = new Map();
       this.#byIdentity.set(identity, map);
+      this.onidentityup?.(identity);
     }
     const endpoint: Endpoint = {
       identity,
@@ -146,7 +150,10 @@ export class Presence {
       this.#unhop(endpoint);
       map.delete(connection.id);
       this.#count--;
-      if (map.size === 0) this.#byIdentity.delete(identity);
+      if (map.size === 0) {
+        this.#byIdentity.delete(identity);
+        this.onidentitydown?.(identity);
+      }
       this.#onGone(endpoint);
     }
     this.#byConnection.delete(connection.id);

@@ -1,5 +1,6 @@
 import { RateLimitedError } from '@wmp/jsonrpc-envelope';
 import type { Connection } from '@wmp/session';
+import type { Coordination } from '../coordination/contracts/coordination.js';
 import type { RateLimiter } from '../coordination/contracts/rate-limiter.js';
 import { TokenBuckets } from '../coordination/memory/token-buckets.js';
 import type { RelayLimits } from './config.js';
@@ -11,15 +12,23 @@ const SOURCE_FACTOR = 4;
 /**
  * The relay's budgets that a fresh identity cannot reset (DESIGN §7): session opens per connection
  * and per source address, and routed bytes (recipients x bytes) per sender, connection and
- * source. Rate windows are in memory only; addresses are keys here and nowhere else.
+ * source. What is keyed by identity or source is shared by the nodes of a cluster (the
+ * coordination's buckets: a client gains nothing by spreading over nodes); what is keyed by
+ * connection stays on its node. Rate windows are never on disk; addresses are keys here and
+ * nowhere else.
  */
 export interface RelayLimiters {
   /** One request (or `cost` for a call that does that much work) of the identity, else of the connection; -31007 beyond. */
-  chargeRequests(sender: string | undefined, connection: Connection, refusals: RefusalLog, cost?: number): void;
-  /** `wmp.session.create` / `resume` / `join`: throws -31007 over the connection's or the source's rate. */
-  admitOpen(connection: Connection, refusals: RefusalLog): void;
+  chargeRequests(
+    sender: string | undefined,
+    connection: Connection,
+    refusals: RefusalLog,
+    cost?: number,
+  ): Promise<void>;
+  /** `wmp.session.create` / `resume` / `join`: rejects -31007 over the connection's or the source's rate. */
+  admitOpen(connection: Connection, refusals: RefusalLog): Promise<void>;
   /** Spends `bytes` of the sender's, the connection's and the source's routing budgets; -31007 beyond. */
-  chargeRouted(sender: string, connection: Connection, bytes: number, refusals: RefusalLog): void;
+  chargeRouted(sender: string, connection: Connection, bytes: number, refusals: RefusalLog): Promise<void>;
   rateLimited(reason: string): InstanceType<typeof RateLimitedError>;
 }
 
@@ -34,41 +43,60 @@ export function isLoopbackAddress(address: string): boolean {
  */
 export function relayLimiters(
   limits: RelayLimits,
+  coordination: Coordination,
   now: () => number,
   sourceOf: (address: string | undefined) => string | undefined,
 ): RelayLimiters {
-  const buckets = (perSecond: number, burst: number): RateLimiter => new TokenBuckets({ perSecond, burst, now });
-  const requests = buckets(limits.requestsPerSecond, limits.requestBurst);
-  const opens = buckets(limits.sessionOpensPerSecond, limits.sessionOpenBurst);
-  const opensBySource = buckets(limits.sessionOpensPerSecond * SOURCE_FACTOR, limits.sessionOpenBurst * SOURCE_FACTOR);
-  const routed = buckets(limits.routedBytesPerSecond, limits.routedBytesBurst);
-  const routedBySource = buckets(limits.routedBytesPerSecond * SOURCE_FACTOR, limits.routedBytesBurst * SOURCE_FACTOR);
+  const local = (perSecond: number, burst: number): RateLimiter => new TokenBuckets({ perSecond, burst, now });
+  const shared = (name: string, perSecond: number, burst: number): RateLimiter =>
+    coordination.rateLimiter(name, { perSecond, burst, now });
+  const requests = shared('requests', limits.requestsPerSecond, limits.requestBurst);
+  const connectionRequests = local(limits.requestsPerSecond, limits.requestBurst);
+  const opens = local(limits.sessionOpensPerSecond, limits.sessionOpenBurst);
+  const opensBySource = shared(
+    'opens-by-source',
+    limits.sessionOpensPerSecond * SOURCE_FACTOR,
+    limits.sessionOpenBurst * SOURCE_FACTOR,
+  );
+  const routed = shared('routed', limits.routedBytesPerSecond, limits.routedBytesBurst);
+  const connectionRouted = local(limits.routedBytesPerSecond, limits.routedBytesBurst);
+  const routedBySource = shared(
+    'routed-by-source',
+    limits.routedBytesPerSecond * SOURCE_FACTOR,
+    limits.routedBytesBurst * SOURCE_FACTOR,
+  );
   const rateLimited = (reason: string) => new RateLimitedError({ reason });
-  // The memory buckets answer synchronously; a distributed limiter is wired where it may await.
-  const take = (limiter: RateLimiter, key: string, cost = 1) => limiter.take(key, cost) === true;
+  const connectionKey = (connection: Connection) => `c:${connection.id}`;
 
   return {
     rateLimited,
-    chargeRequests(sender, connection, refusals, cost = 1) {
-      if (!take(requests, sender ?? `c:${connection.id}`, cost)) {
+    async chargeRequests(sender, connection, refusals, cost = 1) {
+      const ok =
+        sender === undefined
+          ? await connectionRequests.take(connectionKey(connection), cost)
+          : await requests.take(sender, cost);
+      if (!ok) {
         refusals.note('request_rate');
         throw rateLimited('request rate');
       }
     },
-    admitOpen(connection, refusals) {
+    async admitOpen(connection, refusals) {
       const source = sourceOf(connection.remoteAddress);
-      if (!take(opens, `c:${connection.id}`) || (source !== undefined && !take(opensBySource, source))) {
+      const ok =
+        (await opens.take(connectionKey(connection))) && (source === undefined || (await opensBySource.take(source)));
+      if (!ok) {
         refusals.note('session_open_rate');
         throw rateLimited('session open rate');
       }
     },
-    chargeRouted(sender, connection, bytes, refusals) {
+    async chargeRouted(sender, connection, bytes, refusals) {
       const source = sourceOf(connection.remoteAddress);
-      const ok =
-        take(routed, `i:${sender}`, bytes) &&
-        take(routed, `c:${connection.id}`, bytes) &&
-        (source === undefined || take(routedBySource, source, bytes));
-      if (!ok) {
+      // The shared buckets in one round (a cluster's are remote); the connection's here.
+      const [bySender, bySource] = await Promise.all([
+        routed.take(sender, bytes),
+        source === undefined ? true : routedBySource.take(source, bytes),
+      ]);
+      if (!(bySender && bySource && (await connectionRouted.take(connectionKey(connection), bytes)))) {
         refusals.note('routed_bytes');
         throw rateLimited('routed bytes');
       }

@@ -97,7 +97,7 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
     s.refusals.note('fanout');
     throw new RateLimitedError({ reason: 'fan-out' });
   }
-  s.limiters.chargeRouted(sender, input.connection, fanout, s.refusals);
+  await s.limiters.chargeRouted(sender, input.connection, fanout, s.refusals);
   const outcomes = await Promise.all(
     [...input.messages].map(([recipient, message]) =>
       s.queue

@@ -1,12 +1,12 @@
 import type { RelayHop } from '@wmp/jcs-signing';
 import type { SessionStore } from '@wmp/session';
 import type { ByteBudget } from '@wmp/transports';
+import type { KeyPackageBudgets } from '../coordination/contracts/key-package-budgets.js';
 import type { KeyPackageStore } from '../storage/contracts/key-package-store.js';
 import type { MlsGroupStore } from '../storage/contracts/mls-group-store.js';
 import type { QueueLimits, QueueStore } from '../storage/contracts/queue-store.js';
 import type { ResolvedConfig } from './config.js';
 import type { Forwarder } from './forwarder.js';
-import type { KeyPackageBudget } from './key-package-budget.js';
 import type { Logger } from './logger.js';
 import type { RelayMetrics } from './metrics.js';
 import type { Presence } from './presence.js';
@@ -33,8 +33,8 @@ export interface RelayServices {
   readonly queueLimits: QueueLimits;
   readonly sessions: SessionStore;
   readonly keyPackages: KeyPackageStore;
-  /** How many key packages one caller may take of another identity (memory only). */
-  readonly keyPackageBudget: KeyPackageBudget;
+  /** How many key packages others may take of one identity (shared by the nodes of a cluster). */
+  readonly keyPackageBudget: KeyPackageBudgets;
   readonly groups: MlsGroupStore;
   readonly presence: Presence;
   readonly forwarder: Forwarder;

@@ -1,6 +1,12 @@
 import { QueueFullError as WmpQueueFullError } from '@wmp/jsonrpc-envelope';
 
-export type StoreErrorCode = 'ERR_STORE_CLOSED' | 'ERR_STORE_INPUT' | 'ERR_STORE_WRITE' | 'ERR_STORE_SCHEMA';
+export type StoreErrorCode =
+  | 'ERR_STORE_CLOSED'
+  | 'ERR_STORE_INPUT'
+  | 'ERR_STORE_WRITE'
+  | 'ERR_STORE_SCHEMA'
+  | 'ERR_STORE_LOCKED'
+  | 'ERR_STORE_UNAVAILABLE';
 
 /**
  * Errors of the storage layer that are not protocol answers: a closed store, an argument out of
@@ -43,6 +49,30 @@ export class StoreWriteError extends StoreError {
   }
 }
 
+/** Why a database server could not be used (the setting to fix differs). */
+export type StoreUnavailableReason = 'unreachable' | 'credentials' | 'no_database';
+
+const UNAVAILABLE_MESSAGES: Readonly<Record<StoreUnavailableReason, string>> = {
+  unreachable: 'database unreachable',
+  credentials: 'database refused the credentials',
+  no_database: 'database does not exist',
+};
+
+/**
+ * A database server could not be reached or used (PostgreSQL down, wrong host or port, wrong
+ * credentials, no such database): at open, or for a read while it is down. Writes that fail for
+ * the same cause are `StoreWriteError`s (the batch did not commit). `cause` keeps the driver's
+ * error for the logs; the message never holds the URL.
+ */
+export class StoreUnavailableError extends StoreError {
+  readonly reason: StoreUnavailableReason;
+  constructor(reason: StoreUnavailableReason, cause: unknown) {
+    super('ERR_STORE_UNAVAILABLE', UNAVAILABLE_MESSAGES[reason], { cause });
+    this.name = 'StoreUnavailableError';
+    this.reason = reason;
+  }
+}
+
 /** The database file was written by a newer version of this package. */
 export class StoreSchemaError extends StoreError {
   constructor(message: string) {
@@ -55,6 +85,14 @@ export class StoreSchemaError extends StoreError {
  * Which cap refused an append: the recipient's count or bytes, the sender's share of that
  * recipient's queue (DESIGN §3: nobody fills another's inbox), or the bytes of the whole store.
  */
+/** Another process holds the database (one SQLite file serves one relay process). */
+export class StoreLockedError extends StoreError {
+  constructor() {
+    super('ERR_STORE_LOCKED', 'database in use by another process');
+    this.name = 'StoreLockedError';
+  }
+}
+
 export type QueueFullReason = 'max_queued' | 'max_bytes' | 'sender_share' | 'total_bytes';
 
 /**

@@ -33,7 +33,22 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
   const requireAuth = options.requireAuthentication ?? true;
   const pendingTtl = options.pendingTtlSeconds ?? DEFAULT_PENDING_TTL_SECONDS;
 
+  // Cheap refusals first: nothing is verified or stored for a connection at its cap. The slot is
+  // taken at once (unauthenticated; the id is known to nobody yet): creates pipelined or in one
+  // batch run concurrently, and each would pass the check before any of them was bound.
   const create: RequestHandler<WmpContext> = async (raw, ctx) => {
+    const id = newSessionId();
+    s.checkBind(ctx.connection, id);
+    s.bind(ctx.connection, id, undefined);
+    try {
+      return await createAs(id, raw, ctx);
+    } catch (e) {
+      s.unbindConnection(ctx.connection, id);
+      throw e;
+    }
+  };
+
+  const createAs = async (id: string, raw: unknown, ctx: WmpContext): Promise<Record<string, unknown>> => {
     const params = raw as ParamsOf<'wmp.session.create'>;
     const version = negotiateVersion(params.wmp.version, supportedVersions);
     const capabilities = negotiateCapabilities(params.capabilities_offered, s.supportedCapabilities);
@@ -48,10 +63,6 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       0,
       MAX_PARTICIPANTS,
     );
-    const id = newSessionId();
-    // Cheap refusals first: nothing is verified or stored for a connection at its cap.
-    s.checkBind(ctx.connection, id);
-
     // A sender whose scheme no authenticator proves is refused before anything is stored.
     if (params.auth || requireAuth) checkSenderScheme(s.authenticators, sender, params.auth?.type);
     // Inline authentication (bearer and other challenge-free types) happens right here.
@@ -241,8 +252,15 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       options.hooks?.partLeft?.(session, ctx.sender, ctx.connection);
       return;
     }
-    await s.store.delete(session.id);
-    s.ended({ ...session, state: 'closed' });
+    // Closed on this connection at once: a call that follows the close on it is -31000 even
+    // while the store's delete is still being written (messages of a connection run concurrently).
+    ctx.connection.closing.add(session.id);
+    try {
+      await s.store.delete(session.id);
+      s.ended({ ...session, state: 'closed' });
+    } finally {
+      ctx.connection.closing.delete(session.id);
+    }
   };
 
   return {

@@ -14,5 +14,6 @@ export interface TokenBucketOptions {
   readonly burst: number;
   /** Most keys tracked (memory adapter). */
   readonly maxKeys?: number;
+  /** The clock (memory adapter; the Redis adapter uses the server's clock, one for all nodes). */
   readonly now?: () => number;
 }

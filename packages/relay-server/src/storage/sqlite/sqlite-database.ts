@@ -1,10 +1,16 @@
 import Database from 'better-sqlite3';
-import { StoreError, StoreSchemaError } from '../errors.js';
+import { StoreError, StoreLockedError, StoreSchemaError } from '../errors.js';
 import { MIGRATIONS, SCHEMA, SCHEMA_VERSION } from './sqlite-schema.js';
 
 export interface OpenDatabaseOptions {
   /** Page cache in KiB (default 64 MiB, as measured in notes/relay-anchors.md §2.1). */
   readonly cacheKiB?: number;
+  /**
+   * Hold the file for this connection alone until it closes (SQLite's exclusive locking mode): a
+   * second process opening it fails at once with `StoreLockedError` instead of two relays
+   * sharing one queue. The relay app opens its database this way.
+   */
+  readonly exclusive?: boolean;
 }
 
 /**
@@ -15,6 +21,7 @@ export interface OpenDatabaseOptions {
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Database.Database {
   const db = new Database(path);
   try {
+    if (options.exclusive) lockExclusively(db);
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (mode !== 'wal' && !db.memory) throw new StoreError('ERR_STORE_SCHEMA', 'database does not support WAL');
     db.pragma('synchronous = FULL');
@@ -26,6 +33,18 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
     return db;
   } catch (error) {
     db.close();
+    throw error;
+  }
+}
+
+/** Takes the file's exclusive lock now (not at the first write) and keeps it until close. */
+function lockExclusively(db: Database.Database): void {
+  db.pragma('locking_mode = EXCLUSIVE');
+  db.pragma('busy_timeout = 0');
+  try {
+    db.exec('BEGIN EXCLUSIVE; COMMIT');
+  } catch (error) {
+    if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) throw new StoreLockedError();
     throw error;
   }
 }

@@ -9,6 +9,7 @@ import {
   sessionCapRefusal,
 } from '@wmp/session';
 import type BetterSqlite3 from 'better-sqlite3';
+import { decodeSession as decode, encodeSession as encode } from '../contracts/session-json.js';
 import { StoreClosedError, StoreInputError } from '../errors.js';
 import type { WriteQueue } from './write-queue.js';
 
@@ -178,22 +179,4 @@ export class SqliteSessionStore implements SessionStore {
     this.#cache.set(record.id, record);
     if (this.#cache.size > this.#cacheSize) this.#cache.delete(this.#cache.keys().next().value as string);
   }
-}
-
-function encode(session: SessionRecord): string {
-  if (typeof session?.id !== 'string' || !Number.isFinite(session.expiresAt)) {
-    throw new StoreInputError('not a session record');
-  }
-  return JSON.stringify(session);
-}
-
-/** JSON drops `undefined` members; the record type has them as required keys, so they are put back. */
-function decode(text: string): SessionRecord {
-  const record = JSON.parse(text) as SessionRecord;
-  return {
-    ...record,
-    initiator: record.initiator,
-    challenge: record.challenge,
-    resumptionTokens: record.resumptionTokens.map(({ hash, identity }) => ({ hash, identity })),
-  };
 }

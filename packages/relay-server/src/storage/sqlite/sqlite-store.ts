@@ -25,6 +25,8 @@ export interface SqliteStoreOptions {
   readonly maxBatch?: number;
   /** SQLite page cache in KiB (default 64 MiB). */
   readonly cacheKiB?: number;
+  /** Hold the file exclusively: a second process gets `StoreLockedError` (see `openDatabase`). */
+  readonly exclusive?: boolean;
 }
 
 /**
@@ -57,7 +59,10 @@ export class SqliteStore implements RelayStores {
   }
 
   static open(options: SqliteStoreOptions): SqliteStore {
-    const db = openDatabase(options.path, options.cacheKiB === undefined ? {} : { cacheKiB: options.cacheKiB });
+    const db = openDatabase(options.path, {
+      ...(options.cacheKiB === undefined ? {} : { cacheKiB: options.cacheKiB }),
+      ...(options.exclusive === undefined ? {} : { exclusive: options.exclusive }),
+    });
     try {
       return new SqliteStore(db, options);
     } catch (error) {

@@ -1,9 +1,11 @@
-import { RateLimitedError } from '@wmp/jsonrpc-envelope';
+import {
+  KEY_PACKAGE_FETCH_WINDOW_MS,
+  type KeyPackageBudgetOptions,
+  type KeyPackageBudgets,
+  type KeyPackageRefund,
+} from '../contracts/key-package-budgets.js';
 
-/** The budget's window: at most `perTarget` key packages of one identity taken by others in it. */
-export const KEY_PACKAGE_FETCH_WINDOW_MS = 3600 * 1000;
-
-/** Most target identities tracked at once; beyond it the oldest window goes first. */
+/** Most target identities tracked at once by default; beyond it the oldest window goes first. */
 export const MAX_KEY_PACKAGE_BUDGET_TARGETS = 100_000;
 
 interface Window {
@@ -12,14 +14,13 @@ interface Window {
   used: number;
 }
 
+const free: KeyPackageRefund = async () => {};
+
 /**
- * How many key packages others may take of one identity (DESIGN §3, §7): a fixed window per
- * *target* identity, all callers together, that begins at its first fetch; kept in memory only.
- * Per caller it would be no budget: fresh identities cost nothing, and four of them took all of a
- * victim's packages. Beyond it the relay hands out the target's last-resort package instead.
- * Taking one's own is free.
+ * Key-package budgets in memory (one process; the behaviour of `relay/key-package-budget.ts`,
+ * behind the async contract). A Map in order of window start bounds memory.
  */
-export class KeyPackageBudget {
+export class MemoryKeyPackageBudgets implements KeyPackageBudgets {
   readonly #perTarget: number;
   readonly #windowMs: number;
   readonly #maxTargets: number;
@@ -27,11 +28,11 @@ export class KeyPackageBudget {
   /** In order of window start (a new window re-inserts), so the front is the oldest. */
   readonly #windows = new Map<string, Window>();
 
-  constructor(perTarget: number, now: () => number, options: { windowMs?: number; maxTargets?: number } = {}) {
-    this.#perTarget = perTarget;
-    this.#now = now;
+  constructor(options: KeyPackageBudgetOptions) {
+    this.#perTarget = options.perTarget;
     this.#windowMs = options.windowMs ?? KEY_PACKAGE_FETCH_WINDOW_MS;
     this.#maxTargets = options.maxTargets ?? MAX_KEY_PACKAGE_BUDGET_TARGETS;
+    this.#now = options.now ?? Date.now;
   }
 
   /** Targets tracked now (for tests of the bound). */
@@ -39,14 +40,13 @@ export class KeyPackageBudget {
     return this.#windows.size;
   }
 
-  /**
-   * Reserves one fetch of `target`'s key packages by `caller`, synchronously (so concurrent calls
-   * cannot all pass the check before any is counted); over the budget: -31007 with `data.reason`
-   * 'key package budget'. The returned function gives the fetch back (call it when nothing was
-   * taken: a miss costs the target nothing).
-   */
-  reserve(caller: string, target: string): () => void {
-    if (caller === target) return () => {};
+  async reserve(caller: string, target: string): Promise<KeyPackageRefund | undefined> {
+    return this.reserveNow(caller, target);
+  }
+
+  /** `reserve`, synchronously (for the Redis adapter's local fallback and for one-process callers). */
+  reserveNow(caller: string, target: string): KeyPackageRefund | undefined {
+    if (caller === target) return free;
     const now = this.#now();
     let window = this.#windows.get(target);
     if (window !== undefined && now - window.start >= this.#windowMs) {
@@ -54,15 +54,16 @@ export class KeyPackageBudget {
       window = undefined;
     }
     if (window === undefined) {
+      if (this.#perTarget < 1) return undefined;
       this.#makeRoom(now);
       window = { start: now, used: 0 };
       this.#windows.set(target, window);
     }
-    if (window.used >= this.#perTarget) throw new RateLimitedError({ reason: 'key package budget' });
+    if (window.used >= this.#perTarget) return undefined;
     window.used += 1;
     const reserved = window;
     let refunded = false;
-    return () => {
+    return async () => {
       if (refunded) return;
       refunded = true;
       reserved.used -= 1;

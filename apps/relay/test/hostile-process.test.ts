@@ -1,0 +1,193 @@
+// Issue 12, item 11, the parts only the process shows: `wmp-relay` (from its sources, a child
+// process on a SQLite data directory) keeps its log JSON lines only however many requests are
+// cut off mid-way, creates relay.db (and its WAL files) 0600 in a 0700 directory, and logs a full
+// session store and exhausted connection slots once per interval. The hostile client is the
+// relay-server tests' one.
+
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { type ClientRequest, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateKeypair } from '@wmp/jcs-signing';
+import { signRequest } from '@wmp/ohan-seal';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  authenticateRequest,
+  checkRelayHealthy,
+  createRequest,
+  flood,
+  metric,
+  queueCanary,
+  RawSocket,
+  until,
+} from '../../../packages/relay-server/test/fixtures/hostile-client.js';
+import { type RelayProcess, startRelayProcess } from './fixtures/relay-process.js';
+
+const dirs: string[] = [];
+const processes: RelayProcess[] = [];
+afterAll(() => {
+  for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const MiB = 1024 * 1024;
+
+async function start(args: readonly string[]): Promise<{ relay: RelayProcess; dir: string }> {
+  const dir = join(mkdtempSync(join(tmpdir(), 'wmp-relay-hostile-')), 'data');
+  dirs.push(join(dir, '..'));
+  const relay = await startRelayProcess(['--data-dir', dir, '--port', '0', '--log-level', 'debug', ...args]);
+  processes.push(relay);
+  return { relay, dir };
+}
+
+/** Every stderr line is one JSON object (DESIGN §7); stdout is the one line the app prints. */
+function expectJsonLinesOnly(relay: RelayProcess): void {
+  const lines = relay
+    .stderr()
+    .split('\n')
+    .filter((l) => l !== '');
+  const notJson = lines.filter((l) => {
+    try {
+      return typeof JSON.parse(l) !== 'object';
+    } catch {
+      return true;
+    }
+  });
+  expect(notJson).toEqual([]);
+  expect(relay.stdout().trim().split('\n')).toEqual([`wmp-relay listening on ${relay.url}`]);
+}
+
+const bodiesInFlight = (url: string) => metric(url, 'wmp_relay_budget_used_bytes{budget="bodies"}');
+
+/**
+ * A POST whose client goes away mid-body: it declares 5000 bytes, sends a few, waits until the
+ * relay is reading them (its budget of bodies in flight holds them) and drops the connection;
+ * resolves once the relay let go of the body.
+ */
+async function abandonBody(url: string, path: string): Promise<void> {
+  const target = new URL(path, url);
+  const req: ClientRequest = request({
+    host: target.hostname,
+    port: target.port,
+    path: target.pathname,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': '5000' },
+  });
+  req.on('error', () => undefined);
+  req.write('{"jsonrpc":"2.0","pad":"');
+  await until(async () => (await bodiesInFlight(url)) > 0, 'the relay to read the body');
+  req.destroy();
+  await until(async () => (await bodiesInFlight(url)) === 0, 'the relay to let go of the body');
+}
+
+/** A request whose client goes away as soon as the answer starts (an event stream, say). */
+function abandonAnswer(
+  url: string,
+  options: { method: string; path: string; headers?: Record<string, string>; body?: string },
+) {
+  const target = new URL(options.path, url);
+  return new Promise<void>((resolve) => {
+    const req = request({
+      host: target.hostname,
+      port: target.port,
+      path: target.pathname,
+      method: options.method,
+      headers: options.headers ?? {},
+    });
+    req.on('error', () => resolve());
+    req.on('close', () => resolve());
+    req.on('response', () => req.destroy());
+    req.end(options.body);
+  });
+}
+
+describe('wmp-relay under a client that gives up mid-way (issue 12 item 11)', { timeout: 60_000 }, () => {
+  it('keeps stderr JSON lines only, and creates relay.db 0600 in a 0700 directory', async () => {
+    const { relay, dir } = await start(['--unauthenticated-timeout', '1']);
+    const { url } = relay;
+    for (const file of ['relay.db', 'relay.db-wal', 'relay.db-shm', 'relay-identity.key']) {
+      let mode: number | undefined;
+      try {
+        mode = statSync(join(dir, file)).mode & 0o777;
+      } catch {
+        continue; // -wal / -shm exist only while the database is open in WAL mode
+      }
+      expect(mode.toString(8), file).toBe('600');
+    }
+    expect((statSync(dir).mode & 0o777).toString(8)).toBe('700');
+
+    // One at a time, each body abandoned while the relay reads it: the binding's, the box's.
+    for (let i = 0; i < 10; i++) {
+      for (const path of ['/wmp', '/ohan/v1/events', '/ohan/v1/cards']) await abandonBody(url, path);
+    }
+    const me = generateKeypair();
+    await flood(
+      20,
+      async () => {
+        // A POST answered as an event stream, and a box event stream, abandoned once they start.
+        await abandonAnswer(url, {
+          method: 'POST',
+          path: '/wmp',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+          body: JSON.stringify(createRequest(generateKeypair().did)),
+        });
+        const authorization = await signRequest({
+          signer: me,
+          origin: url,
+          method: 'GET',
+          target: '/ohan/v1/events/stream',
+        });
+        await abandonAnswer(url, { method: 'GET', path: '/ohan/v1/events/stream', headers: { authorization } });
+      },
+      4,
+    );
+    // Whatever the HTTP adapter had to say about those requests has been said by the time the
+    // relay let go of them all (their HTTP sessions end with the unauthenticated timeout).
+    await until(async () => (await metric(url, 'wmp_relay_connections')) === 0, 'the cut-off sessions to end', 30_000);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    expectJsonLinesOnly(relay);
+  });
+
+  it('logs a full session store and exhausted connection slots once per interval, and recovers', async () => {
+    const { relay } = await start([
+      '--max-pending-sessions',
+      '2',
+      '--max-unauthenticated-connections',
+      '4',
+      '--pending-session-ttl',
+      '1',
+      '--limit-loopback',
+    ]);
+    const { url } = relay;
+    const canary = await queueCanary(url);
+    const rssAtStart = await metric(url, 'process_resident_memory_bytes');
+    const socket = await RawSocket.open(url);
+    const keys = Array.from({ length: 12 }, () => generateKeypair());
+    const answers = await socket.batch(keys.map((k) => createRequest(k.did)));
+    expect(answers.filter((a) => a.error?.code === -31007)).toHaveLength(10);
+    const held = await flood(12, () => RawSocket.open(url), 4);
+    await until(
+      async () => (await metric(url, 'wmp_relay_refusals_total{cause="unauthenticated_slots"}')) === 9,
+      'nine refused connections',
+    );
+    const refused = () =>
+      relay
+        .stderr()
+        .split('\n')
+        .filter((l) => l.includes('"relay.refused"'))
+        .map((l) => JSON.parse(l) as { cause: string; count: number });
+    await until(() => refused().some((r) => r.cause === 'unauthenticated_slots'), 'the slots refusal in the log');
+    expect(refused().filter((r) => r.cause === 'session_store_full')).toMatchObject([{ count: 1 }]);
+    expect(refused().filter((r) => r.cause === 'unauthenticated_slots')).toMatchObject([{ count: 1 }]);
+    // The two that got in log in (the sweeper, every 30 s, would free their places too).
+    for (const [i, a] of answers.entries()) {
+      if (a.result === undefined) continue;
+      const auth = await authenticateRequest(keys[i]!, a.result.wmp.session_id, a.result.challenge);
+      expect((await socket.call(auth.method, auth.params)).result).toMatchObject({ authenticated: true });
+    }
+    for (const s of [...held, socket]) await s.close();
+    await until(async () => (await metric(url, 'wmp_relay_unauthenticated_connections')) === 0, 'free slots');
+    await checkRelayHealthy(url, { maxRssBytes: rssAtStart + 128 * MiB, canary });
+    expectJsonLinesOnly(relay);
+  });
+});

@@ -1,0 +1,52 @@
+/**
+ * A wake-up: "something was committed for this recipient, read from your cursor". `seq` is the
+ * committed seq when the publisher knew it (a handler whose cursor is at or past it has nothing to
+ * do). Wake-ups carry nothing else, and may be lost, merged, duplicated or out of order: the store
+ * is the truth, and a node also rescans on reconnect and on a slow safety poll.
+ */
+export type WakeHandler = (seq: number | undefined) => void;
+
+/** Stops one handler (idempotent, synchronous). The last handler of a recipient unsubscribes the node. */
+export type WakeUnsubscribe = () => void;
+
+/** Bounds of the handlers one node holds. */
+export interface WakeUpLimits {
+  /** Handlers of one recipient on this node; default 64. */
+  readonly maxPerKey?: number;
+  /** Handlers on this node in total; default 1,000,000. */
+  readonly max?: number;
+}
+
+export const DEFAULT_WAKE_UP_LIMITS: Required<WakeUpLimits> = { maxPerKey: 64, max: 1_000_000 };
+
+/**
+ * Cross-node wake-ups for one kind of channel (relay queues `wake:{recipient}`, box streams
+ * `box:{key}`): sharded pub/sub in Redis, a bus in memory (DESIGN §3 "Cluster").
+ *
+ * Order of use: `subscribe` first and await it, then read the backlog from the store; on
+ * `onReconnect`, read every local subscriber's backlog again (wake-ups sent while the link was down
+ * are lost); and poll slowly anyway.
+ */
+export interface WakeUps {
+  /**
+   * Wakes every handler of `recipient` on every node, this one included (its handlers are called
+   * before this resolves). Call it after the write committed. Never rejects: when the backend is
+   * down the local handlers are still called and the wake-up is sent again after reconnect
+   * (bounded; beyond the bound the safety poll covers it). Resolves how many nodes it reached (a
+   * hint: 0 when nobody listens or it could not be sent now).
+   */
+  publish(recipient: string, seq?: number): Promise<number>;
+  /**
+   * Calls `handler` for every later wake-up of `recipient`. Resolves once remote publishers reach
+   * it (or at once when the backend is down: it is active after reconnect, followed by
+   * `onReconnect`). Resolves undefined when a bound is reached (nothing registered).
+   */
+  subscribe(recipient: string, handler: WakeHandler): Promise<WakeUnsubscribe | undefined>;
+  /**
+   * `handler` runs after every reconnect (or restart) of the backend, once every subscription is
+   * active again: the caller rescans every local subscriber's backlog. Returns its removal.
+   */
+  onReconnect(handler: () => void): () => void;
+  /** Drops every handler of this node. */
+  close(): Promise<void>;
+}

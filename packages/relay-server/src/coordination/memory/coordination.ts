@@ -1,0 +1,119 @@
+import { MemoryNonceCache } from '@wmp/ohan-seal';
+import { MemoryReplayCache } from '@wmp/session';
+import type { Coordination, CoordinationHealth, CoordinationLimits } from '../contracts/coordination.js';
+import {
+  DEFAULT_KEY_PACKAGE_BUDGET_NAME,
+  type KeyPackageBudgetOptions,
+  type KeyPackageBudgets,
+} from '../contracts/key-package-budgets.js';
+import { DEFAULT_NONCE_MAX_ENTRIES, nonceMaxPerKey } from '../contracts/nonce-cache.js';
+import type { RateLimiter, TokenBucketOptions } from '../contracts/rate-limiter.js';
+import { DEFAULT_REPLAY_MAX_ENTRIES } from '../contracts/replay-cache.js';
+import type { WakeUpLimits } from '../contracts/wake-ups.js';
+import { MemoryKeyPackageBudgets } from './key-package-budgets.js';
+import { MemoryPresenceDirectory } from './presence-directory.js';
+import { TokenBuckets } from './token-buckets.js';
+import { MemoryWakeBus, MemoryWakeUps } from './wake-ups.js';
+
+export interface MemoryCoordinationOptions {
+  readonly limits?: CoordinationLimits;
+  /** The clock of every cache and bucket of the hub. */
+  readonly now?: () => number;
+}
+
+/**
+ * The shared state of the nodes of one process: what Redis is to a cluster. `node(id)` gives each
+ * node its bundle; nonces, replays, rate limits, budgets, presence and wake-ups are shared by all
+ * of them. One node is the single-process relay (`memoryCoordination()`); several let tests and
+ * embedders run many relay nodes on one store in one process.
+ */
+export class MemoryCoordinationHub {
+  readonly nonces: MemoryNonceCache;
+  readonly replays: MemoryReplayCache;
+  readonly presence: MemoryPresenceDirectory;
+  readonly #wakeBus = new MemoryWakeBus();
+  readonly #boxBus = new MemoryWakeBus();
+  readonly #limiters = new Map<string, TokenBuckets>();
+  readonly #budgets = new Map<string, MemoryKeyPackageBudgets>();
+  readonly #limits: CoordinationLimits;
+  readonly #now: () => number;
+
+  constructor(options: MemoryCoordinationOptions = {}) {
+    this.#limits = options.limits ?? {};
+    this.#now = options.now ?? Date.now;
+    const nonces = this.#limits.nonces ?? {};
+    this.nonces = new MemoryNonceCache({
+      maxEntries: nonces.maxEntries ?? DEFAULT_NONCE_MAX_ENTRIES,
+      maxPerKey: nonceMaxPerKey(nonces),
+      now: this.#now,
+    });
+    this.replays = new MemoryReplayCache({
+      maxEntries: this.#limits.replays?.maxEntries ?? DEFAULT_REPLAY_MAX_ENTRIES,
+      now: this.#now,
+    });
+    this.presence = new MemoryPresenceDirectory({ now: this.#now });
+  }
+
+  /** The bundle of node `nodeId` on this hub. */
+  node(nodeId: string): Coordination {
+    const wakeUps = new MemoryWakeUps({ bus: this.#wakeBus, ...limitsOf(this.#limits.wakeUps) });
+    const boxWakeUps = new MemoryWakeUps({
+      bus: this.#boxBus,
+      ...limitsOf(this.#limits.boxWakeUps ?? this.#limits.wakeUps),
+    });
+    const hub = this;
+    let closed = false;
+    return {
+      nodeId,
+      nonces: this.nonces,
+      replays: this.replays,
+      presence: this.presence,
+      wakeUps,
+      boxWakeUps,
+      rateLimiter: (name, options) => hub.#limiter(name, options),
+      keyPackageBudgets: (options) => hub.#budget(options),
+      health: (): CoordinationHealth => 'ok',
+      onHealth: () => () => {},
+      async close() {
+        if (closed) return;
+        closed = true;
+        hub.presence.withdrawNode(nodeId);
+        await Promise.all([wakeUps.close(), boxWakeUps.close()]);
+      },
+    };
+  }
+
+  /** Node `nodeId` dies without closing: its presence expires by TTL, its handlers hear nothing more. */
+  async crash(node: Coordination): Promise<void> {
+    this.presence.stopNode(node.nodeId);
+    await Promise.all([node.wakeUps.close(), node.boxWakeUps.close()]);
+  }
+
+  #limiter(name: string, options: TokenBucketOptions): RateLimiter {
+    let limiter = this.#limiters.get(name);
+    if (limiter === undefined) {
+      limiter = new TokenBuckets({ now: this.#now, ...options });
+      this.#limiters.set(name, limiter);
+    }
+    return limiter;
+  }
+
+  #budget(options: KeyPackageBudgetOptions): KeyPackageBudgets {
+    const name = options.name ?? DEFAULT_KEY_PACKAGE_BUDGET_NAME;
+    let budget = this.#budgets.get(name);
+    if (budget === undefined) {
+      budget = new MemoryKeyPackageBudgets({ now: this.#now, ...options });
+      this.#budgets.set(name, budget);
+    }
+    return budget;
+  }
+}
+
+function limitsOf(limits: WakeUpLimits | undefined): { limits?: WakeUpLimits } {
+  return limits === undefined ? {} : { limits };
+}
+
+/** The single-process coordination: one node on a hub of its own (the relay's behaviour without a cluster). */
+export function memoryCoordination(options: MemoryCoordinationOptions & { nodeId?: string } = {}): Coordination {
+  return new MemoryCoordinationHub(options).node(options.nodeId ?? 'local');
+}

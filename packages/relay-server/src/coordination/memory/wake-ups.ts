@@ -1,0 +1,120 @@
+import {
+  DEFAULT_WAKE_UP_LIMITS,
+  type WakeHandler,
+  type WakeUnsubscribe,
+  type WakeUpLimits,
+  type WakeUps,
+} from '../contracts/wake-ups.js';
+
+/** What nodes of one process share: who listens to which recipient (the memory "pub/sub"). */
+export class MemoryWakeBus {
+  readonly #listeners = new Map<string, Set<MemoryWakeUps>>();
+
+  /** @internal */
+  join(recipient: string, node: MemoryWakeUps): void {
+    let set = this.#listeners.get(recipient);
+    if (set === undefined) {
+      set = new Set();
+      this.#listeners.set(recipient, set);
+    }
+    set.add(node);
+  }
+
+  /** @internal */
+  leave(recipient: string, node: MemoryWakeUps): void {
+    const set = this.#listeners.get(recipient);
+    set?.delete(node);
+    if (set?.size === 0) this.#listeners.delete(recipient);
+  }
+
+  /** Wakes every node listening to `recipient`; returns how many. */
+  deliver(recipient: string, seq: number | undefined): number {
+    const set = this.#listeners.get(recipient);
+    if (set === undefined) return 0;
+    for (const node of [...set]) node.wake(recipient, seq);
+    return set.size;
+  }
+}
+
+/**
+ * Wake-ups in memory: the handlers of this node, on a bus that several nodes of one process may
+ * share (by default a bus of its own). Synchronous, never lost, never reconnects; bounded per
+ * recipient and in total like the box's stream notifier it replaces.
+ */
+export class MemoryWakeUps implements WakeUps {
+  readonly #bus: MemoryWakeBus;
+  readonly #handlers = new Map<string, Set<WakeHandler>>();
+  readonly #maxPerKey: number;
+  readonly #max: number;
+  readonly #onError: (error: unknown) => void;
+  #count = 0;
+
+  constructor(options: { bus?: MemoryWakeBus; limits?: WakeUpLimits; onError?: (error: unknown) => void } = {}) {
+    this.#bus = options.bus ?? new MemoryWakeBus();
+    this.#maxPerKey = options.limits?.maxPerKey ?? DEFAULT_WAKE_UP_LIMITS.maxPerKey;
+    this.#max = options.limits?.max ?? DEFAULT_WAKE_UP_LIMITS.max;
+    this.#onError = options.onError ?? (() => {});
+  }
+
+  /** Handlers held by this node. */
+  get size(): number {
+    return this.#count;
+  }
+
+  async publish(recipient: string, seq?: number): Promise<number> {
+    return this.#bus.deliver(recipient, seq);
+  }
+
+  async subscribe(recipient: string, handler: WakeHandler): Promise<WakeUnsubscribe | undefined> {
+    return this.subscribeNow(recipient, handler);
+  }
+
+  /** `subscribe`, synchronously (memory only). */
+  subscribeNow(recipient: string, handler: WakeHandler): WakeUnsubscribe | undefined {
+    let set = this.#handlers.get(recipient);
+    if ((set?.size ?? 0) >= this.#maxPerKey || this.#count >= this.#max) return undefined;
+    if (set === undefined) {
+      set = new Set();
+      this.#handlers.set(recipient, set);
+      this.#bus.join(recipient, this);
+    }
+    // One registration per call, even for the same function twice.
+    const own: WakeHandler = (seq) => handler(seq);
+    set.add(own);
+    this.#count++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      if (!set.delete(own)) return;
+      this.#count--;
+      if (set.size === 0 && this.#handlers.get(recipient) === set) {
+        this.#handlers.delete(recipient);
+        this.#bus.leave(recipient, this);
+      }
+    };
+  }
+
+  onReconnect(_handler: () => void): () => void {
+    return () => {};
+  }
+
+  async close(): Promise<void> {
+    for (const recipient of this.#handlers.keys()) this.#bus.leave(recipient, this);
+    this.#handlers.clear();
+    this.#count = 0;
+  }
+
+  /** @internal Called by the bus. */
+  wake(recipient: string, seq: number | undefined): void {
+    const set = this.#handlers.get(recipient);
+    if (set === undefined) return;
+    for (const handler of [...set]) {
+      try {
+        handler(seq);
+      } catch (error) {
+        this.#onError(error);
+      }
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import { type ReplayCache, ReplayCacheFullError } from '@wmp/session';
+import { ReplayCacheUnavailableError } from '../contracts/errors.js';
+import { DEFAULT_REPLAY_MAX_ENTRIES, type ReplayCacheLimits } from '../contracts/replay-cache.js';
+import type { RedisKeys } from './keys.js';
+import { RedisFailure, type RedisLink } from './link.js';
+import { DEFAULT_COUNT_GRANULARITY_MS } from './nonce-cache.js';
+import { USE_ONCE } from './scripts.js';
+
+/**
+ * Single-use values (DPoP `jti`s) in Redis, shared by every node: `SET NX PXAT` in a Lua script
+ * that also bounds the total (no room: `ReplayCacheFullError`, never an eviction). Redis down is
+ * `ReplayCacheUnavailableError`, a `ReplayCacheFullError` too: the caller refuses.
+ */
+export class RedisReplayCache implements ReplayCache {
+  readonly #link: RedisLink;
+  readonly #keys: RedisKeys;
+  readonly #maxEntries: string;
+  readonly #granularity: string;
+
+  constructor(
+    link: RedisLink,
+    keys: RedisKeys,
+    limits: ReplayCacheLimits = {},
+    granularityMs = DEFAULT_COUNT_GRANULARITY_MS,
+  ) {
+    this.#link = link;
+    this.#keys = keys;
+    this.#maxEntries = String(limits.maxEntries ?? DEFAULT_REPLAY_MAX_ENTRIES);
+    this.#granularity = String(Math.max(1, Math.floor(granularityMs)));
+  }
+
+  async useOnce(key: string, expiresAt: number): Promise<boolean> {
+    let reply: unknown;
+    try {
+      reply = await this.#link.script(
+        USE_ONCE,
+        [this.#keys.replay(key), this.#keys.replayTotals()],
+        [String(Math.ceil(expiresAt)), this.#maxEntries, this.#granularity],
+      );
+    } catch (error) {
+      if (error instanceof RedisFailure && error.kind === 'full') throw new ReplayCacheFullError();
+      throw new ReplayCacheUnavailableError({ cause: error });
+    }
+    if (reply === 1) return true;
+    if (reply === 0) return false;
+    if (reply === -2) throw new ReplayCacheFullError();
+    throw new ReplayCacheUnavailableError({ cause: new Error('unexpected reply') });
+  }
+}

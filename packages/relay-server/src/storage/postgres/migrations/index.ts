@@ -1,0 +1,18 @@
+import { V001_INITIAL } from './v001-initial.js';
+
+/**
+ * The relay's PostgreSQL schema, one migration per version, applied in order at start (under an
+ * advisory lock, each in its own transaction, recorded in `wmp_schema_version`). Migrations are
+ * TypeScript string constants, not .sql files, so the tsup bundle and the sources (tests, tsx)
+ * carry them alike with no loader or file copy. Append a version; never edit a released one.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = Object.freeze([{ version: 1, name: 'initial', sql: V001_INITIAL }]);
+
+/** The version a database has once every migration above ran. */
+export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -1,0 +1,585 @@
+import type pg from 'pg';
+import { checkIds, checkSeq, checkSeqs, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import { type QueueRecord, queueRecord } from '../contracts/queue-input.js';
+import { checkQueueLimits, queueCapRefusal } from '../contracts/queue-limits.js';
+import type {
+  AppendOptions,
+  AppendResult,
+  QueuedMessage,
+  QueueLimits,
+  QueueMessageInput,
+  QueuePage,
+  QueueRemoval,
+  QueueStore,
+} from '../contracts/queue-store.js';
+import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
+import { QueueFullError, StoreClosedError } from '../errors.js';
+import type { PostgresDatabase } from './postgres-database.js';
+import type { Settled, TxState, TxStateKey, WriteGroup, WriteTx } from './postgres-writer.js';
+
+/** The name of the queue's row in `wmp_totals`. */
+const TOTALS = 'wmp_queue';
+
+interface MessageRow {
+  recipient: string;
+  seq: number;
+  message_id: string;
+  sender: string;
+  body: string;
+  expires_at: number;
+  bytes: number;
+  delivered: boolean;
+  notify: boolean;
+}
+
+interface RemovedRow {
+  recipient: string;
+  seq: number;
+  message_id: string;
+  sender: string;
+  bytes: number;
+  delivered: boolean;
+  notify: boolean;
+}
+
+const REMOVED = 'recipient, seq, message_id, sender, bytes, delivered, notify';
+
+const SQL = {
+  seqOf: 'SELECT seq FROM wmp_messages WHERE recipient = $1 AND message_id = $2',
+  page: `SELECT recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify FROM wmp_messages
+         WHERE recipient = $1 AND seq > $2 AND expires_at > $3 ORDER BY seq LIMIT $4`,
+  stats: 'SELECT count, bytes FROM wmp_queues WHERE recipient = $1',
+  totals: `SELECT count, bytes FROM wmp_totals WHERE name = '${TOTALS}'`,
+  undelivered: `SELECT count(*) AS n FROM wmp_messages
+                WHERE recipient = $1 AND NOT delivered AND expires_at > $2 AND sender <> $3`,
+  senders: `SELECT s.recipient, s.sender, s.count, s.bytes FROM wmp_queue_senders AS s
+            JOIN unnest($1::text[], $2::text[]) AS u(r, x) ON s.recipient = u.r AND s.sender = u.x`,
+  existing: `SELECT m.recipient, m.message_id, m.seq FROM wmp_messages AS m
+             JOIN unnest($1::text[], $2::text[]) AS u(r, id) ON m.recipient = u.r AND m.message_id = u.id`,
+  insert: `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, notify, body)
+           SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
+                                $7::boolean[], $8::text[])`,
+  // A pair named twice is deleted (and returned) once.
+  deleteIds: `DELETE FROM wmp_messages AS m USING unnest($1::text[], $2::text[]) AS u(r, id)
+              WHERE m.recipient = u.r AND m.message_id = u.id RETURNING ${REMOVED.replace(/(\w+)/g, 'm.$1')}`,
+  deleteThrough: `DELETE FROM wmp_messages WHERE recipient = $1 AND seq <= $2 RETURNING ${REMOVED}`,
+  // Only rows not marked yet come back: each sender hears `delivered` once, whatever node wrote it.
+  markDelivered: `UPDATE wmp_messages AS m SET delivered = true
+                  FROM (SELECT DISTINCT r, s FROM unnest($1::text[], $2::bigint[]) AS u(r, s)) AS u
+                  WHERE m.recipient = u.r AND m.seq = u.s AND NOT m.delivered
+                  RETURNING m.recipient, m.seq, m.message_id, m.sender, m.notify`,
+  expiredRecipients: `SELECT DISTINCT recipient FROM
+                      (SELECT recipient FROM wmp_messages WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2) AS e`,
+  deleteExpired: `DELETE FROM wmp_messages AS m USING
+                  (SELECT recipient, seq FROM wmp_messages WHERE expires_at <= $1 AND recipient = ANY($2::text[])
+                   ORDER BY expires_at, recipient, seq LIMIT $3) AS e
+                  WHERE m.recipient = e.recipient AND m.seq = e.seq
+                  RETURNING ${REMOVED.replace(/(\w+)/g, 'm.$1')}, m.expires_at`,
+  putQueues: `UPDATE wmp_queues AS q SET next_seq = u.n, count = u.c, bytes = u.b
+              FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) AS u(r, n, c, b)
+              WHERE q.recipient = u.r`,
+  addSenders: `INSERT INTO wmp_queue_senders AS s (recipient, sender, count, bytes)
+               SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
+               ON CONFLICT (recipient, sender) DO UPDATE SET count = s.count + excluded.count, bytes = s.bytes + excluded.bytes`,
+  // A sender with nothing left in a queue has no row: the table stays as small as the queues.
+  dropSenders: `DELETE FROM wmp_queue_senders AS s USING unnest($1::text[], $2::text[]) AS u(r, x)
+                WHERE s.recipient = u.r AND s.sender = u.x AND s.count <= 0`,
+} as const;
+
+interface Counter {
+  nextSeq: number;
+  count: number;
+  bytes: number;
+}
+
+interface SenderPart {
+  readonly recipient: string;
+  readonly sender: string;
+  /** The row as read (under the recipient's lock); undefined until read. */
+  base: Totals | undefined;
+  count: number;
+  bytes: number;
+}
+
+const pairKey = (recipient: string, sender: string) => `${recipient}\n${sender}`;
+
+/**
+ * What one transaction changed in the queue's counter rows: the recipient rows (locked for the
+ * batch, read with the lock), each sender's part of a queue (read for a cap check, else changed
+ * blind), written once before COMMIT. Every change is journaled, so an operation rolled back to
+ * its savepoint leaves no trace here either.
+ */
+class QueueTx implements TxState {
+  readonly #tx: WriteTx;
+  readonly #queues = new Map<string, Counter>();
+  readonly #dirty = new Set<string>();
+  readonly #senders = new Map<string, SenderPart>();
+
+  constructor(tx: WriteTx) {
+    this.#tx = tx;
+  }
+
+  /** The recipient's counter row, which this transaction holds locked. */
+  queue(recipient: string): Readonly<Counter> {
+    let q = this.#queues.get(recipient);
+    if (q === undefined) {
+      const row = this.#tx.locked('queues').get(recipient);
+      if (row === undefined) throw new Error('queue row not locked');
+      q = { nextSeq: row['next_seq'] as number, count: row['count'] as number, bytes: row['bytes'] as number };
+      this.#queues.set(recipient, q);
+    }
+    return q;
+  }
+
+  #part(recipient: string, sender: string): SenderPart {
+    const key = pairKey(recipient, sender);
+    let part = this.#senders.get(key);
+    if (part === undefined) {
+      part = { recipient, sender, base: undefined, count: 0, bytes: 0 };
+      this.#senders.set(key, part);
+    }
+    return part;
+  }
+
+  /**
+   * Sends the read of the sender parts not read yet (their recipients are locked, so they hold
+   * still); `sender` may be called once it resolved.
+   */
+  loadSenders(pairs: Iterable<readonly [string, string]>): Promise<void> {
+    const wanted = new Map<string, SenderPart>();
+    for (const [r, s] of pairs) {
+      const part = this.#part(r, s);
+      if (part.base === undefined) wanted.set(pairKey(r, s), part);
+    }
+    if (wanted.size === 0) return Promise.resolve();
+    const parts = [...wanted.values()];
+    const read = this.#tx
+      .query<Totals & { recipient: string; sender: string }>(
+        SQL.senders,
+        [parts.map((p) => p.recipient), parts.map((p) => p.sender)],
+        'wmp_queue_senders',
+      )
+      .then(({ rows }) => {
+        for (const part of parts) part.base ??= EMPTY_TOTALS;
+        for (const row of rows)
+          wanted.get(pairKey(row.recipient, row.sender))!.base = { count: row.count, bytes: row.bytes };
+      });
+    // Sent with the locks, it may never be awaited (the batch failed before): never an unhandled rejection.
+    read.catch(() => undefined);
+    return read;
+  }
+
+  /** One sender's part of one recipient's queue as of this point (read with `loadSenders` first). */
+  sender(recipient: string, sender: string): Totals {
+    const part = this.#senders.get(pairKey(recipient, sender))!;
+    return { count: part.base!.count + part.count, bytes: part.base!.bytes + part.bytes };
+  }
+
+  /** Counts a message just stored at the recipient's next seq, and moves the next seq on. */
+  added(recipient: string, sender: string, bytes: number): void {
+    const q = this.queue(recipient) as Counter;
+    const part = this.#part(recipient, sender);
+    q.nextSeq++;
+    q.count++;
+    q.bytes += bytes;
+    part.count++;
+    part.bytes += bytes;
+    this.#dirty.add(recipient);
+    this.#tx.undo(() => {
+      q.nextSeq--;
+      q.count--;
+      q.bytes -= bytes;
+      part.count--;
+      part.bytes -= bytes;
+    });
+  }
+
+  /** Takes deleted messages out of the counts (their recipients are locked). */
+  removed(rows: readonly { readonly recipient: string; readonly sender: string; readonly bytes: number }[]): void {
+    for (const row of rows) {
+      const q = this.queue(row.recipient) as Counter;
+      const part = this.#part(row.recipient, row.sender);
+      q.count--;
+      q.bytes -= row.bytes;
+      part.count--;
+      part.bytes -= row.bytes;
+      this.#dirty.add(row.recipient);
+      this.#tx.undo(() => {
+        q.count++;
+        q.bytes += row.bytes;
+        part.count++;
+        part.bytes += row.bytes;
+      });
+    }
+  }
+
+  /** Sends every changed counter: recipient rows as values, sender parts as increments. */
+  beforeCommit(tx: WriteTx): void {
+    if (this.#dirty.size > 0) {
+      const r = [...this.#dirty];
+      const q = r.map((k) => this.#queues.get(k)!);
+      tx.send(
+        SQL.putQueues,
+        [r, q.map((x) => x.nextSeq), q.map((x) => x.count), q.map((x) => x.bytes)],
+        'wmp_queue_put',
+      );
+    }
+    const changed = [...this.#senders.values()].filter((p) => p.count !== 0 || p.bytes !== 0);
+    if (changed.length === 0) return;
+    tx.send(
+      SQL.addSenders,
+      [
+        changed.map((p) => p.recipient),
+        changed.map((p) => p.sender),
+        changed.map((p) => p.count),
+        changed.map((p) => p.bytes),
+      ],
+      'wmp_queue_senders_add',
+    );
+    const shrunk = changed.filter((p) => p.count < 0);
+    if (shrunk.length > 0) {
+      tx.send(SQL.dropSenders, [shrunk.map((p) => p.recipient), shrunk.map((p) => p.sender)], 'wmp_queue_senders_drop');
+    }
+  }
+}
+
+const QUEUE_TX: TxStateKey<QueueTx> = { name: 'queue', create: (tx) => new QueueTx(tx) };
+
+interface AppendItem {
+  readonly recipient: string;
+  readonly record: QueueRecord;
+}
+
+interface IdsItem {
+  readonly recipient: string;
+  readonly ids: readonly string[];
+}
+
+interface SeqsItem {
+  readonly recipient: string;
+  readonly seqs: readonly number[];
+}
+
+function removal(r: RemovedRow): QueueRemoval {
+  return {
+    recipient: r.recipient,
+    seq: r.seq,
+    id: r.message_id,
+    sender: r.sender,
+    delivered: r.delivered,
+    notify: r.notify,
+  };
+}
+
+const bySeq = (a: QueueRemoval, b: QueueRemoval) => a.seq - b.seq;
+
+/**
+ * Hands rows a set-based statement returned to the items that asked for them, in item order: a
+ * row asked for twice goes to the first (as if the items had run one after another).
+ */
+function distribute<I, R>(
+  items: readonly I[],
+  keysOf: (item: I) => readonly string[],
+  rows: readonly R[],
+  keyOf: (row: R) => string,
+): R[][] {
+  const byKey = new Map(rows.map((row) => [keyOf(row), row]));
+  return items.map((item) => {
+    const mine: R[] = [];
+    for (const key of keysOf(item)) {
+      const row = byKey.get(key);
+      if (row === undefined) continue;
+      byKey.delete(key);
+      mine.push(row);
+    }
+    return mine;
+  });
+}
+
+interface AppendReads {
+  readonly existing: Promise<pg.QueryResult<{ recipient: string; message_id: string; seq: number }>>;
+  readonly senders: Promise<void>;
+}
+
+/** What an append batch reads, sent with the batch's locks: ids already queued, and the sender parts. */
+function appendReads(tx: WriteTx, items: readonly AppendItem[]): AppendReads {
+  return {
+    existing: tx.query(
+      SQL.existing,
+      [items.map((i) => i.recipient), items.map((i) => i.record.id)],
+      'wmp_queue_existing',
+    ),
+    senders: tx.state(QUEUE_TX).loadSenders(items.map((i) => [i.recipient, i.record.sender] as const)),
+  };
+}
+
+type MarkedRow = Omit<RemovedRow, 'bytes' | 'delivered'>;
+
+function markAll(items: readonly SeqsItem[], rows: readonly MarkedRow[]): Settled<QueueRemoval[]>[] {
+  const mine = distribute(
+    items,
+    (item) => item.seqs.map((seq) => `${item.recipient}\n${seq}`),
+    rows,
+    (row) => `${row.recipient}\n${row.seq}`,
+  );
+  return mine.map((list) => ({
+    ok: true,
+    value: list.map((row) => removal({ ...row, bytes: 0, delivered: false })).sort(bySeq),
+  }));
+}
+
+/**
+ * The WMP queue on PostgreSQL (DESIGN §3 "Cluster"), for any number of nodes on one database.
+ * Writes go through the node's `PostgresWriter`: appends, acknowledgements and delivered marks of
+ * one batch are each a few set-based statements (`unnest`), under the lock of every recipient
+ * they touch, taken at the start of the transaction in recipient order. A recipient's seq comes
+ * from its counter row under that lock, held to COMMIT, so seqs are gap-free and seq order is
+ * commit order: a reader never skips a row that commits later with a lower seq. Every cap of
+ * `queueCapRefusal` is checked in the same transaction (the store's bytes in `wmp_totals`, see
+ * `TxTotals`). Reads run on the pool and see committed state only.
+ */
+export class PostgresQueueStore implements QueueStore {
+  readonly limits: QueueLimits;
+  readonly #db: PostgresDatabase;
+  readonly #append: WriteGroup<AppendItem, AppendResult, AppendReads>;
+  readonly #ack: WriteGroup<IdsItem, QueueRemoval[], Promise<pg.QueryResult<RemovedRow>>>;
+  readonly #mark: WriteGroup<SeqsItem, QueueRemoval[], Promise<pg.QueryResult<MarkedRow>>>;
+
+  constructor(db: PostgresDatabase, limits: Partial<QueueLimits> = {}) {
+    this.limits = checkQueueLimits(limits);
+    this.#db = db;
+    this.#append = {
+      name: 'queue.append',
+      prepare: (tx, items) => appendReads(tx, items),
+      run: (tx, items, reads) => this.#appendAll(tx, items, reads!),
+    };
+    this.#ack = {
+      name: 'queue.ack',
+      prepare: (tx, items) => {
+        const pairs = items.flatMap((item) => item.ids.map((id) => [item.recipient, id] as const));
+        return tx.query<RemovedRow>(
+          SQL.deleteIds,
+          [pairs.map((p) => p[0]), pairs.map((p) => p[1])],
+          'wmp_queue_delete_ids',
+        );
+      },
+      run: (tx, items, deleted) => this.#ackAll(tx, items, deleted!),
+    };
+    this.#mark = {
+      name: 'queue.markDelivered',
+      prepare: (tx, items) => {
+        const pairs = items.flatMap((item) => item.seqs.map((seq) => [item.recipient, seq] as const));
+        return tx.query<MarkedRow>(
+          SQL.markDelivered,
+          [pairs.map((p) => p[0]), pairs.map((p) => p[1])],
+          'wmp_queue_mark_delivered',
+        );
+      },
+      run: async (_tx, items, marked) => markAll(items, (await marked!).rows),
+    };
+  }
+
+  async append(recipient: string, message: QueueMessageInput, options: AppendOptions): Promise<AppendResult> {
+    this.#open();
+    const record = queueRecord(message, options);
+    return this.#db.writer.group(this.#append, { recipient, record }, { queues: [recipient] });
+  }
+
+  async after(recipient: string, cursor: number | string | undefined, limit: number, now?: number): Promise<QueuePage> {
+    this.#open();
+    const n = clampCount(limit, MAX_PAGE, 'limit');
+    let from = 0;
+    if (typeof cursor === 'number') {
+      checkSeq(cursor, 'cursor');
+      from = cursor;
+    } else if (typeof cursor === 'string') {
+      const rows = await this.#db.read<{ seq: number }>(SQL.seqOf, [recipient, cursor], 'wmp_queue_seq_of');
+      from = rows[0]?.seq ?? 0;
+    }
+    const rows = await this.#db.read<MessageRow>(
+      SQL.page,
+      [recipient, from, now ?? Number.MIN_SAFE_INTEGER, n + 1],
+      'wmp_queue_page',
+    );
+    const more = rows.length > n;
+    const messages = rows.slice(0, n).map(message);
+    return { messages, next: messages.at(-1)?.seq ?? from, more };
+  }
+
+  async ack(recipient: string, ids: readonly string[]): Promise<QueueRemoval[]> {
+    this.#open();
+    checkIds(ids);
+    if (ids.length === 0) return [];
+    return this.#db.writer.group(this.#ack, { recipient, ids }, { queues: [recipient] });
+  }
+
+  async ackThrough(recipient: string, id: string): Promise<QueueRemoval[]> {
+    this.#open();
+    return this.#db.writer.run({
+      locks: { queues: [recipient] },
+      atomic: true,
+      run: async (tx) => {
+        const found = await tx.query<{ seq: number }>(SQL.seqOf, [recipient, id], 'wmp_queue_seq_of');
+        const seq = found.rows[0]?.seq;
+        if (seq === undefined) return [];
+        const { rows } = await tx.query<RemovedRow>(SQL.deleteThrough, [recipient, seq], 'wmp_queue_delete_through');
+        return this.#removed(tx, rows, await tx.totals()).sort(bySeq);
+      },
+    });
+  }
+
+  async markDelivered(recipient: string, seqs: readonly number[]): Promise<QueueRemoval[]> {
+    this.#open();
+    checkSeqs(seqs);
+    if (seqs.length === 0) return [];
+    return this.#db.writer.group(this.#mark, { recipient, seqs }, { queues: [recipient] });
+  }
+
+  async undelivered(recipient: string, now: number, exceptSender?: string): Promise<number> {
+    this.#open();
+    const rows = await this.#db.read<{ n: number }>(
+      SQL.undelivered,
+      [recipient, now, exceptSender ?? ''],
+      'wmp_queue_undelivered',
+    );
+    return rows[0]!.n;
+  }
+
+  async sweepExpired(now: number, batch: number): Promise<QueueRemoval[]> {
+    this.#open();
+    const n = clampCount(batch, MAX_SWEEP_BATCH, 'batch');
+    // A transaction of its own: it finds its recipients first, then locks them (in order).
+    return this.#db.writer.run({
+      alone: true,
+      run: async (tx) => {
+        const found = await tx.query<{ recipient: string }>(SQL.expiredRecipients, [now, n], 'wmp_queue_expired');
+        if (found.rows.length === 0) return [];
+        const locked = await tx.lock(
+          'queues',
+          found.rows.map((r) => r.recipient),
+        );
+        const { rows } = await tx.query<RemovedRow & { expires_at: number }>(
+          SQL.deleteExpired,
+          [now, [...locked.keys()], n],
+          'wmp_queue_delete_expired',
+        );
+        rows.sort(
+          (a, b) =>
+            a.expires_at - b.expires_at ||
+            (a.recipient < b.recipient ? -1 : a.recipient > b.recipient ? 1 : a.seq - b.seq),
+        );
+        return this.#removed(tx, rows, await tx.totals());
+      },
+    });
+  }
+
+  async stats(recipient: string): Promise<Totals> {
+    this.#open();
+    const rows = await this.#db.read<Totals>(SQL.stats, [recipient], 'wmp_queue_stats');
+    return rows[0] === undefined ? { ...EMPTY_TOTALS } : { count: rows[0].count, bytes: rows[0].bytes };
+  }
+
+  async totals(): Promise<Totals> {
+    this.#open();
+    const rows = await this.#db.read<Totals>(SQL.totals, [], 'wmp_queue_totals');
+    return { count: rows[0]!.count, bytes: rows[0]!.bytes };
+  }
+
+  #open(): void {
+    if (this.#db.closed) throw new StoreClosedError();
+  }
+
+  /** Every append of a batch: the reads came with the locks; the decisions in memory; one INSERT, not waited for. */
+  async #appendAll(tx: WriteTx, items: readonly AppendItem[], reads: AppendReads): Promise<Settled<AppendResult>[]> {
+    const state = tx.state(QUEUE_TX);
+    const [totals, existing] = await Promise.all([tx.totals(), reads.existing, reads.senders]);
+    const seqOf = new Map(existing.rows.map((r) => [pairKey(r.recipient, r.message_id), r.seq]));
+    const rows = { r: [] as string[], seq: [] as number[], id: [] as string[], sender: [] as string[] };
+    const more = { expires: [] as number[], bytes: [] as number[], notify: [] as boolean[], body: [] as string[] };
+    const outcomes: Settled<AppendResult>[] = [];
+    for (const { recipient, record } of items) {
+      const key = pairKey(recipient, record.id);
+      // A retry of a queued message is answered even when the queue is full.
+      const known = seqOf.get(key);
+      if (known !== undefined) {
+        outcomes.push({ ok: true, value: { status: 'exists', seq: known } });
+        continue;
+      }
+      const queue = state.queue(recipient);
+      const total = totals.get(TOTALS);
+      const counts = { queue, sender: state.sender(recipient, record.sender), total };
+      const full = queueCapRefusal(this.limits, counts, record.bytes);
+      if (full !== undefined) {
+        outcomes.push({ ok: false, error: new QueueFullError(full) });
+        continue;
+      }
+      // The store-wide cap was decided on the totals read at the start: checked again at COMMIT.
+      totals.record({
+        name: TOTALS,
+        field: 'bytes',
+        base: total.bytes,
+        add: record.bytes,
+        limit: this.limits.maxTotalBytes,
+        fits: true,
+      });
+      const seq = queue.nextSeq;
+      state.added(recipient, record.sender, record.bytes);
+      totals.add(TOTALS, 1, record.bytes);
+      seqOf.set(key, seq);
+      rows.r.push(recipient);
+      rows.seq.push(seq);
+      rows.id.push(record.id);
+      rows.sender.push(record.sender);
+      more.expires.push(record.expiresAt);
+      more.bytes.push(record.bytes);
+      more.notify.push(record.notify);
+      more.body.push(record.body);
+      outcomes.push({ ok: true, value: { status: 'queued', seq } });
+    }
+    if (rows.r.length > 0) {
+      tx.send(
+        SQL.insert,
+        [rows.r, rows.seq, rows.id, rows.sender, more.expires, more.bytes, more.notify, more.body],
+        'wmp_queue_insert',
+      );
+    }
+    return outcomes;
+  }
+
+  async #ackAll(
+    tx: WriteTx,
+    items: readonly IdsItem[],
+    deleted: Promise<pg.QueryResult<RemovedRow>>,
+  ): Promise<Settled<QueueRemoval[]>[]> {
+    const [totals, { rows }] = await Promise.all([tx.totals(), deleted]);
+    const mine = distribute(
+      items,
+      (item) => item.ids.map((id) => pairKey(item.recipient, id)),
+      rows,
+      (row) => pairKey(row.recipient, row.message_id),
+    );
+    return mine.map((list) => ({ ok: true, value: this.#removed(tx, list, totals).sort(bySeq) }));
+  }
+
+  /** Takes removed rows out of the counts and the totals; returns them as removals. */
+  #removed(tx: WriteTx, rows: readonly RemovedRow[], totals: Awaited<ReturnType<WriteTx['totals']>>): QueueRemoval[] {
+    if (rows.length === 0) return [];
+    tx.state(QUEUE_TX).removed(rows);
+    totals.add(TOTALS, -rows.length, -rows.reduce((sum, row) => sum + row.bytes, 0));
+    return rows.map(removal);
+  }
+}
+
+function message(row: MessageRow): QueuedMessage {
+  return {
+    recipient: row.recipient,
+    seq: row.seq,
+    id: row.message_id,
+    sender: row.sender,
+    body: row.body,
+    expiresAt: row.expires_at,
+    bytes: row.bytes,
+    delivered: row.delivered,
+    notify: row.notify,
+  };
+}

@@ -1,0 +1,136 @@
+// The Redis coordination adapters on a real Redis 7.0 (a throwaway server of this file's own):
+// the shared suites, then what only a real server shows (TTLs, Lua semantics, outages).
+import { createClient, type RedisClientType } from '@redis/client';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type RedisServer, startRedis } from '../../../../test-support/services/index.js';
+import type { Coordination } from '../../src/index.js';
+import { connectRedisCoordination, type RedisCoordination } from '../../src/redis.js';
+import { type CoordinationFactory, coordinationSuite } from '../../src/testing.js';
+
+let server: RedisServer;
+beforeAll(async () => {
+  server = await startRedis({ name: 'coordination' });
+});
+afterAll(() => server?.destroy());
+
+let clusters = 0;
+// Each cluster is a key prefix of its own on the one server: nothing is shared between tests.
+const redis: CoordinationFactory = async (limits) => {
+  const prefix = `t${++clusters}:`;
+  const nodes: RedisCoordination[] = [];
+  return {
+    async node(nodeId) {
+      const node = await connectRedisCoordination({
+        url: server.url,
+        nodeId,
+        prefix,
+        limits,
+        countGranularityMs: 20,
+        maxReconnectDelayMs: 100,
+      });
+      nodes.push(node);
+      return node;
+    },
+    async crash(node: Coordination) {
+      (node as RedisCoordination).crash();
+    },
+    async close() {
+      await Promise.all(nodes.map((node) => node.close()));
+    },
+  };
+};
+
+coordinationSuite('redis', redis);
+
+describe('Redis coordination: what is kept in Redis, and how long', () => {
+  let raw: RedisClientType;
+  const nodes: RedisCoordination[] = [];
+  beforeAll(async () => {
+    raw = createClient({ url: server.url });
+    raw.on('error', () => {});
+    await raw.connect();
+  });
+  afterEach(async () => {
+    for (const node of nodes.splice(0)) await node.close();
+  });
+  afterAll(() => raw?.destroy());
+
+  async function node(prefix: string): Promise<RedisCoordination> {
+    const n = await connectRedisCoordination({ url: server.url, nodeId: `node ${prefix}`, prefix });
+    nodes.push(n);
+    return n;
+  }
+
+  it('keeps a bucket only until it would be full again, under its prefix and hash tag', async () => {
+    const c = await node('lua1:');
+    const limiter = c.rateLimiter('bytes', { perSecond: 10, burst: 10 });
+    expect(await limiter.take('did:key:z6MkA', 5)).toBe(true);
+    const key = 'lua1:rl:bytes:{did:key:z6MkA}';
+    expect(await raw.keys('lua1:*')).toEqual([key]);
+    const ttl = await raw.pTTL(key);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(501); // 5 tokens at 10/s
+    expect(Number(await raw.hGet(key, 't'))).toBeCloseTo(5, 0);
+    // A take that leaves it full (cost 0) stores nothing.
+    expect(await c.rateLimiter('free', { perSecond: 1, burst: 1 }).take('k', 0)).toBe(true);
+    expect(await raw.exists('lua1:rl:free:{k}')).toBe(0);
+  });
+
+  it('gives each key-package window its TTL and id; a refund of the last fetch deletes it', async () => {
+    const c = await node('lua2:');
+    const budgets = c.keyPackageBudgets({ perTarget: 3, windowMs: 60_000 });
+    const refund = await budgets.reserve('caller', 'target');
+    const key = 'lua2:kp:key-packages:{target}';
+    expect(await raw.hGet(key, 'n')).toBe('1');
+    expect(await raw.pTTL(key)).toBeGreaterThan(59_000);
+    await refund!();
+    expect(await raw.exists(key)).toBe(0);
+  });
+
+  it('keeps a signer’s nonces in one zset that expires with its last nonce, and counts the total', async () => {
+    const c = await node('lua3:');
+    expect(await c.nonces.seen('n1', 300, 'signer')).toBe(false);
+    expect(await c.nonces.seen('n2', 10, 'signer')).toBe(false);
+    const key = 'lua3:nonce:{signer}';
+    expect(await raw.zCard(key)).toBe(2);
+    const ttl = await raw.pTTL(key);
+    expect(ttl).toBeGreaterThan(299_000);
+    expect(ttl).toBeLessThanOrEqual(300_000);
+    expect(await raw.hGet('lua3:nonce-totals', 'sum')).toBe('2');
+  });
+
+  it('records a jti with SET PXAT at its expiry', async () => {
+    const c = await node('lua4:');
+    const at = Date.now() + 30_000;
+    expect(await c.replays.useOnce('dpop:thumb:jti', at)).toBe(true);
+    const expiry = await raw.pExpireTime('lua4:replay:{dpop:thumb:jti}');
+    expect(Math.abs(expiry - at)).toBeLessThanOrEqual(1);
+  });
+
+  it('keeps presence as node -> expiry, the key as long as its latest entry', async () => {
+    const c = await node('lua5:');
+    await c.presence.announce('did:key:z6MkP', c.nodeId, 20_000);
+    const key = 'lua5:presence:{did:key:z6MkP}';
+    const [entry] = await raw.zRangeWithScores(key, 0, -1);
+    expect(entry?.value).toBe('node lua5:');
+    expect(entry!.score - Date.now()).toBeGreaterThan(19_000);
+    expect(await raw.pTTL(key)).toBeGreaterThan(19_000);
+  });
+
+  it('runs its scripts again after the server forgot them (SCRIPT FLUSH: NOSCRIPT, then EVAL)', async () => {
+    const c = await node('lua6:');
+    expect(await c.nonces.seen('before', 300, 'k')).toBe(false);
+    await raw.scriptFlush();
+    expect(await c.nonces.seen('after', 300, 'k')).toBe(false);
+    expect(await c.nonces.seen('before', 300, 'k')).toBe(true);
+    expect(c.health()).toBe('ok');
+  });
+
+  it('names its connections after the node in CLIENT LIST', async () => {
+    const c = await node('lua7:');
+    const list = await raw.clientList();
+    const names = list.map((client) => client.name);
+    expect(names).toContain(`wmp:${c.nodeId.replace(' ', '_')}:cmd`);
+    expect(names).toContain(`wmp:${c.nodeId.replace(' ', '_')}:sub`);
+  });
+});
