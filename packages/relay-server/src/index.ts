@@ -22,7 +22,13 @@ export type { RelayMlsReason } from './relay/mls-input.js';
 export { wellKnownConfiguration } from './relay/well-known.js';
 export { type BoxEventRecord, boxEventRecord } from './storage/contracts/box-input.js';
 export { checkBoxLimits } from './storage/contracts/box-limits.js';
-export { admitEvent, type BoxLedger } from './storage/contracts/box-rules.js';
+export {
+  type AsyncBoxLedger,
+  admitEvent,
+  admitEventAsync,
+  type BoxLedger,
+  type BoxTotalsView,
+} from './storage/contracts/box-rules.js';
 export {
   type BoxLimits,
   type BoxStore,
