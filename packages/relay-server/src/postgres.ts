@@ -9,9 +9,15 @@ export { PostgresKeyPackageStore } from './storage/postgres/postgres-key-package
 export { PostgresMlsGroupStore } from './storage/postgres/postgres-mls-group-store.js';
 export { PostgresQueueStore } from './storage/postgres/postgres-queue-store.js';
 export { PostgresSessionStore } from './storage/postgres/postgres-session-store.js';
+export { migrateBoxSchema, OHAN_BOX_MIGRATIONS } from './storage/postgres/postgres-box-schema.js';
+export {
+  PostgresBoxStore,
+  type PostgresBoxStoreOptions,
+} from './storage/postgres/postgres-box-store.js';
 export {
   type PostgresBoxStoreFactory,
   PostgresStore,
+  postgresBoxStore,
   type PostgresStoreOptions,
 } from './storage/postgres/postgres-store.js';
 export {

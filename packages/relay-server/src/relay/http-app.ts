@@ -102,6 +102,8 @@ export function createRelayApp(input: RelayAppInput): Hono {
       queue: () => core.stores.queue.totals(),
       budgets: () => ({ ...core.budgets }),
       refusals: () => core.refusals.totals,
+      nodeId: () => core.coordination.nodeId,
+      coordinationUp: () => core.coordination.health() === 'ok',
     });
     return c.body(text, 200, { 'Content-Type': PROMETHEUS });
   });
