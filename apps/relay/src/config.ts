@@ -48,6 +48,8 @@ export interface AppConfig {
   readonly directory: boolean;
   /** Per-source limits apply to loopback addresses too (off: behind a local proxy every client is loopback). */
   readonly limitLoopback: boolean;
+  /** Proxies whose X-Forwarded-For names the client (per-source limits count clients, not the proxy). */
+  readonly trustedProxies: readonly string[];
   /** HTTP requests may name a hop session by id alone (weaker; for clients that send no token). */
   readonly httpSessionIdBinding: boolean;
   readonly logLevel: LogLevel;
@@ -183,6 +185,12 @@ const OPTIONS: readonly OptionSpec[] = [
     kind: 'bool',
     help: 'WEAKER: HTTP requests may name a hop session by id alone, without its token (go-wmp, wmp-js)',
     default: 'off',
+  },
+  {
+    flag: 'trusted-proxies',
+    kind: 'string',
+    help: 'comma-separated proxy IPs whose X-Forwarded-For names the client (a load balancer)',
+    default: 'none',
   },
   {
     flag: 'limit-loopback',
@@ -591,6 +599,18 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
   }
   if (ephemeral && relayKey !== undefined)
     throw new ConfigError('--ephemeral takes a fresh key: leave out --relay-key-file and WMP_RELAY_KEY');
+  const proxiesRaw = raw('trusted-proxies');
+  const trustedProxies = (proxiesRaw?.text ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter((a) => a !== '');
+  for (const address of trustedProxies) {
+    if (isIP(address) === 0) {
+      throw new ConfigError(
+        `${proxiesRaw!.fromEnv ? 'WMP_TRUSTED_PROXIES' : '--trusted-proxies'}: "${address}" is not an IP address`,
+      );
+    }
+  }
   const nodeRaw = raw('node-id');
   if (nodeRaw !== undefined && !NODE_ID.test(nodeRaw.text)) {
     throw new ConfigError(
@@ -612,6 +632,7 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
     directory,
     limitLoopback: bool('limit-loopback') ?? false,
     httpSessionIdBinding: bool('http-session-id-binding') ?? false,
+    trustedProxies,
     logLevel,
     cluster,
     nodeId: nodeRaw?.text,

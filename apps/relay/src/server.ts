@@ -67,6 +67,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       timings: config.timings,
       limitLoopback: config.limitLoopback,
       httpSessionIdBinding: config.httpSessionIdBinding,
+      trustedProxies: config.trustedProxies,
       logger,
     });
   } catch (error) {

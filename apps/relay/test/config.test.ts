@@ -71,6 +71,7 @@ describe('parseConfig: defaults', () => {
       logLevel: 'info',
       limitLoopback: false,
       httpSessionIdBinding: false,
+      trustedProxies: [],
       cluster: undefined,
       nodeId: undefined,
       relayKey: undefined,
@@ -237,6 +238,12 @@ describe('parseConfig: the other options', () => {
     }
   });
 
+  it('--trusted-proxies / WMP_TRUSTED_PROXIES: IP addresses only', () => {
+    expect(ok(parse(['--trusted-proxies', '10.0.0.2, ::1'])).trustedProxies).toEqual(['10.0.0.2', '::1']);
+    expect(ok(parse([], { WMP_TRUSTED_PROXIES: '172.18.0.5' })).trustedProxies).toEqual(['172.18.0.5']);
+    expect(error(parse(['--trusted-proxies', '10.0.0.2,proxy.internal']))).toContain('"proxy.internal" is not an IP');
+  });
+
   it('--node-id / WMP_NODE_ID: short and log-safe', () => {
     expect(ok(parse(['--node-id', 'relay-a.1'])).nodeId).toBe('relay-a.1');
     expect(ok(parse([], { WMP_NODE_ID: 'n_2' })).nodeId).toBe('n_2');
@@ -299,5 +306,5 @@ describe('wmp-relay exit codes', () => {
     const help = await runRelay(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toBe(helpText());
-  });
+  }, 60_000);
 });

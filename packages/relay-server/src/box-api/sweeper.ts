@@ -64,7 +64,8 @@ export function startBoxSweeper(
     running = lock(async () => {
       await sweepExpiredEvents(store, options);
       await sweepExpiredCards(store, options);
-    }).then(
+    })
+      .then(
         () => {},
         (error: unknown) => options.onError?.(error),
       )

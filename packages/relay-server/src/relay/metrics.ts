@@ -63,7 +63,9 @@ export class RelayMetrics {
     metric('wmp_relay_unauthenticated_connections', 'gauge', 'Open connections with no authenticated session.', [
       ['', gauges.unauthenticated()],
     ]);
-    metric('wmp_relay_sessions', 'gauge', 'Sessions held by the relay (all nodes: the shared store).', [['', sessions.sessions]]);
+    metric('wmp_relay_sessions', 'gauge', 'Sessions held by the relay (all nodes: the shared store).', [
+      ['', sessions.sessions],
+    ]);
     metric('wmp_relay_pending_sessions', 'gauge', 'Unauthenticated sessions held by the relay.', [
       ['', sessions.pending],
     ]);
