@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DEFAULT_BOX_LIMITS, DEFAULT_RELAY_LIMITS, DEFAULT_RELAY_TIMINGS } from '@wmp/relay-server';
 import { describe, expect, it } from 'vitest';
 import { type AppConfig, envName, helpText, type ParseResult, parseConfig } from '../src/config.js';
-import { runRelay } from './fixtures/relay-process.js';
+import { REPO_ROOT, runRelay } from './fixtures/relay-process.js';
 
 function ok(result: ParseResult): AppConfig {
   if (result.kind !== 'config') throw new Error(`expected a config, got ${JSON.stringify(result)}`);
@@ -249,6 +251,16 @@ describe('parseConfig: the other options', () => {
     expect(ok(parse([], { WMP_NODE_ID: 'n_2' })).nodeId).toBe('n_2');
     for (const bad of ['has space', 'x'.repeat(65), 'a"b', 'ü'])
       expect(error(parse(['--node-id', bad]))).toContain('--node-id');
+  });
+
+  it('the README configuration table is --help: every flag with its variable and default', () => {
+    const readme = readFileSync(join(REPO_ROOT, 'apps/relay/README.md'), 'utf8');
+    for (const line of helpText()
+      .split('\n')
+      .filter((l) => l.startsWith('  --'))) {
+      const [, flag, env, text] = /^ {2}(--\S+(?: <\w+>)?)\s+(\S+)\s+(.*)$/.exec(line)!;
+      expect(readme).toContain(`| \`${flag}\` | \`${env}\` | ${text!.replace(/\|/g, '\\|')} |`);
+    }
   });
 
   it('refuses unknown flags, missing values and positional arguments', () => {
