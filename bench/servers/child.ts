@@ -25,7 +25,10 @@ export async function startChild(
   args: readonly string[] = [],
   options: { files?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<BenchChild> {
-  const extra = script === 'relay-server.ts' ? (process.env.BENCH_RELAY_FLAGS ?? '').split(/\s+/).filter(Boolean) : [];
+  const extra =
+    script === 'relay-server.ts' || script === 'cluster-node.ts'
+      ? (process.env.BENCH_RELAY_FLAGS ?? '').split(/\s+/).filter(Boolean)
+      : [];
   const node = [
     process.execPath,
     '--expose-gc',

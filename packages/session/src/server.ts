@@ -136,6 +136,7 @@ export class WmpServer {
       interceptor: (message, base) => this.#intercept(connection, message, base),
       sharedHandlers: this.#handlers,
       onNotificationRefused: (error, message) => this.#notificationRefused(connection, error, message),
+      onHandlerError: (error, method) => this.#options.hooks?.handlerFailed?.(method, error),
       ...(this.#options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.#options.requestTimeoutMs }),
       ...(this.#options.maxMessageBytes === undefined
         ? {}

@@ -83,6 +83,11 @@ export interface ServerHooks {
    * A notification was refused (it cannot be answered, JSON-RPC): the place to count, log and, for
    * a deliver, tell its sender `dropped`. `session` is the session it named, when one was bound.
    */
+  /**
+   * A handler threw something that is no `WmpError` (its answer was -32603 with no details): the
+   * place to log its kind (never its message, which may hold data).
+   */
+  handlerFailed?(method: string, error: unknown): void;
   notificationRefused?(
     method: string,
     error: WmpError,

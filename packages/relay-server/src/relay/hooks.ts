@@ -94,6 +94,12 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
      * logged once per cause per interval, and a deliver's sender is told `dropped` with the
      * reason when its session takes statuses (core §5.3.1), on the connection that sent it.
      */
+    /** An unexpected failure (answered -32603): its kind, once per cause per interval. */
+    handlerFailed(method, error) {
+      const kind = (error as { code?: unknown }).code ?? (error as Error)?.name ?? 'unknown';
+      s.refusals.note(`internal_error:${method}:${String(kind)}`);
+    },
+
     notificationRefused(method, error, connection, session) {
       s.metrics.error(error.code);
       s.refusals.note(`notification_${error.code}`);
