@@ -14,6 +14,7 @@ import {
   type RelayStores,
 } from '@wmp/relay-server/node';
 import { SqliteStore } from '@wmp/relay-server/sqlite';
+import { loadAuth } from './auth.js';
 import type { AppConfig } from './config.js';
 import { loadOrCreateIdentity, prepareDatabaseFile } from './identity.js';
 
@@ -45,6 +46,8 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
   const dataDir = isAbsolute(config.dataDir) ? config.dataDir : resolve(options.cwd ?? process.cwd(), config.dataDir);
   const { maxEventBytes, requestsPerSecond, requestBurst, ...storeLimits } = config.box;
   const boxLimits = { directory: config.directory, ...storeLimits };
+  // Trust anchors, TLS and did:web (read before anything is opened: a bad file stops the start).
+  const auth = await loadAuth(config.auth, options.cwd ?? process.cwd());
 
   let seed: Uint8Array | undefined;
   let openStore: (limits: RelayStoreLimits) => RelayStores;
@@ -70,6 +73,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
   let boxFetch: ((request: Request, env: unknown) => Response | Promise<Response>) | undefined;
 
   const relay = createRelay({
+    ...auth,
     ...(seed ? { identity: { seed } } : {}),
     host: config.host,
     port: config.port,
@@ -95,7 +99,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
     await relay.close().catch(() => undefined);
     throw error;
   }
-  const url = config.publicUrl ?? `http://127.0.0.1:${port}`;
+  const url = config.publicUrl ?? `${auth.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   // The listening address (0.0.0.0 in a container) is no public origin: use the configured one.
   relay.core.origin = url;
   try {

@@ -10,5 +10,7 @@ export function startupUsageError(
   if (error.code === 'ERR_STORE_LOCKED') {
     return `--data-dir ${config.dataDir}: in use by another wmp-relay process (one process per data directory; run a cluster on PostgreSQL instead)`;
   }
+  // A trust-anchor or TLS file that cannot be used: its message names the flag.
+  if (error.code === 'ERR_AUTH_FILE') return error.message;
   return undefined;
 }

@@ -75,6 +75,17 @@ describe('parseConfig: defaults', () => {
       limits: {},
       timings: {},
       box: {},
+      // No trust anchors, no TLS, no did:web: did:key and did:jwk over plain HTTP.
+      auth: {
+        trustAnchorsFile: undefined,
+        tlsCertFile: undefined,
+        tlsKeyFile: undefined,
+        tlsClientCaFile: undefined,
+        didWeb: false,
+        didWebAllowPrivate: false,
+        didWebTimeoutMs: undefined,
+        didWebMaxBytes: undefined,
+      },
     } satisfies AppConfig);
     expect(DEFAULT_BOX_LIMITS.boxBytes).toBe(1024 ** 3);
     expect(DEFAULT_BOX_LIMITS.strangerBits).toBe(18);

@@ -53,7 +53,10 @@ describe('mtls authenticator', () => {
       reason: 'unsupported_scheme',
     });
     expect(
-      await reason('x509:san:dns:wallet.example.com', Array.from({ length: 20 }, () => pki.intermediate)),
+      await reason(
+        'x509:san:dns:wallet.example.com',
+        Array.from({ length: 20 }, () => pki.intermediate),
+      ),
     ).toEqual({ reason: 'untrusted_chain', detail: 'chain_too_long' });
   });
 });

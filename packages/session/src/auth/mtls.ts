@@ -2,6 +2,7 @@ import { NotAuthorizedError } from '@wmp/jsonrpc-envelope';
 import type { Authenticator } from './authenticator.js';
 import { authFailure } from './reasons.js';
 import { schemeOf } from './schemes.js';
+import { X509_SCHEMES } from './x5c.js';
 import {
   CertificateParseError,
   checkLeafIdentity,
@@ -16,7 +17,6 @@ import {
   validateChain,
   type X5cLimits,
 } from './x509.js';
-import { X509_SCHEMES } from './x5c.js';
 
 export interface MtlsOptions extends X5cLimits {
   /**
