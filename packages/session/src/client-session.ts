@@ -83,6 +83,8 @@ export interface RestoredSessionState {
   readonly security?: Security | undefined;
   readonly resumptionToken: string | undefined;
   readonly lastReceivedId?: string | undefined;
+  /** Who the responder proved to be when the session was opened (kept across restarts). */
+  readonly responder?: string | undefined;
 }
 
 type Listener<T> = (params: T) => void;
@@ -229,6 +231,7 @@ export class WmpSession {
       resumption_token: state.resumptionToken,
     });
     session.lastReceivedId = state.lastReceivedId;
+    session.#responder = state.responder;
     return session;
   }
 
