@@ -246,6 +246,12 @@ export function toCliError(error: unknown): CliError {
       return new NotFoundError(text, 'Check the group id (wmp group --help).');
     if (error.code === 'ERR_CLIENT_URL')
       return new UsageError(text, undefined, 'Give the relay as http(s)://host[:port].');
+    if (error.code === 'ERR_CLIENT_RELAY_AUTH') {
+      return new CliError(
+        text,
+        'It is not the relay its well-known document names (relay_id), or someone is in between; check the URL.',
+      );
+    }
     return new CliError(text, 'Check the URL: it must be a WMP relay.');
   }
   const e = error as { name?: unknown; message?: unknown };

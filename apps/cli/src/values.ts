@@ -4,7 +4,7 @@
 import { decodeEd25519Multikey, didKeyFromPublicKey, publicKeyFromDidKey } from '@wmp/jcs-signing';
 import { isBoxOrigin } from '@wmp/ohan-seal';
 
-export type ValueKind = 'text' | 'int' | 'url' | 'did' | 'path' | 'name';
+export type ValueKind = 'text' | 'int' | 'url' | 'did' | 'recipient' | 'path' | 'name';
 
 /** Why a value was refused, with an example of a good one (the caller adds the argument's name). */
 export class ValueError extends Error {
@@ -22,6 +22,7 @@ export const PLACEHOLDER: Readonly<Record<ValueKind, string>> = {
   int: 'n',
   url: 'url',
   did: 'did',
+  recipient: 'id',
   path: 'file',
   name: 'name',
 };
@@ -37,6 +38,21 @@ export function toDid(text: string): string {
   } catch {
     throw new ValueError(`"${short(t)}" is not an Ed25519 did:key (like did:key:z6Mk...) or Multikey (z6Mk...)`);
   }
+}
+
+/** X.509 identifiers (core §7.1): `x509:san:dns:<name>`, `x509:san:uri:<uri>`, `x509:sha256:<hex>`. */
+const X509_ID = /^x509:(san:dns:[A-Za-z0-9.-]{1,253}|san:uri:[\x21-\x7e]{1,2048}|sha256:[0-9a-f]{64})$/;
+
+/** Whom a live message goes to: a did:key (or Multikey), or an X.509 identifier as it is. */
+export function toRecipient(text: string): string {
+  const t = text.trim();
+  if (t.startsWith('x509:')) {
+    if (!X509_ID.test(t)) {
+      throw new ValueError(`"${short(t)}" is not an X.509 identifier (like x509:san:dns:wallet.example.com)`);
+    }
+    return t;
+  }
+  return toDid(t);
 }
 
 /** A relay origin: `https://host[:port]`, or `http://` on loopback; a trailing slash or `/wmp` is dropped. */
@@ -80,6 +96,7 @@ export const CONVERT: Readonly<Record<ValueKind, (text: string, limits: Limits) 
   },
   url: toRelayUrl,
   did: toDid,
+  recipient: toRecipient,
   path(text) {
     if (text.trim() === '') throw new ValueError('is empty; give a file name (or - for standard input/output)');
     return text;

@@ -50,6 +50,8 @@ describe('wmp send and listen', () => {
     expect(json(sent)).toEqual({
       to: bob.did,
       relay: relay.url,
+      // Who the relay proved to be (its relay_id, mutual authentication).
+      relay_id: relay.id,
       message_id: expect.stringMatching(/^msg-/),
       status: 'delivered',
     });

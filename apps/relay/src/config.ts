@@ -12,6 +12,7 @@ import {
   type RelayLimits,
   type RelayTimings,
 } from '@wmp/relay-server';
+import { AUTH_OPTIONS, type AuthSettings, authSettings } from './auth-config.js';
 
 /** The OHAN box settings the app passes on (each left out takes the library's default). */
 export interface BoxSettings {
@@ -63,6 +64,8 @@ export interface AppConfig {
   readonly limits: Partial<RelayLimits>;
   readonly timings: Partial<RelayTimings>;
   readonly box: Partial<BoxSettings>;
+  /** Trust anchors, TLS and did:web (issue 16). */
+  readonly auth?: AuthSettings;
 }
 
 export type ParseResult =
@@ -81,7 +84,7 @@ type Target =
   | { readonly timings: keyof RelayTimings; readonly ms?: true }
   | { readonly box: keyof BoxSettings };
 
-interface OptionSpec {
+export interface OptionSpec {
   readonly flag: string;
   readonly kind: Kind;
   readonly env?: string;
@@ -360,6 +363,7 @@ const OPTIONS: readonly OptionSpec[] = [
   },
   { flag: 'box-rate-burst', kind: 'int', help: 'burst of that rate', min: 1, target: { box: 'requestBurst' } },
   { flag: 'log-level', kind: 'string', help: 'debug, info, warn, error or silent', default: 'info' },
+  ...AUTH_OPTIONS,
 ];
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -640,6 +644,16 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
     limits,
     timings,
     box,
+    auth: authSettings(
+      {
+        text: (flag) => raw(flag)?.text,
+        bool,
+        number: (flag) => given(OPTIONS.find((o) => o.flag === flag)!),
+      },
+      (message) => {
+        throw new ConfigError(message);
+      },
+    ),
   };
   return { kind: 'config', config };
 }

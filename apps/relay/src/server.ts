@@ -11,6 +11,7 @@ import {
   mountBoxApp,
   type Relay,
 } from '@wmp/relay-server/node';
+import { loadAuth } from './auth.js';
 import { defaultNodeId, openBackend } from './backend.js';
 import type { AppConfig } from './config.js';
 
@@ -46,6 +47,8 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
   const dataDir = isAbsolute(config.dataDir) ? config.dataDir : resolve(options.cwd ?? process.cwd(), config.dataDir);
   const { maxEventBytes, requestsPerSecond, requestBurst } = config.box;
   const nodeId = config.nodeId ?? options.nodeId ?? defaultNodeId();
+  // Trust anchors, TLS and did:web (read before anything is opened: a bad file stops the start).
+  const auth = await loadAuth(config.auth, options.cwd ?? process.cwd());
   const backend = await openBackend(config, { dataDir, nodeId, logger });
 
   // The box is made once the origin is known (with --port 0 only after listening); until then
@@ -56,6 +59,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
   let relay: Relay;
   try {
     relay = createRelay({
+      ...auth,
       ...(backend.seed ? { identity: { seed: backend.seed } } : {}),
       host: config.host,
       port: config.port,
@@ -92,7 +96,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
     await stop();
     throw error;
   }
-  const url = config.publicUrl ?? `http://127.0.0.1:${port}`;
+  const url = config.publicUrl ?? `${auth.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   // The listening address (0.0.0.0 in a container) is no public origin: use the configured one.
   relay.core.origin = url;
   const { coordination, stores } = relay.core;

@@ -20,6 +20,8 @@ const BY_CODE: Readonly<Record<string, Explain>> = {
   ERR_STORE_INPUT: (e) => `--database-url: ${e.message}`,
   ERR_STORE_SCHEMA: (e) => `--database-url: ${e.message} (upgrade this node to the cluster's version)`,
   ERR_COORDINATION_UNAVAILABLE: () => '--redis-url: Redis did not answer (is it running and reachable?)',
+  // A trust-anchor or TLS file that cannot be used: its message names the flag.
+  ERR_AUTH_FILE: (e) => e.message,
 };
 
 /** By error class name, for errors without a code. */

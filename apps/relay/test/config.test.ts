@@ -81,6 +81,17 @@ describe('parseConfig: defaults', () => {
       limits: {},
       timings: {},
       box: {},
+      // No trust anchors, no TLS, no did:web: did:key and did:jwk over plain HTTP.
+      auth: {
+        trustAnchorsFile: undefined,
+        tlsCertFile: undefined,
+        tlsKeyFile: undefined,
+        tlsClientCaFile: undefined,
+        didWeb: false,
+        didWebAllowPrivate: false,
+        didWebTimeoutMs: undefined,
+        didWebMaxBytes: undefined,
+      },
     } satisfies AppConfig);
     expect(DEFAULT_BOX_LIMITS.boxBytes).toBe(1024 ** 3);
     expect(DEFAULT_BOX_LIMITS.strangerBits).toBe(18);
@@ -318,5 +329,6 @@ describe('wmp-relay exit codes', () => {
     const help = await runRelay(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toBe(helpText());
-  }, 60_000);
+    // Three process starts in a row: generous on a loaded machine.
+  }, 90_000);
 });

@@ -21,6 +21,7 @@ export type {
   ClientSendOptions,
   ClientSendResult,
   ConnectionState,
+  ExpectedRelay,
   FlowEvent,
   MessageFallback,
   MessageStatusEvent,
@@ -46,7 +47,7 @@ export type {
   KeyPackageOptions,
 } from './group/types.js';
 export { IdentityError, type IdentityErrorCode } from './identity/errors.js';
-export { type Card, IDENTITY_STORE_KEY, Identity, type IdentityJson } from './identity/identity.js';
+export { type Card, IDENTITY_STORE_KEY, Identity, type IdentityJson, type X509Pem } from './identity/identity.js';
 export type { BoxLimitsInfo } from './mailbox/box-limits.js';
 export { MailboxError, type MailboxErrorCode, type MailboxErrorDetails } from './mailbox/errors.js';
 export type { MailMessage, RejectedEvent, RejectReason } from './mailbox/examine.js';

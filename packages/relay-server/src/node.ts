@@ -6,6 +6,8 @@
 export { type BoxApp, createBoxApp } from './box-api/app.js';
 export { mountBoxApp } from './box-api/mount.js';
 export * from './index.js';
+export { type RelayAuthOptions, type RelayDidWebSettings, relayAuthenticators } from './relay/authenticators.js';
 export { createRelayCore, type RelayCore } from './relay/core.js';
 export { createRelay, type Relay } from './relay/create-relay.js';
 export { createRelayApp, type RelayAppInput } from './relay/http-app.js';
+export { type RelayTlsConfig, tlsServerOptions } from './relay/tls.js';

@@ -83,6 +83,8 @@ export interface RestoredSessionState {
   readonly security?: Security | undefined;
   readonly resumptionToken: string | undefined;
   readonly lastReceivedId?: string | undefined;
+  /** Who the responder proved to be when the session was opened (kept across restarts). */
+  readonly responder?: string | undefined;
 }
 
 type Listener<T> = (params: T) => void;
@@ -136,6 +138,7 @@ export class WmpSession {
   #cipher: SessionCipher | undefined;
   /** Who the responder counts as the session's participants, when known (see `outgoingCapabilities`). */
   #participants: readonly string[] | undefined;
+  #responder: string | undefined;
 
   private constructor(
     peer: Peer<BaseContext>,
@@ -153,6 +156,11 @@ export class WmpSession {
     this.#resumptionToken = result.resumption_token as string | undefined;
     if (Array.isArray(result.participants)) this.#participants = result.participants as string[];
     this.#register(peer);
+  }
+
+  /** The identity the responder proved at open (`verifyResponder`); undefined when none was asked for. */
+  get responder(): string | undefined {
+    return this.#responder;
   }
 
   /** Creates a session on a started peer, authenticating with `signer` when the responder asks. */
@@ -178,9 +186,14 @@ export class WmpSession {
     >;
     const wmp = result.wmp as { session_id?: string; version?: string } | undefined;
     if (!wmp?.session_id) throw new NotAuthorizedError({ reason: 'no session id in the create result' });
+    let responder: string | undefined;
     if (nonce && options.verifyResponder) {
       try {
-        await verifyResponderAuth(result.auth, { nonce, sessionId: wmp.session_id }, options.verifyResponder);
+        responder = await verifyResponderAuth(
+          result.auth,
+          { nonce, sessionId: wmp.session_id },
+          options.verifyResponder,
+        );
       } catch (e) {
         // Tell the responder we are gone; nothing else goes to a responder that failed.
         void peer
@@ -190,6 +203,7 @@ export class WmpSession {
       }
     }
     const session = new WmpSession(peer, wmp.session_id, wmp.version ?? version, sender, result);
+    session.#responder = responder;
     // The responder's participants: the creator's claim and the listed ones.
     session.#participants = [...new Set([...(sender ? [sender] : []), ...(options.participants ?? [])])];
     if (options.cipher) session.useCipher(options.cipher);
@@ -217,6 +231,7 @@ export class WmpSession {
       resumption_token: state.resumptionToken,
     });
     session.lastReceivedId = state.lastReceivedId;
+    session.#responder = state.responder;
     return session;
   }
 

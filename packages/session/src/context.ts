@@ -17,6 +17,8 @@ export interface Connection {
   readonly closing: Set<string>;
   /** The binding's peer address, a key for per-source limits only: never logged. */
   readonly remoteAddress?: string;
+  /** The TLS client certificate chain of the binding (DER, leaf first), for `mtls`. */
+  readonly peerCertificates?: readonly Uint8Array[];
   /**
    * The identity a binding proved for this connection without a handshake here (`WmpServer.adopt`):
    * a session it joined elsewhere is carried onto this connection when a message names it.

@@ -151,6 +151,7 @@ export class WmpServer {
       loginTimer: undefined,
       closing: new Set(),
       ...(transport.remoteAddress === undefined ? {} : { remoteAddress: transport.remoteAddress }),
+      ...(transport.peerCertificates === undefined ? {} : { peerCertificates: transport.peerCertificates }),
     };
     peer.onclose = () => this.#disconnect(connection);
     this.#connections.add(connection);

@@ -51,6 +51,12 @@ export interface Transport {
    */
   readonly remoteAddress?: string;
   /**
+   * The certificate chain (DER, leaf first) the peer presented in this connection's TLS handshake,
+   * when the binding terminates TLS and asked for one: the handshake proved the peer holds the
+   * leaf's key; whether the chain is trusted is for an authenticator (`mtls`) to decide.
+   */
+  readonly peerCertificates?: readonly Uint8Array[];
+  /**
    * Whether a message sent now reaches the peer: an HTTP session only while it has an open event
    * stream (DESIGN §5: only then is it online). Absent: always.
    */

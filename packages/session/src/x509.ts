@@ -2,6 +2,7 @@
  * `@wmp/session/x509`: X.509 authentication (`x5c`) and identities, on pkijs. A subpath of its own
  * so that applications without X.509 never load pkijs; browser-safe like the rest of the package.
  */
+export { type MtlsOptions, mtlsAuthenticator } from './auth/mtls.js';
 export { type X5cOptions, X509_SCHEMES, x5cAuthenticator } from './auth/x5c.js';
 export {
   CertificateParseError,

@@ -1,6 +1,3 @@
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { b64urlEncode, generateKeypair, signChallenge, signMessage, verifyMessage } from '@wmp/jcs-signing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { challengePayload } from '../src/auth/challenge.js';
@@ -20,8 +17,9 @@ import {
 } from '../src/index.js';
 import { nodeDidWebFetcher } from '../src/node.js';
 import { createAs, nowRfc3339, refusal, signerOf } from './auth-helpers.js';
+import { type DidHost, startDidHost } from './did-host.js';
 import { harness } from './helpers.js';
-import { issue, newKey, type TestCert } from './pki.js';
+import { newKey } from './pki.js';
 
 const reasonOf = async (p: Promise<unknown>) => {
   try {
@@ -284,59 +282,6 @@ describe('DidWebResolver', () => {
     expect(await reasonOf(resolver.resolve('did:web:2130706433'))).toBe('address_refused'); // 127.0.0.1 as a number
   });
 });
-
-/** A loopback HTTPS server with its own CA, serving DID documents and misbehaving on some paths. */
-interface DidHost {
-  readonly port: number;
-  readonly ca: string;
-  readonly server: Server;
-  readonly docs: Map<string, unknown>;
-  requests: number;
-}
-
-async function startDidHost(): Promise<DidHost> {
-  const caCert = await issue({ subject: 'did host CA', key: newKey('p256'), ca: true, keyUsage: ['keyCertSign'] });
-  const tlsCert: TestCert = await issue({
-    subject: 'localhost',
-    key: newKey('p256'),
-    issuer: caCert,
-    dns: ['localhost'],
-    ips: ['127.0.0.1'],
-    keyUsage: ['digitalSignature'],
-  });
-  const docs = new Map<string, unknown>();
-  const host = { ca: caCert.pem, docs, requests: 0 } as { -readonly [K in keyof DidHost]: DidHost[K] };
-  const server = createServer({ key: tlsCert.key.pkcs8Pem, cert: tlsCert.pem }, (req, res) => {
-    host.requests++;
-    res.on('error', () => undefined);
-    const path = req.url ?? '/';
-    if (path.startsWith('/redirect/')) {
-      res.writeHead(302, { location: '/ok/did.json' }).end();
-      return;
-    }
-    if (path.startsWith('/never/')) return; // accepts, never answers
-    if (path.startsWith('/huge/')) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      const chunk = Buffer.alloc(1024 * 1024, 0x20);
-      for (let i = 0; i < 10; i++) res.write(chunk);
-      res.end();
-      return;
-    }
-    const doc = docs.get(path);
-    if (doc === undefined) {
-      res.writeHead(404).end();
-      return;
-    }
-    res
-      .writeHead(200, { 'content-type': 'application/did+json', 'cache-control': 'max-age=300' })
-      .end(JSON.stringify(doc));
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  host.server = server;
-  host.port = (server.address() as AddressInfo).port;
-  return host;
-}
 
 describe('did:web over a loopback HTTPS server (node fetcher)', () => {
   let host: DidHost;

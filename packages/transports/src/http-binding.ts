@@ -17,10 +17,11 @@ import {
   WMP_SSE_EVENT,
 } from './http-protocol.js';
 import { bindingError, bindingErrors, jsonReply, SSE_HEADERS } from './http-replies.js';
-import { HttpSession, type HttpSessionLimits, type HttpSessionTransport } from './http-session.js';
+import { type HttpPeerInfo, HttpSession, type HttpSessionLimits, type HttpSessionTransport } from './http-session.js';
 import { randomSessionTokens, type SessionTokens } from './http-session-tokens.js';
 import { bearerToken, constantTimeEqual } from './http-token.js';
 import { SseWriter } from './sse-writer.js';
+import { tlsPeerCertificates } from './tls-peer.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './ws-protocol.js';
 
 export interface HttpBindingOptions {
@@ -68,6 +69,11 @@ export interface HttpBindingOptions {
    * one of them is addressed by the forwarded address. Default: none.
    */
   readonly trustedProxies?: ReadonlySet<string>;
+  /**
+   * The TLS client certificate chain (DER, leaf first) of the request that opens an HTTP session,
+   * for `mtls`. Default: from the TLS socket of @hono/node-server's `incoming` request, if any.
+   */
+  readonly peerCertificates?: (c: Context) => readonly Uint8Array[] | undefined;
   /** The limits the Peer parses with (the binding classifies bodies the same way). Default: envelope defaults with `maxBodyBytes`. */
   readonly parseLimits?: ParseLimits;
   /** CORS for browsers on other origins. Off unless set. */
@@ -143,6 +149,11 @@ function nodeServerAddress(c: Context): string | undefined {
   return incoming?.socket?.remoteAddress;
 }
 
+/** The client certificate of the TLS socket under @hono/node-server's `incoming` request, if any. */
+function nodeServerCertificates(c: Context): readonly Uint8Array[] | undefined {
+  return tlsPeerCertificates((c.env as { incoming?: { socket?: unknown } } | undefined)?.incoming?.socket);
+}
+
 const STATUS_OF: Readonly<Record<PendingOutcome, 200 | 503 | 504>> = {
   complete: 200,
   timeout: 504,
@@ -161,9 +172,11 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const maxOpeningBodyBytes = Math.min(maxBodyBytes, options.maxUnauthenticatedBodyBytes ?? maxBodyBytes);
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
-  const peerOf = options.remoteAddress ?? nodeServerAddress;
+  const socketAddressOf = options.remoteAddress ?? nodeServerAddress;
   const trusted = options.trustedProxies ?? new Set<string>();
-  const addressOf = (c: Context) => clientAddress(peerOf(c), c.req.header('x-forwarded-for'), trusted);
+  const addressOf = (c: Context) => clientAddress(socketAddressOf(c), c.req.header('x-forwarded-for'), trusted);
+  const certificatesOf = options.peerCertificates ?? nodeServerCertificates;
+  const peerOf = (c: Context): HttpPeerInfo => ({ remoteAddress: addressOf(c), peerCertificates: certificatesOf(c) });
   const parseLimits = options.parseLimits ?? { ...DEFAULT_PARSE_LIMITS, maxBytes: maxBodyBytes };
   const maxSessions = options.maxSessions ?? 10_000;
   const idleMs = options.sessionIdleMs ?? 15 * 60_000;
@@ -253,7 +266,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
   /** Opens the HTTP session of an adopted WMP session and hands it to the server; undefined if refused. */
   const adopt = async (c: Context, a: Adoption): Promise<HttpSession | undefined> => {
     if (live.size >= maxSessions) return undefined;
-    const session = new HttpSession(limits, hooks, addressOf(c));
+    const session = new HttpSession(limits, hooks, peerOf(c));
     live.add(session);
     session.adopt(a.sessionId, a.token);
     let refused = false;
@@ -347,7 +360,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
       if (named === undefined && opening && bytes.byteLength > maxOpeningBodyBytes) {
         return jsonReply(bindingError(ErrorCode.InvalidRequest, 'message too large'), 413);
       }
-      session = new HttpSession(limits, hooks, addressOf(c));
+      session = new HttpSession(limits, hooks, peerOf(c));
       live.add(session);
       try {
         await options.onTransport(session.transport, c.req.raw);

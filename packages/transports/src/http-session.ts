@@ -37,6 +37,15 @@ export interface HttpSessionHooks {
  * too). Frames arrive from POST bodies; what the Peer sends goes back in the reply of the POST
  * that carried the request, or else to every SSE stream of the session.
  */
+/**
+ * What the request that opened an HTTP session says about its client: its address and the TLS
+ * client certificate of its connection (later requests of the session are bound by its token).
+ */
+export interface HttpPeerInfo {
+  readonly remoteAddress?: string | undefined;
+  readonly peerCertificates?: readonly Uint8Array[] | undefined;
+}
+
 export class HttpSessionTransport implements Transport {
   onmessage?: (frame: string | Uint8Array, extra?: TransportMessageExtra) => void;
   onclose?: () => void;
@@ -44,13 +53,15 @@ export class HttpSessionTransport implements Transport {
   onreachable?: () => void;
   readonly maxMessageBytes: number;
   readonly remoteAddress?: string;
+  readonly peerCertificates?: readonly Uint8Array[];
   readonly #session: HttpSession;
 
   /** Made by the HTTP binding, never directly. */
-  constructor(session: HttpSession, remoteAddress: string | undefined) {
+  constructor(session: HttpSession, peer: HttpPeerInfo) {
     this.#session = session;
     this.maxMessageBytes = session.limits.maxMessageBytes;
-    if (remoteAddress !== undefined) this.remoteAddress = remoteAddress;
+    if (peer.remoteAddress !== undefined) this.remoteAddress = peer.remoteAddress;
+    if (peer.peerCertificates !== undefined) this.peerCertificates = peer.peerCertificates;
   }
 
   /** The session id, once the Peer's create (or resume) response announced it. */
@@ -97,11 +108,11 @@ export class HttpSession {
   #deliveredUpTo = 0;
   #closed = false;
 
-  constructor(limits: HttpSessionLimits, hooks: HttpSessionHooks, remoteAddress?: string) {
+  constructor(limits: HttpSessionLimits, hooks: HttpSessionHooks, peer: HttpPeerInfo = {}) {
     this.limits = limits;
     this.#hooks = hooks;
     this.#replay = new ReplayBuffer(limits.replayEvents, limits.replayChars, limits.replayBudget);
-    this.transport = new HttpSessionTransport(this, remoteAddress);
+    this.transport = new HttpSessionTransport(this, peer);
   }
 
   get closed(): boolean {

@@ -2,7 +2,7 @@
 // the HTTP binding's session transport. Everything browser-safe is re-exported too.
 
 export { createHttpBinding, type HttpBinding, type HttpBindingOptions, type IdOnlyVerdict } from './http-binding.js';
-export { HttpSessionTransport } from './http-session.js';
+export { type HttpPeerInfo, HttpSessionTransport } from './http-session.js';
 export { keyedSessionTokens, randomSessionTokens, type SessionTokens } from './http-session-tokens.js';
 export * from './index.js';
 export {
@@ -14,6 +14,7 @@ export {
 export { SseWriter, type SseWriterEndReason, type SseWriterOptions } from './sse-writer.js';
 export { StdioTransport, type StdioTransportOptions } from './stdio.js';
 export { StreamTransport, StreamTransportError } from './stream-transport.js';
+export { tlsPeerCertificates } from './tls-peer.js';
 export {
   connectUnixSocket,
   DEFAULT_MAX_UNIX_CONNECTIONS,

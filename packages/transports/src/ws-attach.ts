@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { clientAddress } from './client-address.js';
+import { tlsPeerCertificates } from './tls-peer.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, WMP_SUBPROTOCOL, WsCloseCode } from './ws-protocol.js';
 import { WebSocketServerTransport, type WebSocketServerTransportOptions } from './ws-server.js';
 
@@ -12,7 +13,10 @@ export interface UpgradeEmitter {
 }
 
 export interface AttachWebSocketServerOptions
-  extends Omit<WebSocketServerTransportOptions, 'maxMessageBytes' | 'closeTimeoutMs' | 'remoteAddress'> {
+  extends Omit<
+    WebSocketServerTransportOptions,
+    'maxMessageBytes' | 'closeTimeoutMs' | 'remoteAddress' | 'peerCertificates'
+  > {
   /** The upgrade path; default `/wmp` (transport §3.1). Upgrades on other paths get 404. */
   readonly path?: string;
   /** Largest frame, in bytes, refused from its header before buffering (1009); default 1 MiB. */
@@ -111,10 +115,13 @@ export function attachWebSocketServer(
       Array.isArray(forwarded) ? forwarded.join(',') : forwarded,
       trusted,
     );
-    const transport = new WebSocketServerTransport(
-      ws,
-      address === undefined ? transportOptions : { ...transportOptions, remoteAddress: address },
-    );
+    // On an HTTPS server: the client certificate of the handshake, for `mtls`.
+    const certificates = tlsPeerCertificates(request.socket);
+    const transport = new WebSocketServerTransport(ws, {
+      ...transportOptions,
+      ...(address === undefined ? {} : { remoteAddress: address }),
+      ...(certificates === undefined ? {} : { peerCertificates: certificates }),
+    });
     Promise.resolve()
       .then(() => options.onTransport(transport, request))
       .catch(() => ws.close(WsCloseCode.InternalError));

@@ -31,6 +31,8 @@ export interface WebSocketServerTransportOptions {
   readonly outboundBudget?: ByteBudget;
   /** The peer's address (a key for per-source limits; never logged). */
   readonly remoteAddress?: string;
+  /** The certificate chain the peer presented in its TLS handshake (DER, leaf first), for `mtls`. */
+  readonly peerCertificates?: readonly Uint8Array[];
   /** How long `close()` waits for the closing handshake before terminating; default 5 s. */
   readonly closeTimeoutMs?: number;
 }
@@ -74,6 +76,7 @@ export class WebSocketServerTransport implements Transport {
   onerror?: (error: Error) => void;
   readonly maxMessageBytes: number;
   readonly remoteAddress?: string;
+  readonly peerCertificates?: readonly Uint8Array[];
 
   readonly #socket: WebSocket;
   readonly #maxBufferedBytes: number;
@@ -100,6 +103,7 @@ export class WebSocketServerTransport implements Transport {
     this.#maxBufferedBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024;
     this.#budget = options.outboundBudget;
     if (options.remoteAddress !== undefined) this.remoteAddress = options.remoteAddress;
+    if (options.peerCertificates !== undefined) this.peerCertificates = options.peerCertificates;
     this.#closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
     this.#pongTimeoutMs = options.pongTimeoutMs ?? DEFAULT_PONG_TIMEOUT_MS;
     socket.on('message', (data, isBinary) => this.#receive(data, isBinary));

@@ -1,6 +1,6 @@
 // What several commands share: option specs, opening the mailbox of the home's identity, finding
 // a recipient's card, and turning received messages into printable values.
-import { type Card, Mailbox, type MailboxError, type MailMessage } from '@wmp/client-sdk';
+import { type Card, Mailbox, type MailboxError, type MailMessage, type WmpClient } from '@wmp/client-sdk';
 import { randomBytes, toHex } from '@wmp/jcs-signing';
 import type { CommandContext, OptionSpec } from '../command.js';
 import { CliError, NotFoundError } from '../errors.js';
@@ -152,4 +152,11 @@ export function settle(
 export function requireText(text: string): string {
   if (text.trim() === '') throw new CliError('the message is empty', 'Give some text to send.');
   return text;
+}
+
+/** Who the relay proved to be when the session was opened (mutual authentication), in words. */
+export function relayProofText(client: Pick<WmpClient, 'relayId'>): string {
+  return client.relayId
+    ? `the relay proved to be ${client.relayId}`
+    : 'the relay did not prove who it is (its well-known document names no relay_id)';
 }

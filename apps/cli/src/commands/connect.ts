@@ -16,7 +16,7 @@ import { toCliError } from '../to-cli-error.js';
 import { VERSION } from '../version.js';
 import { allowCommands } from './allow.js';
 import { cardCommands } from './card.js';
-import { requireText } from './common.js';
+import { relayProofText, requireText } from './common.js';
 import { flowCommands } from './flow.js';
 import { groupCommands, groupNames, restoreGroups } from './group.js';
 import { keysCommands } from './keys.js';
@@ -39,7 +39,7 @@ function replTable(state: ReplState, extra: readonly (CommandSpec | GroupSpec)[]
   const to: CommandSpec = {
     path: ['to'],
     summary: 'choose who say talks to (without <did>: show it)',
-    args: [{ name: 'did', kind: 'did', optional: true, help: 'the recipient' }],
+    args: [{ name: 'did', kind: 'recipient', optional: true, help: 'the recipient' }],
     examples: ['to did:key:z6Mk...'],
     async run({ args, out }) {
       if (args.did !== undefined) state.to = args.did as string;
@@ -63,14 +63,17 @@ function replTable(state: ReplState, extra: readonly (CommandSpec | GroupSpec)[]
       const c = live!.client;
       const value = {
         did: c.did,
+        id: c.id,
         relay: live!.relay,
+        relay_id: c.relayId ?? null,
         state: c.state,
         session_id: c.sessionId,
         binding: c.endpoint.binding,
       };
       out.result(value, () => [
-        `you        ${c.did}`,
+        `you        ${c.id}`,
         `relay      ${live!.relay} (${c.endpoint.binding})`,
+        `relay id   ${c.relayId ?? '(not proved)'}`,
         `connection ${c.state}`,
         `session    ${c.sessionId ?? '-'}`,
       ]);
@@ -236,7 +239,7 @@ const connect: CommandSpec = {
       const item = flowItem(f);
       out.item(item.value, () => item.human);
     });
-    out.note(`connected to ${relay} as ${client.did}; type help for the commands`);
+    out.note(`connected to ${relay} as ${client.id}; ${relayProofText(client)}; type help for the commands`);
     try {
       await repl.run();
     } finally {

@@ -3,13 +3,62 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { Identity, type IdentityJson, Mailbox } from '@wmp/client-sdk';
 import type { CommandSpec, GroupSpec } from '../command.js';
-import { CliError, NotFoundError } from '../errors.js';
+import { CliError, NotFoundError, UsageError } from '../errors.js';
 import { readStdin } from '../stdin.js';
 
 const force = { kind: 'flag', help: 'replace the identity this home already has (the old keys are lost)' } as const;
 
 function describe(identity: Identity, home: string) {
-  return { did: identity.did, signing_key: identity.signingKey, enc_key: identity.encKey, home };
+  return {
+    did: identity.did,
+    ...(identity.x509 ? { id: identity.id } : {}),
+    signing_key: identity.signingKey,
+    enc_key: identity.encKey,
+    home,
+  };
+}
+
+/** Reads a file the user named; a missing or unreadable one is a CLI error naming it. */
+async function readUserFile(file: string, stdin: NodeJS.ReadableStream, hint: string): Promise<string> {
+  try {
+    return file === '-' ? await readStdin(stdin) : await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new NotFoundError(`no file ${file}`, hint);
+    throw new CliError(`cannot read ${file} (${code ?? 'error'})`, 'Check the path and permissions.');
+  }
+}
+
+/**
+ * `keys import --cert --key`: an X.509 chain and its key become the home's WMP identity (x5c);
+ * the home's signing and sealing keys stay (cards and sealed mail), or are made when it has none.
+ */
+async function importX509(ctx: Parameters<CommandSpec['run']>[0], certFile: string, keyFile: string): Promise<void> {
+  const { home, options, out, stdin } = ctx;
+  const hint = 'Give a PEM certificate chain (leaf first) and its PKCS#8 private key.';
+  const certificatesPem = await readUserFile(certFile, stdin, hint);
+  const privateKeyPem = await readUserFile(keyFile, stdin, hint);
+  const existing = await home.findIdentity();
+  let identity: Identity;
+  try {
+    identity = await Identity.fromX509({ certificatesPem, privateKeyPem }, existing);
+  } catch {
+    throw new CliError(
+      `${certFile} and ${keyFile} are not a certificate chain and the private key of its first certificate`,
+      hint,
+    );
+  }
+  if (existing?.x509 && existing.id !== identity.id && options.force !== true) {
+    throw new CliError(
+      `${home.dir} already has another X.509 identity (${existing.id})`,
+      'Use another --home, or replace it with --force.',
+    );
+  }
+  await identity.save(home.store());
+  out.result(describe(identity, home.dir), () => [
+    `imported ${identity.id} into ${home.dir}`,
+    `  signing key  ${identity.signingKey} (cards and sealed mail)`,
+  ]);
 }
 
 const keysNew: CommandSpec = {
@@ -50,6 +99,7 @@ const keysShow: CommandSpec = {
     const card = await new Mailbox({ identity, store: home.store() }).card();
     const value = { ...describe(identity, home.dir), relays: card?.relays ?? [] };
     out.result(value, () => [
+      ...(identity.x509 ? [`id           ${identity.id} (X.509)`] : []),
       `did          ${identity.did}`,
       `signing key  ${identity.signingKey}`,
       `sealing key  ${identity.encKey}`,
@@ -96,24 +146,40 @@ const keysExport: CommandSpec = {
 
 const keysImport: CommandSpec = {
   path: ['keys', 'import'],
-  summary: 'take an identity from a file written by keys export',
-  args: [{ name: 'file', kind: 'path', help: 'the exported JSON file, or - for standard input' }],
-  options: { force },
-  examples: ['wmp --home ./laptop keys import alice-keys.json', 'cat backup.json | wmp keys import -'],
-  async run({ home, args, options, out, stdin }) {
-    const file = args.file as string;
-    let text: string;
-    try {
-      text = file === '-' ? await readStdin(stdin) : await readFile(file, 'utf8');
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT')
-        throw new NotFoundError(`no file ${file}`, 'Give the file written by: wmp keys export --out <file>');
-      throw new CliError(`cannot read ${file} (${code ?? 'error'})`, 'Check the path and permissions.');
+  summary: 'take an identity from a file written by keys export, or an X.509 certificate and key',
+  description: [
+    'With a file: the identity keys export wrote. With --cert and --key: a PEM certificate chain',
+    '(leaf first) and the PKCS#8 key of its leaf; the relay then knows you as x509:san:dns:<name>',
+    '(the first DNS name of the certificate) and you authenticate with the certificate (x5c). The',
+    "home's signing and sealing keys stay for cards and sealed mail (new ones if it has none).",
+  ],
+  args: [{ name: 'file', kind: 'path', optional: true, help: 'the exported JSON file, or - for standard input' }],
+  options: {
+    force,
+    cert: { kind: 'path', help: 'PEM certificate chain, leaf first (with --key)' },
+    key: { kind: 'path', help: 'PEM PKCS#8 private key of the leaf (with --cert)' },
+  },
+  examples: [
+    'wmp --home ./laptop keys import alice-keys.json',
+    'cat backup.json | wmp keys import -',
+    'wmp keys import --cert wallet-chain.pem --key wallet-key.pem',
+  ],
+  async run(ctx) {
+    const { home, args, options, out, stdin } = ctx;
+    const cert = options.cert as string | undefined;
+    const key = options.key as string | undefined;
+    const file = args.file as string | undefined;
+    if (cert !== undefined || key !== undefined) {
+      if (cert === undefined || key === undefined || file !== undefined) {
+        throw new UsageError('--cert and --key go together, without a file', 'keys import');
+      }
+      return importX509(ctx, cert, key);
     }
+    if (file === undefined) throw new UsageError('give the exported file, or --cert and --key', 'keys import');
+    const text = await readUserFile(file, stdin, 'Give the file written by: wmp keys export --out <file>');
     let identity: Identity;
     try {
-      identity = Identity.fromJSON(JSON.parse(text) as IdentityJson);
+      identity = await Identity.restore(JSON.parse(text) as IdentityJson);
     } catch {
       throw new CliError(
         `${file} is not an identity written by wmp keys export`,
@@ -128,7 +194,7 @@ const keysImport: CommandSpec = {
       );
     }
     await identity.save(home.store());
-    out.result(describe(identity, home.dir), () => `imported ${identity.did} into ${home.dir}`);
+    out.result(describe(identity, home.dir), () => `imported ${identity.id} into ${home.dir}`);
   },
 };
 

@@ -4,7 +4,7 @@ import type { FlowEvent, Group, MessageStatusEvent, ReceivedMessage } from '@wmp
 import type { CommandContext, CommandSpec } from '../command.js';
 import { CliError, InterruptedError, UnreachableError } from '../errors.js';
 import { connectLive, followState, liveRelay, liveRelayOption, retriesOption, withClient } from '../live.js';
-import { bodyText, printable, requireText, shortDid } from './common.js';
+import { bodyText, printable, relayProofText, requireText, shortDid } from './common.js';
 import { groupNames, restoreGroups } from './group.js';
 
 /** A received live message as printed: JSON value and human line (`names`: group id -> name). */
@@ -83,7 +83,7 @@ const send: CommandSpec = {
     'recipient to take it ("delivered"); a message still undelivered after --timeout is exit 1.',
   ],
   args: [
-    { name: 'did', kind: 'did', help: 'recipient (did:key:z6Mk... or z6Mk...)' },
+    { name: 'did', kind: 'recipient', help: 'recipient (did:key:z6Mk..., z6Mk... or x509:san:dns:...)' },
     { name: 'text', rest: true, help: 'the message (the rest of the line)' },
   ],
   options: {
@@ -146,7 +146,9 @@ const send: CommandSpec = {
             );
           }
         }
-        ctx.out.result({ to, relay, message_id: sent.messageId, status }, () =>
+        // Who answered: the relay's proof of its relay_id (mutual authentication), on stderr.
+        if (!ctx.live) ctx.out.note(`wmp: ${relayProofText(client)}`);
+        ctx.out.result({ to, relay, relay_id: client.relayId ?? null, message_id: sent.messageId, status }, () =>
           status === 'delivered'
             ? `delivered to ${shortDid(to)} (message ${sent.messageId})`
             : `queued at ${relay} for ${shortDid(to)} (message ${sent.messageId}); the relay hands it over when they connect`,

@@ -6,6 +6,7 @@ import { Connection } from './connection.js';
 import { dialTransport } from './dial.js';
 import { Emitter, type Listener } from './emitter.js';
 import { type Endpoint, resolveEndpoint } from './endpoint.js';
+import { expectedRelay } from './expected-relay.js';
 import { FallbackWatcher } from './fallback.js';
 import { type FlowActionResult, type FlowHandle, FlowTracker } from './flows.js';
 import type { GroupSession } from './group-session.js';
@@ -15,7 +16,7 @@ import { Persistence } from './persistence.js';
 import { Registration } from './registration.js';
 import type { SavedState } from './saved-state.js';
 import { type CallContext, CallsOnSession, type SessionCalls, type StartFlowOptions } from './session-calls.js';
-import { ClientSessions } from './sessions.js';
+import { ClientSessions, senderOf } from './sessions.js';
 import type {
   ClientCallOptions,
   ClientEvents,
@@ -41,6 +42,8 @@ const MAX_FALLBACK_WATCHES = 256;
  */
 export class WmpClient {
   readonly did: string;
+  /** The identifier the relay knows this client by: its X.509 id when it has one, else `did`. */
+  readonly id: string;
   readonly #endpoint: Endpoint;
   readonly #events: Emitter<ClientEvents>;
   readonly #persistence: Persistence;
@@ -59,6 +62,7 @@ export class WmpClient {
     const report = (e: unknown) => this.#report(e);
     const save = () => this.#save();
     this.did = o.identity.did;
+    this.id = senderOf(o.identity);
     this.#endpoint = endpoint;
     this.#persistence = persistence;
     this.#events = new Emitter<ClientEvents>((error, event) => {
@@ -111,6 +115,7 @@ export class WmpClient {
     this.#calls = new CallsOnSession(context, undefined);
     this.#sessions = new ClientSessions({
       ...o,
+      expectedRelay: expectedRelay(o.relay, endpoint),
       loaded: saved,
       connection: this.#connection,
       runner,
@@ -167,6 +172,14 @@ export class WmpClient {
   /** The client's own session at the relay (it changes only when a resume is refused). */
   get sessionId(): string | undefined {
     return this.#sessions.main?.id;
+  }
+
+  /**
+   * Who the relay proved to be when the client's session was opened (mutual authentication, core
+   * §4.4.5): its `relay_id`, or its X.509 id. Undefined when no proof was asked for (`relay`).
+   */
+  get relayId(): string | undefined {
+    return this.#sessions.main?.responder;
   }
 
   get capabilities(): Capabilities {

@@ -12,6 +12,8 @@ export interface Endpoint {
   readonly eventsUrl?: string;
   /** The relay's `http(s)` origin: what stored state is kept under. */
   readonly origin: string;
+  /** The `relay_id` its well-known document names, when it was read. */
+  readonly relayId?: string;
 }
 
 export interface ResolveEndpointOptions {
@@ -49,6 +51,12 @@ interface Offered {
   readonly https: string | undefined;
   readonly sse: string | undefined;
   readonly preferred: Binding | undefined;
+  readonly relayId: string | undefined;
+}
+
+/** A `relay_id` worth comparing with: a DID or x509 identifier of sane length. */
+function relayIdOf(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length <= 2048 && /^(did|x509):/.test(value) ? value : undefined;
 }
 
 function urlField(endpoints: Record<string, unknown>, keys: readonly string[], schemes: readonly string[]) {
@@ -92,7 +100,11 @@ export async function fetchConfiguration(
     doc = undefined;
   }
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new WmpClientError('ERR_CLIENT_DISCOVERY');
-  const { endpoints, preferred_transport } = doc as { endpoints?: unknown; preferred_transport?: unknown };
+  const { endpoints, preferred_transport, relay_id } = doc as {
+    endpoints?: unknown;
+    preferred_transport?: unknown;
+    relay_id?: unknown;
+  };
   const map =
     endpoints !== null && typeof endpoints === 'object' && !Array.isArray(endpoints)
       ? (endpoints as Record<string, unknown>)
@@ -102,6 +114,7 @@ export async function fetchConfiguration(
     https: urlField(map, ['https', 'rpc'], ['http:', 'https:']),
     sse: urlField(map, ['sse', 'events'], ['http:', 'https:']),
     preferred: preferred_transport === 'websocket' ? 'websocket' : preferred_transport === 'https' ? 'http' : undefined,
+    relayId: relayIdOf(relay_id),
   };
 }
 
@@ -132,15 +145,17 @@ export async function resolveEndpoint(url: string | URL, options: ResolveEndpoin
     https: `${origin}${DEFAULT_PATH}`,
     sse: undefined,
     preferred: undefined,
+    relayId: undefined,
   };
   const order: Binding[] =
     wanted !== 'auto' ? [wanted] : offered.preferred === 'http' ? ['http', 'websocket'] : ['websocket', 'http'];
+  const known = offered.relayId === undefined ? {} : { relayId: offered.relayId };
   for (const binding of order) {
     if (binding === 'websocket' && offered.websocket && options.webSocket) {
-      return { binding, url: offered.websocket, origin };
+      return { binding, url: offered.websocket, origin, ...known };
     }
     if (binding === 'http' && offered.https) {
-      return { binding, url: offered.https, origin, ...(offered.sse ? { eventsUrl: offered.sse } : {}) };
+      return { binding, url: offered.https, origin, ...(offered.sse ? { eventsUrl: offered.sse } : {}), ...known };
     }
   }
   throw new WmpClientError('ERR_CLIENT_NO_TRANSPORT');

@@ -17,7 +17,9 @@ export type WmpClientErrorCode =
   /** A session answer without what it must carry (a message id, a session id). */
   | 'ERR_CLIENT_BAD_ANSWER'
   /** The mailbox fallback has no card for the recipient. */
-  | 'ERR_CLIENT_NO_CARD';
+  | 'ERR_CLIENT_NO_CARD'
+  /** The relay did not prove the identity it was expected to have (mutual authentication). */
+  | 'ERR_CLIENT_RELAY_AUTH';
 
 const MESSAGES: Readonly<Record<WmpClientErrorCode, string>> = Object.freeze({
   ERR_CLIENT_URL: 'unusable URL (ws:, wss:, http: or https:)',
@@ -29,6 +31,7 @@ const MESSAGES: Readonly<Record<WmpClientErrorCode, string>> = Object.freeze({
   ERR_CLIENT_UNKNOWN_GROUP: 'unknown group session',
   ERR_CLIENT_BAD_ANSWER: 'unexpected answer from the relay',
   ERR_CLIENT_NO_CARD: 'no card for the recipient',
+  ERR_CLIENT_RELAY_AUTH: 'the relay did not prove its identity',
 });
 
 /** A local failure of a `WmpClient`: a stable `code` and a fixed message that carries no peer data. */

@@ -20,9 +20,9 @@ const DEFAULTS = {
 
 /** The options with their defaults (but `store`), `reconnect` as its policy (undefined: never). */
 export type ResolvedOptions = Required<
-  Omit<WmpClientOptions, 'store' | 'WebSocket' | 'fetch' | 'reconnect' | 'fallback' | 'register'>
+  Omit<WmpClientOptions, 'store' | 'WebSocket' | 'fetch' | 'reconnect' | 'fallback' | 'register' | 'relay'>
 > &
-  Pick<WmpClientOptions, 'WebSocket' | 'fallback' | 'register'> & {
+  Pick<WmpClientOptions, 'WebSocket' | 'fallback' | 'register' | 'relay'> & {
     readonly fetch: FetchLike;
     readonly policy: ReconnectPolicy | undefined;
   };
@@ -49,5 +49,6 @@ export function resolveOptions(options: WmpClientOptions): ResolvedOptions {
     ...(options.WebSocket ? { WebSocket: options.WebSocket } : {}),
     ...(options.fallback ? { fallback: options.fallback } : {}),
     ...(options.register === undefined ? {} : { register: options.register }),
+    ...(options.relay === undefined ? {} : { relay: options.relay }),
   };
 }

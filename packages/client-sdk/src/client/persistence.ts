@@ -13,6 +13,7 @@ export function savedSession(session: WmpSession): SavedSession | undefined {
     resumptionToken,
     ...(session.capabilities ? { capabilities: session.capabilities } : {}),
     ...(session.security ? { security: session.security } : {}),
+    ...(session.responder ? { responder: session.responder } : {}),
   };
 }
 

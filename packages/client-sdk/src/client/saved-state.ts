@@ -8,6 +8,8 @@ export interface SavedSession {
   readonly resumptionToken: string;
   readonly capabilities?: Capabilities;
   readonly security?: Security;
+  /** Who the relay proved to be when the session was opened (mutual authentication). */
+  readonly responder?: string;
 }
 
 export interface SavedGroup extends SavedSession {
@@ -45,6 +47,7 @@ function readSession(x: unknown): SavedSession | undefined {
     resumptionToken: x.resumptionToken,
     ...(isObject(x.capabilities) ? { capabilities: x.capabilities as Capabilities } : {}),
     ...(isObject(x.security) ? { security: x.security as unknown as Security } : {}),
+    ...(isString(x.responder) ? { responder: x.responder } : {}),
   };
 }
 

@@ -13,10 +13,22 @@ import { savedSession } from './persistence.js';
 import type { Registration } from './registration.js';
 import type { SavedState } from './saved-state.js';
 import type { SessionCalls } from './session-calls.js';
-import type { ClientCallOptions, ClientEvents, ClientIdentity } from './types.js';
+import type { ClientCallOptions, ClientEvents, ClientIdentity, ExpectedRelay } from './types.js';
+
+/** The identifier the relay knows the client by: its X.509 id when it has one, else its did:key. */
+export function senderOf(identity: ClientIdentity): string {
+  return identity.x509?.id ?? identity.did;
+}
+
+/** The relay failed mutual authentication (`responder_auth_failed`, from `WmpSession.open`). */
+function isRelayAuthFailure(e: unknown): boolean {
+  return (e as { code?: unknown; data?: { reason?: unknown } })?.data?.reason === 'responder_auth_failed';
+}
 
 export interface SessionsOptions {
   readonly identity: ClientIdentity;
+  /** Who the relay must prove to be when a session is opened (mutual authentication); undefined: not checked. */
+  readonly expectedRelay: ExpectedRelay | undefined;
   readonly capabilities: Capabilities;
   readonly ttl: number;
   readonly requestTimeoutMs: number;
@@ -51,7 +63,7 @@ export class ClientSessions {
     this.groups = new HeldGroups(
       {
         maxGroups: options.maxGroups,
-        sender: options.identity.did,
+        sender: senderOf(options.identity),
         runner: options.runner,
         callsOn: options.callsOn,
         wire: (session, group) => this.#wire(session, group),
@@ -79,7 +91,7 @@ export class ClientSessions {
   /** Sets up the sessions on a new connection: resume (or open) ours, resume the groups, register. */
   async establish(peer: Peer): Promise<void> {
     const { identity, loaded, registration, flows } = this.#options;
-    const sender = identity.did;
+    const sender = senderOf(identity);
     let main = this.#main ?? (loaded.session ? WmpSession.restore(peer, { ...loaded.session, sender }) : undefined);
     // Wired before the resume: the relay replays the queue right after its answer.
     if (main) this.#wire(main, undefined);
@@ -115,7 +127,7 @@ export class ClientSessions {
       if (isConnectionLost(e)) connection.lost(peer, e);
       throw e;
     }
-    return this.groups.add(session, [...new Set([identity.did, ...participants])]);
+    return this.groups.add(session, [...new Set([senderOf(identity), ...participants])]);
   }
 
   /** Enters a group session we are listed in; what the relay queued for us on it follows. */
@@ -123,7 +135,7 @@ export class ClientSessions {
     const held = this.groups.handle(sessionId);
     if (held) return held;
     this.groups.checkRoom();
-    const sender = this.#options.identity.did;
+    const sender = senderOf(this.#options.identity);
     const joined = await this.#options.runner.run(
       undefined,
       (main) => joinGroupSession(main, sessionId, sender, options),
@@ -148,14 +160,19 @@ export class ClientSessions {
     peer: Peer,
     group: { participants?: readonly string[]; ttl?: number | undefined; requestOptions?: RequestOptions },
   ): Promise<WmpSession> {
-    const { identity, capabilities, ttl } = this.#options;
+    const { identity, capabilities, ttl, expectedRelay } = this.#options;
     return WmpSession.open(peer, {
       signer: identity.keypair,
-      sender: identity.did,
+      sender: senderOf(identity),
+      ...(identity.x509 ? { x509: identity.x509 } : {}),
+      ...(expectedRelay ? { verifyResponder: expectedRelay } : {}),
       ...(group.participants ? { participants: [...group.participants] } : {}),
       capabilities,
       ttl: group.ttl ?? ttl,
       ...(group.requestOptions ? { requestOptions: group.requestOptions } : {}),
+    }).catch((e: unknown) => {
+      // Not the relay we expected: nothing more goes to it (the session was closed there).
+      throw isRelayAuthFailure(e) ? new WmpClientError('ERR_CLIENT_RELAY_AUTH', { cause: e }) : e;
     });
   }
 

@@ -1,12 +1,27 @@
 import type { Signer } from '@wmp/jcs-signing';
 import type { Capabilities, JsonRpcNotification, WmpError } from '@wmp/jsonrpc-envelope';
+import type { TrustAnchors, X509Identity } from '@wmp/session';
 import type { FetchLike, ReconnectPolicyOptions, WebSocketConstructorLike } from '@wmp/transports';
 import type { ClientStore } from '../store/store.js';
 
-/** Who the client is: `Identity` fits; only the DID and the signing key are used here. */
+/** Who the client is: `Identity` fits; only the DID, the signing key and an X.509 identity are used here. */
 export interface ClientIdentity {
   readonly did: string;
   readonly keypair: Signer;
+  /**
+   * An X.509 identity (`x509Identity` of `@wmp/session/x509`, or `Identity.fromX509`): the client
+   * is then known to the relay as its `x509:*` id and authenticates by `x5c`.
+   */
+  readonly x509?: X509Identity | undefined;
+}
+
+/**
+ * Who the relay must prove to be (core §4.4.5): its `relay_id` (a did:key), or, for a relay with
+ * an X.509 identity, the trust anchors its certificate chains to (and the id, if pinned).
+ */
+export interface ExpectedRelay {
+  readonly id?: string;
+  readonly trustAnchors?: TrustAnchors;
 }
 
 /** `connecting` (first connection) -> `connected` <-> `reconnecting` -> `closed`. */
@@ -137,6 +152,12 @@ export interface ClientCallOptions {
 
 export interface WmpClientOptions {
   readonly identity: ClientIdentity;
+  /**
+   * Mutual authentication: the relay must prove this identity when a session is opened, else the
+   * connection is refused with `ERR_CLIENT_RELAY_AUTH`. Default: the `relay_id` of the relay's
+   * well-known document when the URL was a bare origin (so it was read), else none. `false`: never.
+   */
+  readonly relay?: ExpectedRelay | false;
   /** Keeps the session, its resumption token, the last received id and the dedupe ids. Default: in memory. */
   readonly store?: ClientStore;
   /**

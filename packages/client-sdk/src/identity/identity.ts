@@ -1,5 +1,6 @@
 import { b64urlDecode, b64urlEncode, generateKeypair, type Keypair, keypairFromSeed } from '@wmp/jcs-signing';
 import { createCard, type EncKeypair, encKeypairFromSecret, generateEncKeypair, type OhanCard } from '@wmp/ohan-seal';
+import type { X509Identity } from '@wmp/session';
 import type { ClientStore } from '../store/store.js';
 import { IdentityError } from './errors.js';
 
@@ -15,6 +16,16 @@ export interface IdentityJson {
   readonly signing_seed: string;
   /** The 32-byte X25519 secret of the card's `enc` key. */
   readonly enc_secret: string;
+  /** An X.509 identity for WMP (`Identity.fromX509`): the chain (leaf first) and its PKCS#8 key, PEM. */
+  readonly x509?: { readonly certificates_pem: string; readonly private_key_pem: string };
+}
+
+/** An X.509 certificate chain and its private key, PEM (what `wmp keys import --cert --key` reads). */
+export interface X509Pem {
+  /** The leaf first, then the intermediates. */
+  readonly certificatesPem: string;
+  /** PKCS#8 (`-----BEGIN PRIVATE KEY-----`), unencrypted. */
+  readonly privateKeyPem: string;
 }
 
 /** Where `save` and `load` keep the identity in a `ClientStore`. */
@@ -37,10 +48,49 @@ function secret32(text: unknown): Uint8Array {
 export class Identity {
   readonly keypair: Keypair;
   readonly encKeypair: EncKeypair;
+  /** The X.509 identity WMP sessions authenticate with (`x5c`), when it has one. */
+  readonly x509: X509Identity | undefined;
+  readonly #x509Pem: X509Pem | undefined;
 
-  private constructor(keypair: Keypair, encKeypair: EncKeypair) {
+  private constructor(keypair: Keypair, encKeypair: EncKeypair, x509?: { identity: X509Identity; pem: X509Pem }) {
     this.keypair = keypair;
     this.encKeypair = encKeypair;
+    this.x509 = x509?.identity;
+    this.#x509Pem = x509?.pem;
+  }
+
+  /**
+   * This identity with an X.509 certificate chain and its key for WMP: the relay then knows it as
+   * its `x509:*` id (the leaf's first dNSName SAN, else its first URI SAN, else its fingerprint)
+   * and it authenticates by `x5c`. Its Ed25519 and X25519 keys stay for what only they do (OHAN
+   * cards and sealed mail, MLS). A fresh identity's keys without `base`. `IdentityError` when the
+   * PEM is not a chain and the key of its leaf.
+   */
+  static async fromX509(pem: X509Pem, base: Identity = Identity.generate()): Promise<Identity> {
+    // Loaded on demand: pkijs is only for those who use X.509.
+    const { x509Identity } = await import('@wmp/session/x509');
+    let identity: X509Identity;
+    try {
+      identity = await x509Identity(pem);
+    } catch {
+      throw new IdentityError();
+    }
+    return new Identity(base.keypair, base.encKeypair, { identity, pem });
+  }
+
+  /** Reads the stored form, X.509 identities included (their key is imported, hence async). */
+  static async restore(json: IdentityJson): Promise<Identity> {
+    const x509 = (json as { x509?: unknown } | null)?.x509;
+    if (x509 === undefined) return Identity.fromJSON(json);
+    const { certificates_pem, private_key_pem } = (x509 ?? {}) as Record<string, unknown>;
+    if (typeof certificates_pem !== 'string' || typeof private_key_pem !== 'string') throw new IdentityError();
+    const base = Identity.fromJSON({
+      version: json.version,
+      did: json.did,
+      signing_seed: json.signing_seed,
+      enc_secret: json.enc_secret,
+    });
+    return Identity.fromX509({ certificatesPem: certificates_pem, privateKeyPem: private_key_pem }, base);
   }
 
   /** A fresh identity: new random signing and encryption keys. */
@@ -60,9 +110,13 @@ export class Identity {
     }
   }
 
-  /** Reads the stored form; throws `IdentityError` for anything malformed or a DID that is not the key's. */
+  /**
+   * Reads the stored form of an identity without X.509 (`restore` reads both); throws
+   * `IdentityError` for anything malformed, a DID that is not the key's, or an X.509 one.
+   */
   static fromJSON(json: IdentityJson): Identity {
     if (json === null || typeof json !== 'object' || json.version !== 1) throw new IdentityError();
+    if (json.x509 !== undefined) throw new IdentityError('needs_restore');
     const identity = Identity.fromSecrets(secret32(json.signing_seed), secret32(json.enc_secret));
     if (json.did !== identity.did) throw new IdentityError();
     return identity;
@@ -78,7 +132,7 @@ export class Identity {
     } catch {
       throw new IdentityError();
     }
-    return Identity.fromJSON(json);
+    return Identity.restore(json);
   }
 
   /** The identity stored in `store`, or a new one that is saved there first. */
@@ -93,6 +147,11 @@ export class Identity {
   /** `did:key:z6Mk...` of the signing key. */
   get did(): string {
     return this.keypair.did;
+  }
+
+  /** What WMP knows this identity by: its X.509 id when it has one, else `did`. */
+  get id(): string {
+    return this.x509?.id ?? this.did;
   }
 
   /** The Ed25519 Multikey `z6Mk...`: the card's `key`, OHAN's `to` and `from_key`. */
@@ -112,6 +171,9 @@ export class Identity {
       did: this.did,
       signing_seed: b64urlEncode(this.keypair.exportSeed()),
       enc_secret: b64urlEncode(this.encKeypair.secretKey),
+      ...(this.#x509Pem
+        ? { x509: { certificates_pem: this.#x509Pem.certificatesPem, private_key_pem: this.#x509Pem.privateKeyPem } }
+        : {}),
     };
   }
 

@@ -1,9 +1,10 @@
 import type { Keypair } from '@wmp/jcs-signing';
-import type { WmpServerOptions } from '@wmp/session';
 import type { Hono } from 'hono';
 import type { Coordination } from '../coordination/contracts/coordination.js';
 import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
+import type { RelayAuthenticatorsInput } from './auth-context.js';
 import type { Logger } from './logger.js';
+import type { RelayTlsConfig } from './tls.js';
 
 /** Every bound the relay enforces (DESIGN §7), each with a default that suits one small node. */
 export interface RelayLimits {
@@ -179,8 +180,15 @@ export interface RelayConfig {
   readonly box?: BoxAppInput;
   /** Structured logs (JSON lines); default silent. Never gets addresses or message content. */
   readonly logger?: Logger;
-  /** Extra authenticators by auth type (e.g. `bearer`); signed_challenge is always on. */
-  readonly authenticators?: WmpServerOptions['authenticators'];
+  /**
+   * Extra authenticators by auth type (e.g. `bearer`), or a function of the relay's context
+   * (`relayAuthenticators` from `@wmp/relay-server/node`: x5c, mtls, did:web, DPoP);
+   * signed_challenge (did:key, did:jwk) is on unless replaced. The well-known `accepted_schemes`
+   * lists what they prove.
+   */
+  readonly authenticators?: RelayAuthenticatorsInput;
+  /** Serve HTTPS and WSS (TLS 1.3) on the relay's port; with `clientCa`, ask for client certificates (mtls). */
+  readonly tls?: RelayTlsConfig;
   /** Privacy statement of the well-known document (§8.8.2). */
   readonly privacy?: Readonly<Record<string, string>>;
   /**

@@ -5,6 +5,7 @@ import type { Coordination } from '../coordination/contracts/coordination.js';
 import { memoryCoordination } from '../coordination/memory/coordination.js';
 import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
 import { MemoryStore } from '../storage/memory/memory-store.js';
+import { endpointUrls } from './auth-context.js';
 import { type RelayConfig, type ResolvedConfig, relayStoreLimits, resolveConfig } from './config.js';
 import { deliverHook } from './deliver.js';
 import { Forwarder } from './forwarder.js';
@@ -134,6 +135,10 @@ export function createRelayCore(input: RelayConfig): RelayCore {
 
   let origin = input.publicUrl?.replace(/\/+$/, '') ?? 'http://localhost';
   const hop = (): RelayHop => ({ relay: `${origin}/wmp`, relayId: identity.did, signer: identity });
+  const authenticators =
+    typeof input.authenticators === 'function'
+      ? input.authenticators({ replays: coordination.replays, endpoints: () => endpointUrls(origin) })
+      : input.authenticators;
   let server!: WmpServer;
   const services: RelayServices = {
     config,
@@ -167,7 +172,9 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       },
     },
     // signed_challenge is always on; configured types (bearer, say) come beside it.
-    authenticators: { signed_challenge: signedChallengeAuthenticator(), ...input.authenticators },
+    authenticators: { signed_challenge: signedChallengeAuthenticator(), ...authenticators },
+    // Mutual authentication (core §4.4.5): a create with a nonce is answered signed as relay_id.
+    identity: { id: identity.did, signer: identity },
     maxSessionsPerConnection: limits.maxSessionsPerConnection,
     maxConnections: limits.maxConnections,
     maxUnauthenticatedConnections: limits.maxUnauthenticatedConnections,

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { WmpServer } from '@wmp/session';
@@ -16,6 +17,7 @@ import { createRelayCore, type RelayCore } from './core.js';
 import { createRelayApp } from './http-app.js';
 import { sessionTokenKey } from './identity.js';
 import { isGroupSession } from './recipients.js';
+import { tlsServerOptions } from './tls.js';
 
 export interface Relay {
   /** Everything but the WebSocket upgrade, for `app.fetch` or mounting. */
@@ -88,7 +90,13 @@ export function createRelay(config: RelayConfig = {}): Relay {
       if (http) throw new Error('relay already listening');
       const host = config.host ?? '127.0.0.1';
       http = await new Promise<Server>((resolve, reject) => {
-        const s = serve({ fetch: app.fetch, port: config.port ?? 0, hostname: host }, () => resolve(s as Server));
+        const options = { fetch: app.fetch, port: config.port ?? 0, hostname: host };
+        const s = serve(
+          config.tls
+            ? { ...options, createServer: createHttpsServer, serverOptions: tlsServerOptions(config.tls) }
+            : options,
+          () => resolve(s as Server),
+        );
         (s as Server).once('error', reject);
       });
       // A request (headers and body) must arrive in time: a client that trickles bytes would
@@ -105,7 +113,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
         onTransport: (transport) => core.connect(transport),
       });
       const { port } = http.address() as AddressInfo;
-      const local = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+      const local = `${config.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
       if (config.publicUrl === undefined) core.origin = local;
       core.start();
       logger.info('relay.listening', { port, relay_id: core.identity.did });

@@ -40,6 +40,7 @@ export function createRelayApp(input: RelayAppInput): Hono {
         limits: core.config.limits,
         timings: core.config.timings,
         maxQueued: input.maxQueued,
+        acceptedSchemes: core.server.acceptedSchemes,
         ...(input.privacy ? { privacy: input.privacy } : {}),
       }),
       200,

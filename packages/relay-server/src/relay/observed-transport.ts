@@ -25,6 +25,7 @@ export class ObservedTransport implements Transport {
     this.#observer = observer;
     if (inner.maxMessageBytes !== undefined) this.maxMessageBytes = inner.maxMessageBytes;
     if (inner.remoteAddress !== undefined) this.remoteAddress = inner.remoteAddress;
+    if (inner.peerCertificates !== undefined) this.peerCertificates = inner.peerCertificates;
     inner.onclose = () => {
       observer.closed();
       this.#onclose?.();
@@ -33,6 +34,8 @@ export class ObservedTransport implements Transport {
 
   readonly maxMessageBytes?: number;
   readonly remoteAddress?: string;
+  /** The TLS client certificate chain of the binding, for `mtls`. */
+  readonly peerCertificates?: readonly Uint8Array[];
 
   // The Peer sets these once; they go straight to the binding's transport.
   get onmessage(): MessageHandler {

@@ -1,4 +1,5 @@
 import type { Keypair } from '@wmp/jcs-signing';
+import { wsOrigin } from './auth-context.js';
 import type { RelayLimits, RelayTimings } from './config.js';
 
 export interface WellKnownInput {
@@ -8,12 +9,9 @@ export interface WellKnownInput {
   readonly limits: RelayLimits;
   readonly timings: RelayTimings;
   readonly maxQueued: number;
+  /** What the relay's authenticators prove (`WmpServer.acceptedSchemes`). */
+  readonly acceptedSchemes: readonly string[];
   readonly privacy?: Readonly<Record<string, string>>;
-}
-
-/** The WebSocket URL of an http(s) origin. */
-function wsOrigin(origin: string): string {
-  return origin.replace(/^http/, 'ws');
 }
 
 /**
@@ -38,7 +36,7 @@ export function wellKnownConfiguration(input: WellKnownInput): Record<string, un
     relay_id: input.identity.did,
     relay_key: input.identity.multikey,
     security_modes: ['tls', 'mls', 'mls-optional'],
-    accepted_schemes: ['did'],
+    accepted_schemes: [...input.acceptedSchemes],
     mls_key_packages: `${input.origin}/.well-known/mls-key-packages`,
     capabilities: {
       messaging: { max_size: input.limits.maxMessageBytes },

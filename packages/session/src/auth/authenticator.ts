@@ -12,6 +12,8 @@ export interface AuthAttempt {
   /** `wmp.timestamp` of the message, if any. */
   readonly timestamp: string | undefined;
   readonly now: number;
+  /** The TLS client certificate chain of the connection (DER, leaf first), when the binding has one (`mtls`). */
+  readonly peerCertificates?: readonly Uint8Array[];
 }
 
 /**

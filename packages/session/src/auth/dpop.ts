@@ -13,8 +13,11 @@ import { type ReplayCache, ReplayCacheFullError } from './replay-cache.js';
  * responder's endpoint URL (what the initiator connected to, without query or fragment).
  */
 export interface DpopProofOptions {
-  /** The responder's endpoint URL(s) a proof may name, e.g. `wss://relay.example/wmp`. */
-  readonly htu: string | readonly string[];
+  /**
+   * The responder's endpoint URL(s) a proof may name, e.g. `wss://relay.example/wmp`; a function
+   * when they are known only later (a server listening on a port it is given).
+   */
+  readonly htu: string | readonly string[] | (() => readonly string[]);
   /** Default `POST`. */
   readonly htm?: string;
   /** Where proof `jti`s are recorded, single use. */
@@ -80,7 +83,8 @@ export async function verifyDpopProof(
     throw authFailure('dpop_invalid', 'signature');
   }
   if (claims.htm !== (options.htm ?? 'POST')) throw authFailure('dpop_invalid', 'htm');
-  const allowed = (typeof options.htu === 'string' ? [options.htu] : options.htu).map(htuOf);
+  const configured = typeof options.htu === 'function' ? options.htu() : options.htu;
+  const allowed = (typeof configured === 'string' ? [configured] : configured).map(htuOf);
   const htu = typeof claims.htu === 'string' ? htuOf(claims.htu) : undefined;
   if (htu === undefined || !allowed.includes(htu)) throw authFailure('dpop_invalid', 'htu');
   const skew = (options.skewSeconds ?? 30) * 1000;

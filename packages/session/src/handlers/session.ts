@@ -78,6 +78,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
         challenge: undefined,
         timestamp: params.wmp.timestamp,
         now,
+        ...(ctx.connection.peerCertificates ? { peerCertificates: ctx.connection.peerCertificates } : {}),
       });
     }
     const pending = identity === undefined && requireAuth;
