@@ -8,4 +8,5 @@ export { mountBoxApp } from './box-api/mount.js';
 export * from './index.js';
 export { createRelayCore, type RelayCore } from './relay/core.js';
 export { createRelay, type Relay } from './relay/create-relay.js';
+export { nodePeerTransport } from './relay/federation/node-transport.js';
 export { createRelayApp, type RelayAppInput } from './relay/http-app.js';
