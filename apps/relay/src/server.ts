@@ -79,6 +79,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
     timings: config.timings,
     limitLoopback: config.limitLoopback,
     httpSessionIdBinding: config.httpSessionIdBinding,
+    federation: config.federation,
     logger,
   });
   const unavailable = () =>

@@ -1,6 +1,6 @@
 import { encodeEd25519Multikey, publicKeyFromDidJwk, publicKeyFromDidKey } from '@wmp/jcs-signing';
 import { type OhanCard, verifyCard } from '@wmp/ohan-seal';
-import { type BoundedFetchOptions, fetchJsonObject } from './bounded-fetch.js';
+import { type BoundedFetchOptions, FederationFetchError, fetchJsonObject } from './bounded-fetch.js';
 import { isLoopbackHost, relayOriginOf, routeMatches, type StaticRoute } from './federation-config.js';
 import type { HomeAnswer, HomeResolver } from './home-resolver.js';
 
@@ -110,16 +110,20 @@ export function cardResolver(sources: CardSources, fetching: Fetching): HomeReso
       if (key === undefined) return undefined;
       const local = await sources.local?.(key);
       if (local !== undefined) return homeOfCard(local, sources.ours());
+      let unreachable = false;
       for (const peer of sources.peers()) {
         let card: unknown;
         try {
           card = await fetchJsonObject(`${peer}/ohan/v1/cards/lookup`, { ...fetching, body: { key } });
-        } catch {
+        } catch (e) {
+          // A 404 is an answer (no card there); a peer that did not answer leaves the question open.
+          if (!(e instanceof FederationFetchError && e.code === 'status')) unreachable = true;
           continue;
         }
         const verdict = verifyCard(card);
         if (verdict.ok && verdict.card.key === key) return homeOfCard(verdict.card, sources.ours());
       }
+      if (unreachable) throw new FederationFetchError('unreachable');
       return undefined;
     },
   };

@@ -63,6 +63,7 @@ export class Federation {
   /** Sender -> the relay_id of the peer it came through: where its statuses go back (oldest out). */
   readonly #returnRoutes = new Map<string, string>();
   #lastPeerRefresh = 0;
+  #peerRefresh: Promise<void> | undefined;
   /** What one peer may send: requests and routed bytes per second (its users share them). */
   readonly #peerRequests: TokenBuckets;
   readonly #peerBytes: TokenBuckets;
@@ -207,13 +208,18 @@ export class Federation {
     const known = this.#originOfRelayId(relayId);
     if (known !== undefined) return known;
     const now = this.#deps.now();
-    if (now - this.#lastPeerRefresh > 5_000) {
+    // One refresh at a time, and one every few seconds at most: forwards that arrive together
+    // wait for the same one (a flood of strangers costs one round of fetches).
+    if (this.#peerRefresh === undefined && now - this.#lastPeerRefresh > 5_000) {
       this.#lastPeerRefresh = now;
-      await Promise.all(this.#configured.map((o) => this.#peer(o).link.refreshDocument()));
-      const found = this.#originOfRelayId(relayId);
-      if (found !== undefined) return found;
+      this.#peerRefresh = Promise.all(this.#configured.map((o) => this.#peer(o).link.refreshDocument()))
+        .then(() => undefined)
+        .finally(() => {
+          this.#peerRefresh = undefined;
+        });
     }
-    return this.mode === 'open' ? '' : undefined;
+    await this.#peerRefresh;
+    return this.#originOfRelayId(relayId) ?? (this.mode === 'open' ? '' : undefined);
   }
 
   /** A configured peer whose relay_id is known: it gets the peer budgets instead of a client's. */

@@ -16,7 +16,12 @@ export interface Resolution {
   readonly home: string;
   /** The resolver that answered; `default` when none did (the recipient is kept here). */
   readonly source: string;
+  /** A resolver failed on the way (a server did not answer): the answer is cached briefly only. */
+  readonly uncertain?: boolean;
 }
+
+/** How long an answer reached past a failing resolver is cached at most. */
+const UNCERTAIN_TTL_MS = 5_000;
 
 /** Asks each resolver in turn; a resolver that fails counts as no answer (the next is asked). */
 export async function resolveHome(
@@ -24,17 +29,19 @@ export async function resolveHome(
   identifier: string,
   ours: string,
 ): Promise<Resolution> {
+  let uncertain = false;
   for (const resolver of resolvers) {
     let answer: HomeAnswer;
     try {
       answer = await resolver.resolve(identifier);
     } catch {
       answer = undefined;
+      uncertain = true;
     }
     if (answer === undefined) continue;
-    return { home: answer === ours ? 'here' : answer, source: resolver.name };
+    return { home: answer === ours ? 'here' : answer, source: resolver.name, ...(uncertain ? { uncertain } : {}) };
   }
-  return { home: 'here', source: 'default' };
+  return { home: 'here', source: 'default', ...(uncertain ? { uncertain } : {}) };
 }
 
 /**
@@ -85,7 +92,8 @@ export class ResolutionCache {
       const oldest = this.#entries.keys().next().value;
       if (oldest !== undefined) this.#entries.delete(oldest);
     }
-    this.#entries.set(identifier, { value, until: this.#now() + this.#ttlMs });
+    const ttl = value.uncertain ? Math.min(this.#ttlMs, UNCERTAIN_TTL_MS) : this.#ttlMs;
+    this.#entries.set(identifier, { value, until: this.#now() + ttl });
   }
 
   clear(): void {

@@ -137,9 +137,11 @@ export class OutboxPump {
           await this.#o.link.forward(params);
           return { entry, recipient, messageId, code: 0 };
         } catch (e) {
-          const code = (e as { code?: unknown }).code;
-          // A JSON-RPC refusal is the peer's answer; anything else (closed, timed out) is a retry.
-          return { entry, recipient, messageId, code: typeof code === 'number' && !RETRYABLE.has(code) ? code : -1 };
+          const { code, data } = e as { code?: unknown; data?: { reason?: unknown } };
+          // A JSON-RPC refusal is the peer's answer; anything else (closed, timed out) is a retry,
+          // and so is "not a peer" (the peer may not have read our well-known yet).
+          const final = typeof code === 'number' && !RETRYABLE.has(code) && data?.reason !== 'not_a_peer';
+          return { entry, recipient, messageId, code: final ? code : -1 };
         }
       }),
     );
