@@ -89,11 +89,15 @@ export async function closedLoop(traffic: Traffic, ms: number): Promise<number> 
 
 /**
  * Latencies (ms) of messages sent at `rate` per second, round robin over the senders, after a
- * warm-up. Open loop, except that no more than PACED_MAX_BACKLOG messages are left incomplete: a
+ * warm-up. Open loop, except that no more than `maxBacklog` messages are left incomplete: a
  * server that cannot keep up gets fewer messages (`achieved` says how many per second), not a
  * backlog that outlives the bench.
  */
-export async function paced(traffic: Traffic, rate: number): Promise<{ samples: number[]; achieved: number }> {
+export async function paced(
+  traffic: Traffic,
+  rate: number,
+  maxBacklog = PACED_MAX_BACKLOG,
+): Promise<{ samples: number[]; achieved: number }> {
   const samples: number[] = [];
   const start = performance.now();
   traffic.samples = samples;
@@ -106,7 +110,7 @@ export async function paced(traffic: Traffic, rate: number): Promise<{ samples: 
     const tick = () => {
       const now = performance.now();
       for (const until = Math.floor(((Math.min(now, end) - start) * rate) / 1000); due < until; due++) {
-        if (traffic.inFlight() >= PACED_MAX_BACKLOG) continue;
+        if (traffic.inFlight() >= maxBacklog) continue;
         traffic.send(pair);
         pair = (pair + 1) % PAIRS;
         if (now >= traffic.sampleFrom) measured++;
@@ -161,12 +165,14 @@ export async function openClients(url: string, n: number, source?: (i: number) =
  */
 export async function relayFleet(
   port: number,
-  options: { ownSources?: boolean } = {},
+  options: { ownSources?: boolean; sendersPort?: number } = {},
 ): Promise<Fleet & { senders: WmpClient[]; receivers: WmpClient[] }> {
   const url = `ws://127.0.0.1:${port}/wmp`;
   const source = options.ownSources ? (offset: number) => (i: number) => `127.1.0.${offset + i + 1}` : undefined;
   const receivers = await openClients(url, PAIRS, source?.(0));
-  const senders = await openClients(url, PAIRS, source?.(PAIRS));
+  // With `sendersPort`, the senders are at another relay (bench/relay-federation).
+  const sendersUrl = options.sendersPort === undefined ? url : `ws://127.0.0.1:${options.sendersPort}/wmp`;
+  const senders = await openClients(sendersUrl, PAIRS, source?.(PAIRS));
   const frames = senders.map((s, pair) => deliverFrame(s.wmp, receivers[pair]!.did, pair));
   const traffic = new Traffic((pair, t) => senders[pair]!.socket.send(frames[pair]!(t)));
   let sample: string | undefined;

@@ -2,12 +2,12 @@
 // at relay 1, Bob's at relay 2, so each relay resolves the other's user through its peer's
 // directory (DESIGN §3 federation).
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeypair, type Keypair, verifyRelayChain } from '@wmp/jcs-signing';
 import { createCard, generateEncKeypair } from '@wmp/ohan-seal';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../../../test-support/services/index.js';
 import { type Client, openClient, type RelayProcess, startRelayProcess, waitFor } from './fixtures/relay-process.js';
 
 const dirs: string[] = [];
@@ -21,17 +21,6 @@ afterEach(async () => {
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface Pair {
   readonly urls: [string, string];

@@ -1,3 +1,4 @@
+import { readCappedBody } from '@wmp/session';
 import { relayOriginOf } from './federation-config.js';
 
 /** Why a document could not be fetched; stable codes, fixed messages (never the URL or content). */
@@ -53,7 +54,13 @@ export async function fetchJsonObject(url: string, options: BoundedFetchOptions)
     await response.body?.cancel().catch(() => undefined);
     throw new FederationFetchError('status');
   }
-  const text = await readCapped(response, options.maxBytes, signal);
+  const bytes = await readCappedBody(
+    response,
+    options.maxBytes,
+    signal,
+    (failure) => new FederationFetchError(failure === 'network' ? 'unreachable' : failure),
+  );
+  const text = new TextDecoder().decode(bytes);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -62,38 +69,4 @@ export async function fetchJsonObject(url: string, options: BoundedFetchOptions)
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new FederationFetchError('not_json');
   return value as Record<string, unknown>;
-}
-
-async function readCapped(response: Response, maxBytes: number, signal: AbortSignal): Promise<string> {
-  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  if (declared > maxBytes) {
-    await response.body?.cancel().catch(() => undefined);
-    throw new FederationFetchError('too_large');
-  }
-  const reader = response.body?.getReader();
-  if (reader === undefined) return '';
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > maxBytes) {
-        await reader.cancel().catch(() => undefined);
-        throw new FederationFetchError('too_large');
-      }
-      chunks.push(value);
-    }
-  } catch (e) {
-    if (e instanceof FederationFetchError) throw e;
-    throw new FederationFetchError(signal.aborted ? 'timeout' : 'unreachable');
-  }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
 }
