@@ -56,7 +56,7 @@ const globalSetupOf = (name: string) => (sharedPostgres.has(name) ? { globalSetu
 
 // Tests that run a dozen processes one after another (the CLI's: each step is a `wmp` process)
 // get more time than the default 20 s: on a busy shared machine each start costs a second or two.
-const slowProjects: Readonly<Record<string, number>> = { 'apps/cli': 60_000 };
+const slowProjects: Readonly<Record<string, number>> = { 'apps/cli': 60_000, 'apps/relay': 60_000 };
 const timeoutOf = (name: string) => (slowProjects[name] === undefined ? {} : { testTimeout: slowProjects[name] });
 
 // The repository's own test support: the throwaway PostgreSQL/Redis harness and scripts/.

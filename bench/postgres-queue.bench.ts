@@ -6,6 +6,7 @@ import pg from 'pg';
 import { PostgresStore } from '../packages/relay-server/src/postgres.js';
 import { startPostgres } from '../test-support/services/index.js';
 import { type Benchmark, type BenchReport, median } from './lib.js';
+import { bareInsertRate } from './servers/postgres-inserts.js';
 
 const PAIRS = 50;
 /** A forwarded deliver frame is about 1.45 KB (bench/relay-routing.bench.ts). */
@@ -44,48 +45,6 @@ async function storeRate(stores: PostgresStore[], ms: number): Promise<number> {
   return (done * 1000) / (performance.now() - start);
 }
 
-/** Rows per second of one client inserting the same rows, 100 per transaction. */
-async function bareRate(url: string, ms: number): Promise<number> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query('SET synchronous_commit = on');
-    const expiresAt = Date.now() + 24 * HOUR;
-    const seqs = new Array<number>(PAIRS).fill(1_000_000_000);
-    let rows = 0;
-    const start = performance.now();
-    while (performance.now() - start < ms) {
-      const cols = { r: [] as string[], s: [] as number[], id: [] as string[], snd: [] as string[] };
-      const more = { exp: [] as number[], bytes: [] as number[], notify: [] as boolean[], body: [] as string[] };
-      for (let k = 0; k < 100; k++) {
-        const pair = (rows + k) % PAIRS;
-        cols.r.push(recipients[pair]!);
-        cols.s.push(++seqs[pair]!);
-        cols.id.push(nextId());
-        cols.snd.push(senders[pair]!);
-        more.exp.push(expiresAt);
-        more.bytes.push(BODY.length);
-        more.notify.push(false);
-        more.body.push(BODY);
-      }
-      await client.query('BEGIN');
-      // The store's own INSERT: each row with its own values, bodies included.
-      await client.query({
-        name: 'bare_insert',
-        text: `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, notify, body)
-               SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
-                                    $7::boolean[], $8::text[])`,
-        values: [cols.r, cols.s, cols.id, cols.snd, more.exp, more.bytes, more.notify, more.body],
-      });
-      await client.query('COMMIT');
-      rows += 100;
-    }
-    return (rows * 1000) / (performance.now() - start);
-  } finally {
-    await client.end();
-  }
-}
-
 async function truncate(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -113,7 +72,7 @@ const bench: Benchmark = {
         await storeRate(one, 300); // warm-up: prepared statements, recipient rows
         for (let round = 0; round < ROUNDS; round++) {
           await truncate(url);
-          bare.push(await bareRate(url, MS));
+          bare.push(await bareInsertRate(url, recipients, senders, BODY, MS));
           await truncate(url);
           single.push(await storeRate(one, MS));
           await truncate(url);

@@ -59,7 +59,7 @@ const bench: Benchmark = {
       const single = await startChild('relay-server.ts', ['sqlite', join(dir, 'single.db'), limits]);
       children.push(single);
 
-      const federated = await relayFleet(p2, { sendersPort: p1 });
+      const federated = await relayFleet(p2, { senderPort: p1 });
       fleets.push(federated);
       const routing = await relayFleet(single.port);
       fleets.push(routing);

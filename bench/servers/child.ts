@@ -18,12 +18,12 @@ export interface BenchChild {
 /**
  * Starts `bench/servers/<script>`; resolves once it printed its first line (a port, or what the
  * script reports when ready). With `files`, the child runs with its open-files limit raised to
- * that many (through `ulimit -n`, which fails when the hard limit is lower).
+ * that many (through `ulimit -n`, which fails when the hard limit is lower); `env` adds variables.
  */
 export async function startChild(
   script: string,
   args: readonly string[] = [],
-  options: { files?: number } = {},
+  options: { files?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<BenchChild> {
   const extra = script === 'relay-server.ts' ? (process.env.BENCH_RELAY_FLAGS ?? '').split(/\s+/).filter(Boolean) : [];
   const node = [
@@ -41,6 +41,7 @@ export async function startChild(
   const child = spawn(command!, argv, {
     cwd: fileURLToPath(new URL('../../', import.meta.url)),
     stdio: ['pipe', 'pipe', 'inherit', 'ipc'],
+    ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {

@@ -28,6 +28,15 @@ export interface BoxSettings {
   readonly requestBurst: number;
 }
 
+/** Where a cluster node keeps what the nodes share. The URLs may hold passwords: never print them. */
+export interface ClusterSettings {
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+}
+
+/** One relay key for every node of a cluster: a file (64 hex digits, like the data directory's) or the seed itself. */
+export type RelayKeySource = { readonly file: string } | { readonly seed: Uint8Array };
+
 /** Everything `wmp-relay` needs to start, after defaults and validation. */
 export interface AppConfig {
   readonly port: number;
@@ -42,9 +51,17 @@ export interface AppConfig {
   readonly directory: boolean;
   /** Per-source limits apply to loopback addresses too (off: behind a local proxy every client is loopback). */
   readonly limitLoopback: boolean;
+  /** Proxies whose X-Forwarded-For names the client (per-source limits count clients, not the proxy). */
+  readonly trustedProxies: readonly string[];
   /** HTTP requests may name a hop session by id alone (weaker; for clients that send no token). */
   readonly httpSessionIdBinding: boolean;
   readonly logLevel: LogLevel;
+  /** PostgreSQL and Redis: this process is one node of a cluster (undefined: SQLite or memory). */
+  readonly cluster: ClusterSettings | undefined;
+  /** This node's id in logs, metrics and presence; undefined: hostname and pid, taken at start. */
+  readonly nodeId: string | undefined;
+  /** The relay key: a file, or the seed from `WMP_RELAY_KEY`; undefined: the data directory's own. */
+  readonly relayKey: RelayKeySource | undefined;
   /** Only what a flag or variable set: the rest is the relay library's default (one place for defaults). */
   readonly limits: Partial<RelayLimits>;
   readonly timings: Partial<RelayTimings>;
@@ -125,6 +142,25 @@ const OPTIONS: readonly OptionSpec[] = [
   },
   { flag: 'data-dir', kind: 'string', help: 'SQLite database and the relay key', default: './data' },
   {
+    flag: 'database-url',
+    kind: 'string',
+    help: 'postgres:// URL: run as one node of a cluster on this database (needs --redis-url, --relay-key-file)',
+    default: 'none: SQLite in --data-dir',
+  },
+  {
+    flag: 'redis-url',
+    kind: 'string',
+    help: "redis:// or rediss:// URL: the cluster's presence, wake-ups, nonces and rate windows",
+    default: 'none',
+  },
+  {
+    flag: 'relay-key-file',
+    kind: 'string',
+    help: 'the relay key (64 hex digits), the same file on every node; or WMP_RELAY_KEY with the hex itself',
+    default: '<data-dir>/relay-identity.key',
+  },
+  { flag: 'node-id', kind: 'string', help: 'this node in logs, metrics and presence', default: '<hostname>-<pid>' },
+  {
     flag: 'public-url',
     kind: 'string',
     help: 'public origin: relay_chain, well-known, and the origin signed box requests must name',
@@ -155,6 +191,12 @@ const OPTIONS: readonly OptionSpec[] = [
     kind: 'bool',
     help: 'WEAKER: HTTP requests may name a hop session by id alone, without its token (go-wmp, wmp-js)',
     default: 'off',
+  },
+  {
+    flag: 'trusted-proxies',
+    kind: 'string',
+    help: 'comma-separated proxy IPs whose X-Forwarded-For names the client (a load balancer)',
+    default: 'none',
   },
   {
     flag: 'limit-loopback',
@@ -457,6 +499,50 @@ function checkPublicUrl(text: string, fromEnv: boolean): string {
   return origin;
 }
 
+/** A node id: short, and safe in a log line, a metric label and a Redis client name. */
+const NODE_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+type Raw = { text: string; fromEnv: boolean } | undefined;
+
+/** The protocol of a URL, or undefined; the URL itself is never put in a message (it may hold a password). */
+function protocolOf(text: string): string | undefined {
+  try {
+    return new URL(text).protocol;
+  } catch {
+    return undefined;
+  }
+}
+
+function clusterSettings(database: Raw, redis: Raw): ClusterSettings | undefined {
+  if (database === undefined && redis === undefined) return undefined;
+  if (database === undefined) throw new ConfigError('--redis-url: only a cluster uses Redis: give --database-url too');
+  if (redis === undefined) throw new ConfigError('--database-url: a cluster needs --redis-url (or WMP_REDIS_URL) too');
+  const dbProtocol = protocolOf(database.text);
+  if (dbProtocol !== 'postgres:' && dbProtocol !== 'postgresql:') {
+    throw new ConfigError(`${database.fromEnv ? 'WMP_DATABASE_URL' : '--database-url'}: not a postgres:// URL`);
+  }
+  const redisProtocol = protocolOf(redis.text);
+  if (redisProtocol !== 'redis:' && redisProtocol !== 'rediss:') {
+    throw new ConfigError(`${redis.fromEnv ? 'WMP_REDIS_URL' : '--redis-url'}: not a redis:// or rediss:// URL`);
+  }
+  return { databaseUrl: database.text, redisUrl: redis.text };
+}
+
+function relayKeySource(file: Raw, seedHex: string | undefined): RelayKeySource | undefined {
+  const seed = seedHex === undefined || seedHex === '' ? undefined : seedHex.trim();
+  if (file !== undefined && seed !== undefined) {
+    throw new ConfigError('--relay-key-file and WMP_RELAY_KEY exclude each other');
+  }
+  if (file !== undefined) {
+    if (file.text.trim() === '') throw new ConfigError('--relay-key-file: must not be empty');
+    return { file: file.text };
+  }
+  if (seed === undefined) return undefined;
+  // The seed is a secret: the message says what is wrong with it, never what it is.
+  if (!/^[0-9a-f]{64}$/i.test(seed)) throw new ConfigError('WMP_RELAY_KEY: not a relay key (64 hex digits expected)');
+  return { seed: Uint8Array.from(Buffer.from(seed, 'hex')) };
+}
+
 /**
  * Parses `argv` (without `node` and the script) and `env`: flag first, then the environment
  * variable, then the default. An empty environment variable counts as unset.
@@ -558,6 +644,36 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
     else if ('timings' in target) timings[target.timings] = target.ms ? value * 1000 : value;
     else box[target.box] = value;
   }
+  const cluster = clusterSettings(raw('database-url'), raw('redis-url'));
+  const ephemeral = bool('ephemeral') ?? false;
+  if (ephemeral && cluster !== undefined) throw new ConfigError('--ephemeral and --database-url exclude each other');
+  const relayKey = relayKeySource(raw('relay-key-file'), env.WMP_RELAY_KEY);
+  if (cluster !== undefined && relayKey === undefined) {
+    throw new ConfigError(
+      '--database-url: every node of a cluster needs the same relay key: give --relay-key-file or WMP_RELAY_KEY',
+    );
+  }
+  if (ephemeral && relayKey !== undefined)
+    throw new ConfigError('--ephemeral takes a fresh key: leave out --relay-key-file and WMP_RELAY_KEY');
+  const proxiesRaw = raw('trusted-proxies');
+  const trustedProxies = (proxiesRaw?.text ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter((a) => a !== '');
+  for (const address of trustedProxies) {
+    if (isIP(address) === 0) {
+      throw new ConfigError(
+        `${proxiesRaw!.fromEnv ? 'WMP_TRUSTED_PROXIES' : '--trusted-proxies'}: "${address}" is not an IP address`,
+      );
+    }
+  }
+  const nodeRaw = raw('node-id');
+  if (nodeRaw !== undefined && !NODE_ID.test(nodeRaw.text)) {
+    throw new ConfigError(
+      `${nodeRaw.fromEnv ? 'WMP_NODE_ID' : '--node-id'}: "${nodeRaw.text}" is not a node id (1-64 of A-Z a-z 0-9 . _ -)`,
+    );
+  }
+
   const ttl = timings.messageTtlSeconds ?? DEFAULT_RELAY_TIMINGS.messageTtlSeconds;
   const maxTtl = timings.maxMessageTtlSeconds ?? DEFAULT_RELAY_TIMINGS.maxMessageTtlSeconds;
   if (ttl > maxTtl) throw new ConfigError(`--message-ttl (${ttl}) must not exceed --max-message-ttl (${maxTtl})`);
@@ -569,11 +685,15 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
     host,
     dataDir: dataRaw?.text ?? './data',
     publicUrl: urlRaw === undefined ? undefined : checkPublicUrl(urlRaw.text, urlRaw.fromEnv),
-    ephemeral: bool('ephemeral') ?? false,
+    ephemeral,
     directory,
     limitLoopback: bool('limit-loopback') ?? false,
     httpSessionIdBinding: bool('http-session-id-binding') ?? false,
+    trustedProxies,
     logLevel,
+    cluster,
+    nodeId: nodeRaw?.text,
+    relayKey,
     limits,
     timings,
     box,
@@ -661,7 +781,7 @@ function bytesText(n: number): string {
 /** `wmp-relay --help`: every option with its environment variable and default. */
 export function helpText(): string {
   const rows = OPTIONS.map((o) => {
-    const flag = `--${o.flag}${o.kind === 'bool' ? '' : o.kind === 'bytes' ? ' <bytes>' : o.kind === 'int' ? ' <n>' : o.kind === 'seconds' ? ' <s>' : o.kind === 'list' ? ' <value>...' : ' <value>'}`;
+    const flag = `--${o.flag}${o.kind === 'bool' ? '' : o.kind === 'bytes' ? ' <bytes>' : o.kind === 'int' ? ' <n>' : o.kind === 'seconds' ? ' <s>' : ' <value>'}`;
     const env = o.env ?? envName(o.flag);
     const value = o.target === undefined ? o.default : String(defaultOf(o.target));
     const shown = o.kind === 'bytes' ? bytesText(Number(value)) : value;

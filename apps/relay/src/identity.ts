@@ -84,6 +84,25 @@ export function loadOrCreateIdentity(dataDir: string): LoadedIdentity {
   return { seed, created: true, path, tooOpen: false };
 }
 
+/**
+ * Reads a relay key given by `--relay-key-file` (the cluster's one key, or a single node's key kept
+ * outside its data directory): never made or replaced here, since nodes making their own would
+ * get different relay ids. Refuses a key the group or others may read.
+ */
+export function readRelayKeyFile(path: string): Uint8Array {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new IdentityFileError(`${path}: cannot read the relay key (${code})`);
+  }
+  if ((statSync(path).mode & 0o077) !== 0) {
+    throw new IdentityFileError(`${path}: the relay key must not be readable by group or others (chmod 600)`);
+  }
+  return decode(text, path);
+}
+
 function writeFileSafely(path: string, text: string, mode: number): void {
   const fd = openSync(path, 'wx', mode);
   try {

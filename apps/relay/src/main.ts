@@ -3,6 +3,7 @@
 // Logs are JSON lines on stderr (never addresses or message content); stdout gets exactly one
 // line, `wmp-relay listening on <url>`, once the relay accepts connections.
 import { createJsonLogger } from '@wmp/relay-server';
+import { defaultNodeId } from './backend.js';
 import { EXIT_USAGE, parseConfig } from './config.js';
 import { startRelayApp } from './server.js';
 import { startupUsageError } from './startup-errors.js';
@@ -20,7 +21,13 @@ if (parsed.kind === 'error') {
   process.exit(EXIT_USAGE);
 }
 const { config } = parsed;
-const logger = createJsonLogger({ level: config.logLevel, write: (line) => process.stderr.write(line) });
+const nodeId = config.nodeId ?? defaultNodeId();
+// Every line names the node (a cluster's logs are read together).
+const logger = createJsonLogger({
+  level: config.logLevel,
+  write: (line) => process.stderr.write(line),
+  fields: { node_id: nodeId },
+});
 // The log is JSON lines only (DESIGN §7): a library that writes to the console (the HTTP adapter
 // does, for a client that went away mid-response) gets one JSON line with no text of its own.
 for (const level of ['log', 'info', 'debug', 'warn', 'error'] as const) {
@@ -65,7 +72,7 @@ process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
 
 try {
-  running = await startRelayApp(config, { logger });
+  running = await startRelayApp(config, { logger, nodeId });
 } catch (error) {
   const e = error as NodeJS.ErrnoException;
   logger.error('relay.start_failed', { error: e.name, code: e.code, message: e.message });

@@ -6,16 +6,13 @@ import {
   type BoxApp,
   createBoxApp,
   createRelay,
+  DEFAULT_RATE_LIMIT,
   type Logger,
-  MemoryStore,
   mountBoxApp,
   type Relay,
-  type RelayStoreLimits,
-  type RelayStores,
 } from '@wmp/relay-server/node';
-import { SqliteStore } from '@wmp/relay-server/sqlite';
+import { defaultNodeId, openBackend } from './backend.js';
 import type { AppConfig } from './config.js';
-import { loadOrCreateIdentity, prepareDatabaseFile } from './identity.js';
 
 export interface RunningRelay {
   /** The public origin (what the relay prints, signs relay_chain entries with and the box checks). */
@@ -24,8 +21,10 @@ export interface RunningRelay {
   readonly relay: Relay;
   /** The relay's did:key. */
   readonly id: string;
-  /** `sqlite` with its file, or `memory`. */
+  /** `sqlite:<file>`, `postgres` or `memory`. */
   readonly store: string;
+  /** This node's id (logs, metrics, `/health`). */
+  readonly nodeId: string;
   /**
    * Graceful stop: the box's streams and sweeper, then the relay (stop accepting, close WebSocket
    * connections and SSE streams, commit queued writes, close the database). Idempotent.
@@ -35,6 +34,8 @@ export interface RunningRelay {
 
 export interface StartOptions {
   readonly logger: Logger;
+  /** This node's id when `config.nodeId` is not set (default: hostname and pid). */
+  readonly nodeId?: string;
   /** Where a relative `dataDir` is resolved (default `process.cwd()`). */
   readonly cwd?: string;
 }
@@ -43,45 +44,41 @@ export interface StartOptions {
 export async function startRelayApp(config: AppConfig, options: StartOptions): Promise<RunningRelay> {
   const { logger } = options;
   const dataDir = isAbsolute(config.dataDir) ? config.dataDir : resolve(options.cwd ?? process.cwd(), config.dataDir);
-  const { maxEventBytes, requestsPerSecond, requestBurst, ...storeLimits } = config.box;
-  const boxLimits = { directory: config.directory, ...storeLimits };
-
-  let seed: Uint8Array | undefined;
-  let openStore: (limits: RelayStoreLimits) => RelayStores;
-  let storeName: string;
-  if (config.ephemeral) {
-    // Nothing on disk: a fresh key every start (createRelay's default), memory stores.
-    storeName = 'memory';
-    openStore = (limits) => new MemoryStore({ ...limits, box: boxLimits });
-  } else {
-    const identity = loadOrCreateIdentity(dataDir);
-    seed = identity.seed;
-    if (identity.created) logger.info('relay.key_created', { file: identity.path });
-    if (identity.tooOpen) logger.warn('relay.key_permissions', { file: identity.path, expected: '0600' });
-    const path = prepareDatabaseFile(dataDir);
-    storeName = `sqlite:${path}`;
-    // Exclusive: a second wmp-relay on the same data directory refuses to start (StoreLockedError).
-    openStore = (limits) => SqliteStore.open({ path, ...limits, box: boxLimits, exclusive: true });
-  }
+  const { maxEventBytes, requestsPerSecond, requestBurst } = config.box;
+  const nodeId = config.nodeId ?? options.nodeId ?? defaultNodeId();
+  const backend = await openBackend(config, { dataDir, nodeId, logger });
 
   // The box is made once the origin is known (with --port 0 only after listening); until then
   // (never in practice: it is made in the same tick) its routes answer 503.
   let boxApp: BoxApp | undefined;
   let boxFetch: ((request: Request, env: unknown) => Response | Promise<Response>) | undefined;
 
-  const relay = createRelay({
-    ...(seed ? { identity: { seed } } : {}),
-    host: config.host,
-    port: config.port,
-    ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
-    store: openStore,
-    limits: config.limits,
-    timings: config.timings,
-    limitLoopback: config.limitLoopback,
-    httpSessionIdBinding: config.httpSessionIdBinding,
-    federation: config.federation,
-    logger,
-  });
+  let relay: Relay;
+  try {
+    relay = createRelay({
+      ...(backend.seed ? { identity: { seed: backend.seed } } : {}),
+      host: config.host,
+      port: config.port,
+      ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
+      store: backend.store,
+      ...(backend.coordination ? { coordination: backend.coordination } : {}),
+      nodeId,
+      limits: config.limits,
+      timings: config.timings,
+      limitLoopback: config.limitLoopback,
+      httpSessionIdBinding: config.httpSessionIdBinding,
+      trustedProxies: config.trustedProxies,
+      federation: config.federation,
+      logger,
+    });
+  } catch (error) {
+    await backend.close().catch(() => undefined);
+    throw error;
+  }
+  const stop = async () => {
+    await relay.close().catch(() => undefined);
+    await backend.close().catch(() => undefined);
+  };
   const unavailable = () =>
     new Response(JSON.stringify({ error: { code: 'unavailable', message: 'Box not ready' } }), {
       status: 503,
@@ -93,12 +90,14 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
   try {
     ({ port } = await relay.listen());
   } catch (error) {
-    await relay.close().catch(() => undefined);
+    await stop();
     throw error;
   }
   const url = config.publicUrl ?? `http://127.0.0.1:${port}`;
   // The listening address (0.0.0.0 in a container) is no public origin: use the configured one.
   relay.core.origin = url;
+  const { coordination, stores } = relay.core;
+  const sweepLock = stores.withSweepLock;
   try {
     boxApp = createBoxApp({
       store: relay.stores.box,
@@ -109,6 +108,18 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
         ...(requestsPerSecond === undefined ? {} : { perSecond: requestsPerSecond }),
         ...(requestBurst === undefined ? {} : { burst: requestBurst }),
       },
+      // What a cluster's nodes share (a node's own, in memory, otherwise): a signed request
+      // replayed on another node is refused, and the rate windows and stream wake-ups span them.
+      nonces: coordination.nonces,
+      limiter: coordination.rateLimiter('box', {
+        perSecond: requestsPerSecond ?? DEFAULT_RATE_LIMIT.perSecond,
+        burst: requestBurst ?? DEFAULT_RATE_LIMIT.burst,
+        maxKeys: DEFAULT_RATE_LIMIT.maxKeys,
+      }),
+      wakeUps: coordination.boxWakeUps,
+      ...(sweepLock === undefined
+        ? {}
+        : { sweepLock: async (sweep) => void (await sweepLock.call(stores, 'box', sweep)) }),
       bodyBudget: relay.core.budgets.bodies,
       outboundBudget: relay.core.budgets.outbound,
       bodyTimeoutMs: relay.core.config.timings.bodyTimeoutMs,
@@ -116,7 +127,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       onError: (error) => logger.error('box.error', { error: (error as Error)?.name ?? 'unknown' }),
     });
   } catch (error) {
-    await relay.close().catch(() => undefined);
+    await stop();
     throw error;
   }
   const mounted = mountBoxApp(boxApp);
@@ -128,11 +139,14 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
     port,
     relay,
     id: relay.id,
-    store: storeName,
+    store: backend.name,
+    nodeId,
     close() {
       closed ??= (async () => {
         await boxApp?.close();
         await relay.close();
+        // The coordination last: the relay's stop withdraws its presence through it.
+        await backend.close();
       })();
       return closed;
     },

@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DEFAULT_BOX_LIMITS, DEFAULT_RELAY_LIMITS, DEFAULT_RELAY_TIMINGS } from '@wmp/relay-server';
 import { describe, expect, it } from 'vitest';
 import { type AppConfig, envName, helpText, type ParseResult, parseConfig } from '../src/config.js';
-import { runRelay } from './fixtures/relay-process.js';
+import { REPO_ROOT, runRelay } from './fixtures/relay-process.js';
 
 function ok(result: ParseResult): AppConfig {
   if (result.kind !== 'config') throw new Error(`expected a config, got ${JSON.stringify(result)}`);
@@ -71,6 +73,10 @@ describe('parseConfig: defaults', () => {
       logLevel: 'info',
       limitLoopback: false,
       httpSessionIdBinding: false,
+      trustedProxies: [],
+      cluster: undefined,
+      nodeId: undefined,
+      relayKey: undefined,
       // Nothing set: the relay library's own defaults apply (one place for them).
       limits: {},
       timings: {},
@@ -196,6 +202,68 @@ describe('parseConfig: the other options', () => {
     expect(error(parse([], { WMP_LOG_LEVEL: 'LOUD' }))).toMatch(/^WMP_LOG_LEVEL: /);
   });
 
+  it('--database-url / --redis-url / --relay-key-file / WMP_RELAY_KEY: a cluster node, all three together', () => {
+    const secret = 'postgres://wmp:s3cret-pw@db.internal:5432/wmp';
+    const redis = 'redis://:r3dis-pw@cache.internal:6379';
+    const key = 'ab'.repeat(32);
+    const node = ok(parse(['--database-url', secret, '--redis-url', redis, '--relay-key-file', '/run/key']));
+    expect(node.cluster).toEqual({ databaseUrl: secret, redisUrl: redis });
+    expect(node.relayKey).toEqual({ file: '/run/key' });
+    const fromEnv = ok(
+      parse([], { WMP_DATABASE_URL: secret, WMP_REDIS_URL: 'rediss://cache:6380', WMP_RELAY_KEY: key }),
+    );
+    expect(fromEnv.cluster).toEqual({ databaseUrl: secret, redisUrl: 'rediss://cache:6380' });
+    expect(fromEnv.relayKey).toEqual({ seed: Uint8Array.from(Buffer.from(key, 'hex')) });
+    // A relay key alone is fine (a single node that keeps its key elsewhere).
+    expect(ok(parse(['--relay-key-file', 'k'])).relayKey).toEqual({ file: 'k' });
+
+    // Each needs the others; none of the refusals repeats a URL or the key (they hold secrets).
+    const refusals: [string[], Record<string, string>, string][] = [
+      [['--database-url', secret, '--relay-key-file', 'k'], {}, '--redis-url'],
+      [['--redis-url', redis], {}, '--database-url'],
+      [['--database-url', secret, '--redis-url', redis], {}, '--relay-key-file'],
+      [
+        ['--database-url', 'mysql://u:s3cret-pw@h/db', '--redis-url', redis, '--relay-key-file', 'k'],
+        {},
+        '--database-url',
+      ],
+      [[], { WMP_DATABASE_URL: 'not a url s3cret-pw', WMP_REDIS_URL: redis, WMP_RELAY_KEY: key }, 'WMP_DATABASE_URL'],
+      [['--database-url', secret, '--redis-url', 'http://r3dis-pw@h', '--relay-key-file', 'k'], {}, '--redis-url'],
+      [['--ephemeral', '--database-url', secret, '--redis-url', redis, '--relay-key-file', 'k'], {}, '--ephemeral'],
+      [['--ephemeral', '--relay-key-file', 'k'], {}, '--ephemeral'],
+      [['--relay-key-file', 'k'], { WMP_RELAY_KEY: key }, 'exclude'],
+      [[], { WMP_RELAY_KEY: `${key.slice(2)}zz` }, 'WMP_RELAY_KEY'],
+    ];
+    for (const [argv, env, named] of refusals) {
+      const message = error(parse(argv, env));
+      expect(message).toContain(named);
+      for (const secretPart of ['s3cret-pw', 'r3dis-pw', key.slice(2, 20)]) expect(message).not.toContain(secretPart);
+    }
+  });
+
+  it('--trusted-proxies / WMP_TRUSTED_PROXIES: IP addresses only', () => {
+    expect(ok(parse(['--trusted-proxies', '10.0.0.2, ::1'])).trustedProxies).toEqual(['10.0.0.2', '::1']);
+    expect(ok(parse([], { WMP_TRUSTED_PROXIES: '172.18.0.5' })).trustedProxies).toEqual(['172.18.0.5']);
+    expect(error(parse(['--trusted-proxies', '10.0.0.2,proxy.internal']))).toContain('"proxy.internal" is not an IP');
+  });
+
+  it('--node-id / WMP_NODE_ID: short and log-safe', () => {
+    expect(ok(parse(['--node-id', 'relay-a.1'])).nodeId).toBe('relay-a.1');
+    expect(ok(parse([], { WMP_NODE_ID: 'n_2' })).nodeId).toBe('n_2');
+    for (const bad of ['has space', 'x'.repeat(65), 'a"b', 'ü'])
+      expect(error(parse(['--node-id', bad]))).toContain('--node-id');
+  });
+
+  it('the README configuration table is --help: every flag with its variable and default', () => {
+    const readme = readFileSync(join(REPO_ROOT, 'apps/relay/README.md'), 'utf8');
+    for (const line of helpText()
+      .split('\n')
+      .filter((l) => l.startsWith('  --'))) {
+      const [, flag, env, text] = /^ {2}(--\S+(?: <\w+>)?)\s+(\S+)\s+(.*)$/.exec(line)!;
+      expect(readme).toContain(`| \`${flag}\` | \`${env}\` | ${text!.replace(/\|/g, '\\|')} |`);
+    }
+  });
+
   it('refuses unknown flags, missing values and positional arguments', () => {
     expect(error(parse(['--bogus']))).toBe('unknown option --bogus');
     expect(error(parse(['-x']))).toBe('unknown option -x');
@@ -251,7 +319,7 @@ describe('wmp-relay exit codes', () => {
     const help = await runRelay(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toBe(helpText());
-  });
+  }, 60_000);
 });
 
 describe('parseConfig: federation', () => {

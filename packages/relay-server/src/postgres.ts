@@ -4,6 +4,11 @@
 
 export { StoreUnavailableError, type StoreUnavailableReason } from './storage/errors.js';
 export { MIGRATIONS, type Migration, SCHEMA_VERSION } from './storage/postgres/migrations/index.js';
+export { migrateBoxSchema, OHAN_BOX_MIGRATIONS } from './storage/postgres/postgres-box-schema.js';
+export {
+  PostgresBoxStore,
+  type PostgresBoxStoreOptions,
+} from './storage/postgres/postgres-box-store.js';
 export { migrate, PostgresDatabase, type PostgresDatabaseOptions } from './storage/postgres/postgres-database.js';
 export { PostgresKeyPackageStore } from './storage/postgres/postgres-key-package-store.js';
 export { PostgresMlsGroupStore } from './storage/postgres/postgres-mls-group-store.js';
@@ -13,6 +18,7 @@ export {
   type PostgresBoxStoreFactory,
   PostgresStore,
   type PostgresStoreOptions,
+  postgresBoxStore,
 } from './storage/postgres/postgres-store.js';
 export {
   advisoryKey,

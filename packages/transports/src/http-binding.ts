@@ -3,6 +3,7 @@ import type { TransportMessageExtra } from '@wmp/session';
 import { type Context, Hono } from 'hono';
 import { cors } from 'hono/cors';
 import type { ByteBudget } from './byte-budget.js';
+import { clientAddress } from './client-address.js';
 import { readBody } from './http-body.js';
 import { classifyPostBody, type PostBody } from './http-frames.js';
 import type { PendingOutcome, PendingPost } from './http-pending.js';
@@ -62,6 +63,11 @@ export interface HttpBindingOptions {
    * the socket of @hono/node-server's `incoming` request, when there is one.
    */
   readonly remoteAddress?: (c: Context) => string | undefined;
+  /**
+   * Reverse proxies whose `X-Forwarded-For` names the client (`clientAddress`): a request from
+   * one of them is addressed by the forwarded address. Default: none.
+   */
+  readonly trustedProxies?: ReadonlySet<string>;
   /** The limits the Peer parses with (the binding classifies bodies the same way). Default: envelope defaults with `maxBodyBytes`. */
   readonly parseLimits?: ParseLimits;
   /** CORS for browsers on other origins. Off unless set. */
@@ -155,7 +161,9 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const maxOpeningBodyBytes = Math.min(maxBodyBytes, options.maxUnauthenticatedBodyBytes ?? maxBodyBytes);
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
-  const addressOf = options.remoteAddress ?? nodeServerAddress;
+  const peerOf = options.remoteAddress ?? nodeServerAddress;
+  const trusted = options.trustedProxies ?? new Set<string>();
+  const addressOf = (c: Context) => clientAddress(peerOf(c), c.req.header('x-forwarded-for'), trusted);
   const parseLimits = options.parseLimits ?? { ...DEFAULT_PARSE_LIMITS, maxBytes: maxBodyBytes };
   const maxSessions = options.maxSessions ?? 10_000;
   const idleMs = options.sessionIdleMs ?? 15 * 60_000;

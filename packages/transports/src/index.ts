@@ -1,6 +1,7 @@
 // Browser-safe bindings and framing: WHATWG APIs only (fetch, WebSocket, streams).
 
 export { ByteBudget } from './byte-budget.js';
+export { clientAddress, plainAddress, trustedProxySet } from './client-address.js';
 export {
   FrameTooLargeError,
   FramingError,

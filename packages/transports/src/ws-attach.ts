@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { clientAddress } from './client-address.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, WMP_SUBPROTOCOL, WsCloseCode } from './ws-protocol.js';
 import { WebSocketServerTransport, type WebSocketServerTransportOptions } from './ws-server.js';
 
@@ -23,6 +24,11 @@ export interface AttachWebSocketServerOptions
    * session (or with a Bearer header), never with cookies a foreign page could ride on.
    */
   readonly checkOrigin?: (origin: string | undefined, request: IncomingMessage) => boolean;
+  /**
+   * Reverse proxies whose `X-Forwarded-For` names the client (`clientAddress`): a connection from
+   * one of them gets the forwarded address as its `remoteAddress`. Default: none.
+   */
+  readonly trustedProxies?: ReadonlySet<string>;
   /** How long `close()` lets connections finish the closing handshake before terminating them; default 1 s. */
   readonly closeGraceMs?: number;
   /** Called for every accepted connection. A throw or rejection closes it with 1011. */
@@ -81,6 +87,7 @@ export function attachWebSocketServer(
   const maxPayload = options.maxPayload ?? DEFAULT_MAX_MESSAGE_BYTES;
   const maxConnections = options.maxConnections ?? 10_000;
   const closeGraceMs = options.closeGraceMs ?? 1_000;
+  const trusted = options.trustedProxies ?? new Set<string>();
   const transportOptions: WebSocketServerTransportOptions = {
     maxMessageBytes: maxPayload,
     ...(options.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.pingIntervalMs }),
@@ -98,7 +105,12 @@ export function attachWebSocketServer(
   let closed = false;
 
   const accept = (ws: WebSocket, request: IncomingMessage): void => {
-    const address = request.socket.remoteAddress;
+    const forwarded = request.headers['x-forwarded-for'];
+    const address = clientAddress(
+      request.socket.remoteAddress,
+      Array.isArray(forwarded) ? forwarded.join(',') : forwarded,
+      trusted,
+    );
     const transport = new WebSocketServerTransport(
       ws,
       address === undefined ? transportOptions : { ...transportOptions, remoteAddress: address },

@@ -1,5 +1,6 @@
 import { type Context, Hono } from 'hono';
 import { TokenBuckets } from '../coordination/memory/token-buckets.js';
+import { MemoryWakeUps } from '../coordination/memory/wake-ups.js';
 import { getAllow, putAllow } from './allow.js';
 import { lookupCard, postCard } from './cards.js';
 import type { BoxContext } from './context.js';
@@ -8,7 +9,6 @@ import { BoxApiError } from './errors.js';
 import { streamEvents } from './event-stream.js';
 import { fetchEvents } from './fetch-events.js';
 import { limitsAnswer } from './limits-answer.js';
-import { BoxNotifier } from './notifier.js';
 import { type BoxAppOptions, resolveBoxOptions } from './options.js';
 import { publishEvent } from './publish.js';
 import { errorResponse, internalErrorResponse, jsonResponse } from './respond.js';
@@ -51,21 +51,25 @@ export type BoxApp = Hono & {
 /**
  * The OHAN box API (`ohan.relay.1`, DESIGN §4.6) over a `BoxStore`, as a Hono app with relative
  * routes: mount it with `relay.route(BOX_API_PREFIX, createBoxApp(...))`. It keeps nothing on disk
- * itself (nonces, rate windows and stream wake-ups live in memory) and never logs.
+ * itself (nonces, rate windows and stream wake-ups live in memory, or are the cluster's shared ones
+ * given in the options) and never logs.
  */
 export function createBoxApp(input: BoxAppOptions): BoxApp {
   const options = resolveBoxOptions(input);
   const limiterOf = () =>
     options.rateLimit === false ? undefined : new TokenBuckets({ ...options.rateLimit, now: options.now });
   const threads = options.verifyThreads ?? defaultVerifyThreads();
+  const streamLimits = { maxPerKey: options.maxStreamsPerKey, max: options.maxStreams };
   const box: BoxContext = {
     options,
-    limiter: limiterOf(),
+    limiter: options.rateLimit === false ? undefined : (options.limiter ?? limiterOf()),
     connectionLimiter: options.connectionId === undefined ? undefined : limiterOf(),
-    notifier: new BoxNotifier({ maxPerKey: options.maxStreamsPerKey, max: options.maxStreams }),
-    streams: new StreamRegistry(),
+    wakeUps: options.wakeUps ?? new MemoryWakeUps({ limits: streamLimits }),
+    streams: new StreamRegistry(streamLimits),
     verifier: threads > 0 ? new SignatureVerifyPool(threads) : undefined,
   };
+  // Wake-ups sent while a shared link was down are lost: every open stream reads its queue again.
+  const stopRescans = box.wakeUps.onReconnect(() => box.streams.wakeAll());
 
   const app = new Hono();
   app.onError((error) => {
@@ -95,6 +99,7 @@ export function createBoxApp(input: BoxAppOptions): BoxApp {
     options.sweepIntervalMs > 0
       ? startBoxSweeper(options.store, {
           intervalMs: options.sweepIntervalMs,
+          lock: options.sweepLock,
           now: options.now,
           onError: options.onError,
         })
@@ -102,6 +107,7 @@ export function createBoxApp(input: BoxAppOptions): BoxApp {
   return Object.defineProperties(app, {
     close: {
       value: async () => {
+        stopRescans();
         box.streams.closeAll();
         await Promise.all([sweeper?.close(), box.verifier?.close()]);
       },

@@ -1,5 +1,5 @@
 import type { RateLimiter } from '../coordination/contracts/rate-limiter.js';
-import type { BoxNotifier } from './notifier.js';
+import type { WakeUps } from '../coordination/contracts/wake-ups.js';
 import type { ResolvedBoxOptions } from './options.js';
 import type { StreamRegistry } from './stream-registry.js';
 import type { SignatureVerifyPool } from './verify-pool.js';
@@ -11,7 +11,8 @@ export interface BoxContext {
   readonly limiter: RateLimiter | undefined;
   /** Per connection id (when the host gives one); undefined otherwise. */
   readonly connectionLimiter: RateLimiter | undefined;
-  readonly notifier: BoxNotifier;
+  /** Wakes the streams of a key when an event is stored for it, on every node. */
+  readonly wakeUps: WakeUps;
   readonly streams: StreamRegistry;
   /** Checks event signatures off the event loop; undefined: `verifyEvent` on the event loop. */
   readonly verifier: SignatureVerifyPool | undefined;

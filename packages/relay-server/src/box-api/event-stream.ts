@@ -89,12 +89,21 @@ export async function streamEvents(c: Context, box: BoxContext): Promise<Respons
     },
   });
   const pump = new QueuePump(store, key, writer, now, after, onError);
-  unsubscribe = box.notifier.subscribe(key, pump.wake);
-  if (unsubscribe === undefined) {
+  unregister = box.streams.add(key, { close: () => writer.close(), wake: pump.wake });
+  if (unregister === undefined) {
     writer.close();
     throw new BoxApiError('rate_limited', { message: 'too many open streams' });
   }
-  unregister = box.streams.add(writer);
+  // Subscribed (on every node: a publish may land on another) before the first read, so an event
+  // stored in between is read by the wake-up it sends.
+  const subscribed = await box.wakeUps.subscribe(key, pump.wake);
+  if (subscribed === undefined) {
+    unregister();
+    writer.close();
+    throw new BoxApiError('rate_limited', { message: 'too many open streams' });
+  }
+  unsubscribe = subscribed;
+  if (writer.ended) subscribed();
   // A first comment sends the headers at once, so the reader knows the stream is open.
   writer.comment('ready');
   pump.wake();

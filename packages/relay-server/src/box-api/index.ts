@@ -1,7 +1,6 @@
 // The browser-safe parts of the OHAN box HTTP API. The app itself (`createBoxApp`) uses the SSE
 // writer of `@wmp/transports/node`, so it is exported from `@wmp/relay-server/node`.
 export { BOX_ERROR_STATUS, BoxApiError, type BoxErrorCode } from './errors.js';
-export { BoxNotifier } from './notifier.js';
 export {
   BOX_API_PREFIX,
   BOX_PROTOCOL,

@@ -7,6 +7,8 @@ import {
 } from '@wmp/ohan-seal';
 import type { ByteBudget } from '@wmp/transports';
 import type { Context } from 'hono';
+import type { RateLimiter } from '../coordination/contracts/rate-limiter.js';
+import type { WakeUps } from '../coordination/contracts/wake-ups.js';
 import type { BoxStore } from '../storage/contracts/box-store.js';
 
 /** Where the relay mounts the box app: its routes are relative to this. */
@@ -43,6 +45,21 @@ export interface BoxAppOptions {
   readonly skewSeconds?: number;
   /** Per-key request rate limit (token bucket, in memory); `false` turns it off (benchmarks). */
   readonly rateLimit?: Partial<RateLimitOptions> | false;
+  /**
+   * The per-key buckets themselves, when the nodes of a cluster share them (the coordination's
+   * `rateLimiter('box', ...)`); default: buckets in memory with `rateLimit`'s options.
+   */
+  readonly limiter?: RateLimiter;
+  /**
+   * Stream wake-ups: a publish on any node wakes the key's streams on every node (the
+   * coordination's `boxWakeUps`); default: this process only.
+   */
+  readonly wakeUps?: WakeUps;
+  /**
+   * Runs one expiry sweep, on one node of a cluster at a time (the stores' sweep lock); default:
+   * runs it.
+   */
+  readonly sweepLock?: (sweep: () => Promise<void>) => Promise<void>;
   /**
    * An id of the caller's connection, when the host has one (the relay owns sockets; this app never
    * sees addresses): requests are then also limited per connection, before any work is done.
@@ -85,6 +102,9 @@ export interface ResolvedBoxOptions {
   readonly maxBodyBytes: number;
   readonly skewSeconds: number;
   readonly rateLimit: RateLimitOptions | false;
+  readonly limiter: RateLimiter | undefined;
+  readonly wakeUps: WakeUps | undefined;
+  readonly sweepLock: (sweep: () => Promise<void>) => Promise<void>;
   readonly connectionId: ((c: Context) => string | undefined) | undefined;
   readonly maxStreamsPerKey: number;
   readonly maxStreams: number;
@@ -129,6 +149,9 @@ export function resolveBoxOptions(options: BoxAppOptions): ResolvedBoxOptions {
     maxBodyBytes: positive(options.maxBodyBytes, maxEventBytes, 'maxBodyBytes', 256),
     skewSeconds: positive(options.skewSeconds, DEFAULT_SKEW_SECONDS, 'skewSeconds', 0),
     rateLimit: rate,
+    limiter: options.limiter,
+    wakeUps: options.wakeUps,
+    sweepLock: options.sweepLock ?? ((sweep) => sweep()),
     connectionId: options.connectionId,
     maxStreamsPerKey: positive(options.maxStreamsPerKey, 4, 'maxStreamsPerKey'),
     maxStreams: positive(options.maxStreams, 10_000, 'maxStreams'),

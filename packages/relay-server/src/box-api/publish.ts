@@ -46,7 +46,8 @@ export async function publishEvent(c: Context, box: BoxContext): Promise<Respons
   // The body is the event's JSON exactly, unless it carried a `seq` (which the box drops).
   const result = await store.publish(event, json === undefined || 'seq' in event ? undefined : json);
   if (result.status === 'refused') throw new BoxApiError(REFUSALS[result.code]);
-  if (result.status === 'stored') box.notifier.notify(event.to);
+  // After the commit; never rejects (a lost wake-up is caught by the reader's reconnect).
+  if (result.status === 'stored') void box.wakeUps.publish(event.to, result.seq);
   return jsonResponse(result.status === 'stored' ? 202 : 200, { id: result.id });
 }
 

@@ -45,18 +45,26 @@ export interface BoxSweeper {
 
 /**
  * Runs `sweepExpiredEvents` every `intervalMs` on an unref'd timer (it never keeps the process
- * alive). Runs never overlap; a failed run is reported to `onError` and the next one tries again.
+ * alive). Runs never overlap (on a cluster, not even across nodes, under `lock`); a failed run is reported to `onError` and the next one tries again.
  */
 export function startBoxSweeper(
   store: BoxStore,
-  options: SweepOptions & { readonly intervalMs: number; readonly onError?: (error: unknown) => void },
+  options: SweepOptions & {
+    readonly intervalMs: number;
+    readonly onError?: (error: unknown) => void;
+    /** Runs a sweep on one node of a cluster at a time (the stores' sweep lock); default: runs it. */
+    readonly lock?: (sweep: () => Promise<void>) => Promise<void>;
+  },
 ): BoxSweeper {
+  const lock = options.lock ?? ((sweep) => sweep());
   let running: Promise<void> | undefined;
   let closed = false;
   const tick = () => {
     if (running !== undefined || closed) return;
-    running = sweepExpiredEvents(store, options)
-      .then(() => sweepExpiredCards(store, options))
+    running = lock(async () => {
+      await sweepExpiredEvents(store, options);
+      await sweepExpiredCards(store, options);
+    })
       .then(
         () => {},
         (error: unknown) => options.onError?.(error),

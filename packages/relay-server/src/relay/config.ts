@@ -191,6 +191,12 @@ export interface RelayConfig {
    */
   readonly limitLoopback?: boolean;
   /**
+   * Reverse proxies (load balancers) in front of the relay whose `X-Forwarded-For` names the
+   * client: per-source limits then count each client, not the proxy. Only addresses listed here
+   * are believed; default none.
+   */
+  readonly trustedProxies?: readonly string[];
+  /**
    * WEAKER: over HTTP, let a request name its hop session by id alone, without the session's token
    * (for clients such as go-wmp and wmp-js that send neither `Authorization: Bearer` nor
    * `Wmp-Session-Token`). Never for group sessions, whose ids other participants know. Default off.

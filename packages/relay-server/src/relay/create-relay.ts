@@ -6,6 +6,7 @@ import {
   attachWebSocketServer,
   createHttpBinding,
   keyedSessionTokens,
+  trustedProxySet,
   type WebSocketAttachment,
 } from '@wmp/transports/node';
 import type { Hono } from 'hono';
@@ -41,7 +42,9 @@ export function createRelay(config: RelayConfig = {}): Relay {
   const { limits } = core.config;
   const logger = core.logger;
   const { timings } = core.config;
+  const trustedProxies = trustedProxySet(config.trustedProxies);
   const binding = createHttpBinding({
+    trustedProxies,
     onTransport: (transport, _request, context) => core.connect(transport, context),
     // Keyed by the relay key: a node of a cluster carries an HTTP session another node began.
     sessionTokens: keyedSessionTokens(sessionTokenKey(core.identity)),
@@ -101,6 +104,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
         maxConnections: limits.maxConnections,
         maxBufferedBytes: limits.maxBufferedBytesPerConnection,
         outboundBudget: core.budgets.outbound,
+        trustedProxies,
         onTransport: (transport) => core.connect(transport),
       });
       const { port } = http.address() as AddressInfo;

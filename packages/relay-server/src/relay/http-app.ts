@@ -107,6 +107,8 @@ export function createRelayApp(input: RelayAppInput): Hono {
       queue: () => core.stores.queue.totals(),
       budgets: () => ({ ...core.budgets }),
       refusals: () => core.refusals.totals,
+      nodeId: () => core.coordination.nodeId,
+      coordinationUp: () => core.coordination.health() === 'ok',
     });
     const federation = core.federation ? await renderFederationMetrics(core.federation) : '';
     return c.body(text + federation, 200, { 'Content-Type': PROMETHEUS });

@@ -14,6 +14,15 @@ export interface GaugeSources {
   budgets(): Readonly<Record<string, ByteBudget>>;
   /** Refusals by cause (the refusal log's totals). */
   refusals(): ReadonlyMap<string, number>;
+  /** This node's id (one relay of a cluster is several nodes, each scraped on its own). */
+  nodeId(): string;
+  /** Whether the coordination (Redis, on a cluster) answers. */
+  coordinationUp(): boolean;
+}
+
+/** A Prometheus label value: backslash, quote and newline escaped. */
+function labelValue(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
 /** Counters of the relay; rendered as Prometheus text (exposition format 0.0.4). */
@@ -40,21 +49,31 @@ export class RelayMetrics {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
       for (const [labels, value] of samples) lines.push(`${name}${labels} ${value}`);
     };
+    // The node as an info metric: the other series stay unlabelled (a scrape is one node's), and a
+    // query joins on it to tell the nodes apart. Queue and session gauges are the shared store's.
+    metric('wmp_relay_node_info', 'gauge', 'This node of the relay (1).', [
+      [`{node_id="${labelValue(gauges.nodeId())}"}`, 1],
+    ]);
+    metric('wmp_relay_coordination_up', 'gauge', 'Whether the coordination backend answers (1) or not (0).', [
+      ['', gauges.coordinationUp() ? 1 : 0],
+    ]);
     metric('wmp_relay_connections', 'gauge', 'Open WebSocket connections and HTTP sessions.', [
       ['', gauges.connections()],
     ]);
     metric('wmp_relay_unauthenticated_connections', 'gauge', 'Open connections with no authenticated session.', [
       ['', gauges.unauthenticated()],
     ]);
-    metric('wmp_relay_sessions', 'gauge', 'Sessions held by the relay.', [['', sessions.sessions]]);
+    metric('wmp_relay_sessions', 'gauge', 'Sessions held by the relay (all nodes: the shared store).', [
+      ['', sessions.sessions],
+    ]);
     metric('wmp_relay_pending_sessions', 'gauge', 'Unauthenticated sessions held by the relay.', [
       ['', sessions.pending],
     ]);
     metric('wmp_relay_registered_connections', 'gauge', 'Connections registered for an identity.', [
       ['', gauges.registered()],
     ]);
-    metric('wmp_relay_queued_messages', 'gauge', 'Messages in the offline queues.', [['', queue.count]]);
-    metric('wmp_relay_queued_bytes', 'gauge', 'Bytes in the offline queues.', [['', queue.bytes]]);
+    metric('wmp_relay_queued_messages', 'gauge', 'Messages in the offline queues (all nodes).', [['', queue.count]]);
+    metric('wmp_relay_queued_bytes', 'gauge', 'Bytes in the offline queues (all nodes).', [['', queue.bytes]]);
     metric('wmp_relay_routed_total', 'counter', 'Messages accepted for routing.', [['', this.routed]]);
     metric('wmp_relay_deliveries_total', 'counter', 'Messages forwarded to a live connection.', [
       ['', this.deliveries],

@@ -113,6 +113,11 @@ export class PostgresDatabase {
     return this.writer.closed;
   }
 
+  /** The read pool, for an adapter on the same database that runs its own transactions (the box). */
+  get pool(): pg.Pool {
+    return this.#pool;
+  }
+
   get writeStats(): WriterStats {
     return this.writer.stats;
   }

@@ -3,6 +3,7 @@ import type { BoxLimits, BoxStore } from '../contracts/box-store.js';
 import type { KeyPackageLimits } from '../contracts/key-package-store.js';
 import type { QueueLimits } from '../contracts/queue-store.js';
 import type { RelayStores } from '../contracts/relay-stores.js';
+import { PostgresBoxStore } from './postgres-box-store.js';
 import { PostgresDatabase, type PostgresDatabaseOptions } from './postgres-database.js';
 import { PostgresKeyPackageStore } from './postgres-key-package-store.js';
 import { PostgresMlsGroupStore } from './postgres-mls-group-store.js';
@@ -15,6 +16,12 @@ import type { WriterStats } from './postgres-writer.js';
  * writes go through `db.writer`): the slot where the PostgreSQL box adapter plugs in.
  */
 export type PostgresBoxStoreFactory = (db: PostgresDatabase, limits: Partial<BoxLimits>) => BoxStore;
+
+/**
+ * The PostgreSQL box (`PostgresBoxStore`) on the database's pool: its tables are migration 2 of
+ * the relay's schema. What a relay node passes as `boxStore`.
+ */
+export const postgresBoxStore: PostgresBoxStoreFactory = (db, limits) => new PostgresBoxStore(db.pool, limits);
 
 export interface PostgresStoreOptions extends PostgresDatabaseOptions {
   readonly queue?: Partial<QueueLimits>;
@@ -80,8 +87,10 @@ export class PostgresStore<B extends BoxStore | undefined = BoxStore | undefined
     return this.database.withSweepLock(name, fn);
   }
 
-  /** Commits everything queued, then closes the writer and the pool. */
-  close(): Promise<void> {
-    return this.database.close();
+  /** Commits everything queued (the box's writes first), then closes the writers and the pool. */
+  async close(): Promise<void> {
+    // The box's own writer (a BoxStore has no close of its own: the bundle owns its adapters).
+    await (this.box as { close?: () => Promise<void> } | undefined)?.close?.();
+    await this.database.close();
   }
 }

@@ -1,4 +1,5 @@
 import { V001_INITIAL } from './v001-initial.js';
+import { V002_OHAN_BOX } from './v002-ohan-box.js';
 
 /**
  * The relay's PostgreSQL schema, one migration per version, applied in order at start (under an
@@ -12,7 +13,10 @@ export interface Migration {
   readonly sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = Object.freeze([{ version: 1, name: 'initial', sql: V001_INITIAL }]);
+export const MIGRATIONS: readonly Migration[] = Object.freeze([
+  { version: 1, name: 'initial', sql: V001_INITIAL },
+  { version: 2, name: 'ohan box', sql: V002_OHAN_BOX },
+]);
 
 /** The version a database has once every migration above ran. */
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -1,0 +1,245 @@
+// wmp-relay as a cluster (issue 14, DESIGN §3 "Cluster"): three relay processes on one
+// PostgreSQL and one Redis, started with the flags an operator uses. No sticky sessions: a client
+// on any node reaches a client on any other, live and offline, and an HTTP session moves between
+// nodes.
+import { generateKeypair } from '@wmp/jcs-signing';
+import { createEvent, generateEncKeypair, signRequest } from '@wmp/ohan-seal';
+import { Peer, WmpSession } from '@wmp/session';
+import { HttpClientTransport } from '@wmp/transports/node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { health, startCluster, type TestCluster } from './fixtures/cluster.js';
+import { CLIENT_CAPABILITIES, type Client, connectPeer, disconnect, openClient } from './fixtures/relay-process.js';
+
+let cluster: TestCluster;
+let urls: string[];
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  cluster = await startCluster('three');
+  const nodes = await Promise.all(['node-a', 'node-b', 'node-c'].map((id) => cluster.start(id)));
+  urls = nodes.map((n) => n.url);
+}, 120_000);
+
+afterAll(async () => {
+  for (const c of clients) await c.peer.close().catch(() => undefined);
+  await cluster?.destroy();
+}, 60_000);
+
+async function client(node: number, binding: 'ws' | 'http' = 'ws'): Promise<Client> {
+  const c = await openClient(urls[node]!, binding);
+  clients.push(c);
+  return c;
+}
+
+describe('three wmp-relay processes on one PostgreSQL and one Redis', () => {
+  it('are one relay: one relay_id, each its own node_id, PostgreSQL and Redis healthy', async () => {
+    const answers = await Promise.all(urls.map(health));
+    expect(new Set(answers.map((h) => h.relay_id)).size).toBe(1);
+    expect(answers.map((h) => h.node_id)).toEqual(['node-a', 'node-b', 'node-c']);
+    for (const h of answers) expect(h).toMatchObject({ status: 'ok', coordination: 'ok' });
+    const metrics = await (await fetch(`${urls[1]}/metrics`)).text();
+    expect(metrics).toContain('wmp_relay_node_info{node_id="node-b"} 1');
+  });
+
+  it('delivers live from a client on one node to a client on another, with delivered for the sender', async () => {
+    const alice = await client(0);
+    const bob = await client(1);
+    const sent = (await alice.session.send([bob.keypair.did], { hello: 'bob' })) as { message_id: string };
+    await expect.poll(() => bob.inbox.map((m) => m.body)).toEqual([{ hello: 'bob' }]);
+    expect(bob.inbox[0]!.wmp.sender).toBe(alice.keypair.did);
+    // One terminal status. (`queued` may come first: the sender's node has no endpoint of bob and
+    // does not ask the presence directory; docs/decisions.md.)
+    await expect
+      .poll(() =>
+        alice.statuses.filter((s) => s.message_id === sent.message_id && s.status !== 'queued').map((s) => s.status),
+      )
+      .toEqual(['delivered']);
+  });
+
+  it('queues for an offline recipient and hands the backlog over on whichever node it resumes', async () => {
+    const alice = await client(0);
+    const bob = await client(1);
+    await disconnect(urls[1]!, bob.peer);
+    for (const n of [1, 2, 3]) await alice.session.send([bob.keypair.did], { n });
+    await expect.poll(() => alice.statuses.filter((s) => s.status === 'queued').length).toBe(3);
+
+    // Bob comes back on the third node.
+    await bob.session.resume(await connectPeer(urls[2]!));
+    await expect.poll(() => bob.inbox.map((m) => m.body)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    await expect.poll(() => alice.statuses.filter((s) => s.status === 'delivered').length).toBe(3);
+    // And is live there for what comes next from node a.
+    await alice.session.send([bob.keypair.did], { n: 4 });
+    await expect.poll(() => bob.inbox.length).toBe(4);
+  });
+
+  it('runs a group session with one member on each node', async () => {
+    const [alice, bob, carol] = await Promise.all([client(0), client(1), client(2)]);
+    const group = await WmpSession.open(alice.peer, {
+      signer: alice.keypair,
+      participants: [bob.keypair.did, carol.keypair.did],
+      capabilities: CLIENT_CAPABILITIES,
+    });
+    /** Joins on the member's own connection (its node); the group's messages are collected raw. */
+    const join = async (who: Client) => {
+      await who.peer.request('wmp.session.join', {
+        wmp: { version: '0.1', sender: who.keypair.did },
+        session_id: group.id,
+      });
+      const got: Record<string, any>[] = [];
+      who.peer.setNotificationHandler('wmp.message.deliver', (p) => void got.push(p as Record<string, any>));
+      return got;
+    };
+    const [bobGot, carolGot] = await Promise.all([join(bob), join(carol)]);
+    const aliceGot: Record<string, any>[] = [];
+    group.on('message', (m) => aliceGot.push(m));
+    const bodies = (got: Record<string, any>[]) => [...new Set(got.map((m) => m.body))];
+
+    await group.request('wmp.message.deliver', { body: 'from a' });
+    await expect.poll(() => bodies(bobGot)).toEqual(['from a']);
+    await expect.poll(() => bodies(carolGot)).toEqual(['from a']);
+    // Bob on node b writes to the whole group: alice on node a and carol on node c get it.
+    await bob.peer.notify('wmp.message.deliver', {
+      wmp: { version: '0.1', session_id: group.id, sender: bob.keypair.did },
+      body: 'from b',
+    });
+    await expect.poll(() => bodies(carolGot)).toEqual(['from a', 'from b']);
+    await expect.poll(() => bodies(aliceGot)).toEqual(['from b']);
+    expect(aliceGot[0]!.wmp).toMatchObject({ session_id: group.id, sender: bob.keypair.did });
+    expect(bodies(bobGot)).toEqual(['from a']); // not his own
+  });
+
+  it('serves an HTTP session whose event stream is on one node and whose POSTs go to another', async () => {
+    const bob = await client(2);
+    const alice = generateKeypair();
+    const opener = new HttpClientTransport({ endpoint: `${urls[0]}/wmp` });
+    const peer = new Peer(opener);
+    await peer.start();
+    const session = await WmpSession.open(peer, { signer: alice, capabilities: CLIENT_CAPABILITIES });
+    await session.request('wmp.relay.register', {});
+
+    // The event stream on node b, by the session's id and token.
+    const stream = new HttpClientTransport({
+      endpoint: `${urls[1]}/wmp`,
+      sessionId: session.id,
+      sessionToken: opener.sessionToken!,
+      events: true,
+    });
+    const frames: string[] = [];
+    stream.onmessage = (f) => frames.push(typeof f === 'string' ? f : new TextDecoder().decode(f));
+    await stream.start();
+    // POSTs on node a (the opener's transport), addressed to bob on node c.
+    await session.send([bob.keypair.did], 'posted on a');
+    await expect.poll(() => bob.inbox.map((m) => m.body)).toContain('posted on a');
+    expect(bob.inbox.at(-1)!.wmp.sender).toBe(alice.did);
+    // What bob sends back arrives on the stream at node b.
+    await bob.session.send([alice.did], 'streamed on b');
+    await expect.poll(() => frames.some((f) => f.includes('streamed on b'))).toBe(true);
+    await stream.close();
+    await peer.close();
+  });
+
+  it('refuses a signed box request replayed against another node', async () => {
+    const me = generateKeypair();
+    const target = '/ohan/v1/events?after=0&limit=10';
+    // Signed for the cluster's public origin, which every node checks.
+    const authorization = await signRequest({ signer: me, origin: cluster.publicUrl, method: 'GET', target });
+    const first = await fetch(`${urls[0]}${target}`, { headers: { authorization } });
+    expect(first.status).toBe(200);
+    for (const url of [urls[1]!, urls[2]!, urls[0]!]) {
+      const again = await fetch(`${url}${target}`, { headers: { authorization } });
+      expect(again.status).toBe(401);
+      expect(await again.json()).toMatchObject({ error: { code: 'unauthorized' } });
+    }
+  });
+});
+
+describe('limits hold across the nodes', () => {
+  let limited: TestCluster;
+  let nodes: string[];
+  const BURST = 30;
+  beforeAll(async () => {
+    limited = await startCluster('limits');
+    // The cluster fixture's own limits are lifted; these come after and win.
+    const args = ['--rate', '1', '--rate-burst', String(BURST), '--box-rate', '1', '--box-rate-burst', String(BURST)];
+    // A box without a directory and with cheap stamps, for the stream test below.
+    args.push('--relay-only', '--stranger-bits', '2');
+    nodes = (await Promise.all(['l-a', 'l-b'].map((id) => limited.start(id, args)))).map((n) => n.url);
+  }, 120_000);
+  afterAll(() => limited?.destroy(), 60_000);
+
+  it('an identity spreading its WMP requests over two nodes gets one budget, not two', async () => {
+    const keypair = generateKeypair();
+    const sessions = await Promise.all(
+      nodes.map(async (url) => {
+        const peer = await connectPeer(url);
+        return { peer, session: await WmpSession.open(peer, { signer: keypair, capabilities: CLIENT_CAPABILITIES }) };
+      }),
+    );
+    const outcomes: (string | number)[] = [];
+    for (let i = 0; i < BURST; i++) {
+      for (const { session } of sessions) {
+        outcomes.push(
+          await session.request('wmp.capability.list', {}).then(
+            () => 'ok',
+            (e: { code?: number }) => e.code ?? 'error',
+          ),
+        );
+      }
+    }
+    const ok = outcomes.filter((o) => o === 'ok').length;
+    // One bucket of BURST (plus what refills meanwhile, 1/s), where two nodes of their own give 2 x BURST.
+    expect(ok).toBeLessThan(BURST + 15);
+    expect(outcomes.filter((o) => o === -31007).length).toBeGreaterThan(BURST - 15);
+    for (const { peer } of sessions) await peer.close();
+  });
+
+  it('a box key spreading its requests over two nodes gets one budget, not two', async () => {
+    const me = generateKeypair();
+    const statuses: number[] = [];
+    for (let i = 0; i < BURST; i++) {
+      for (const url of nodes) {
+        const target = `/ohan/v1/events?after=0&limit=${1 + (i % 50)}`;
+        const authorization = await signRequest({ signer: me, origin: limited.publicUrl, method: 'GET', target });
+        statuses.push((await fetch(`${url}${target}`, { headers: { authorization } })).status);
+      }
+    }
+    expect(statuses.filter((s) => s === 200).length).toBeLessThan(BURST + 15);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(BURST - 15);
+  });
+
+  it('wakes a box event stream on one node for an event published on another', async () => {
+    const alice = generateKeypair();
+    const bob = { signer: generateKeypair(), enc: generateEncKeypair() };
+    const target = '/ohan/v1/events/stream';
+    const authorization = await signRequest({ signer: bob.signer, origin: limited.publicUrl, method: 'GET', target });
+    const stream = await fetch(`${nodes[1]}${target}`, { headers: { authorization } });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let text = '';
+    const decoder = new TextDecoder();
+    const readUntil = async (needle: string) => {
+      while (!text.includes(needle)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error('the stream ended');
+        text += decoder.decode(value, { stream: true });
+      }
+    };
+    await readUntil(': ready');
+
+    const event = await createEvent({
+      envelope: { jsonrpc: '2.0', method: 'wmp.message.deliver', params: { body: 'sealed' } },
+      to: { key: bob.signer.multikey, enc: bob.enc.multikey },
+      from: alice,
+      stampBits: 2,
+    });
+    const published = await fetch(`${nodes[0]}/ohan/v1/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(event),
+    });
+    expect(published.status).toBe(202);
+    // Published on node l-a, streamed from node l-b's open stream without a new request.
+    await readUntil(event.id);
+    await reader.cancel();
+  });
+});

@@ -1,0 +1,164 @@
+// wmp-relay as a cluster: three nodes (the app itself, bench/servers/cluster-node.ts) on one
+// PostgreSQL (fsync on, test-support/services) and one Redis; 50 senders on node 1, their 50
+// receivers on node 2 (every message crosses nodes: a PostgreSQL commit, a Redis wake-up, a read
+// on the other node), node 3 in the cluster and idle. The same client code, frames, acks and
+// `delivered` statuses as bench/relay-routing.
+//
+// Throughput against the lower of the bare baselines of the same run (DESIGN §8): a bare `ws`
+// forwarder and bare batched PostgreSQL inserts of the same stored rows (the store's INSERT,
+// unnest, 100 per transaction). Target >= 50%. Latency send -> receive across nodes paced at
+// 2k msg/s: p99 <= 25 ms. The single-node SQLite relay of relay-routing is measured in the same
+// rounds (it must not fall).
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PostgresStore } from '../packages/relay-server/src/postgres.js';
+import { startPostgres, startRedis } from '../test-support/services/index.js';
+import { type Benchmark, type BenchReport, type Figure, median, percentile } from './lib.js';
+import { type BenchChild, startChild } from './servers/child.js';
+import { bareInsertRate } from './servers/postgres-inserts.js';
+import { closedLoop, type Fleet, forwarderFleet, PAIRS, paced, relayFleet, WINDOW } from './servers/routing-load.js';
+
+const ROUND_MS = 1500;
+const ROUNDS = 4;
+const WARMUP_MS = 800;
+const PACED_RATE = 2000;
+const ms = (v: number) => Math.round(v * 100) / 100;
+
+const bench: Benchmark = {
+  name: 'relay-cluster',
+  async run(): Promise<BenchReport> {
+    const dir = mkdtempSync(join(tmpdir(), 'wmp-bench-cluster-'));
+    const [postgres, redis] = await Promise.all([startPostgres({ name: 'bench-cluster' }), startRedis()]);
+    const children: BenchChild[] = [];
+    const fleets: Fleet[] = [];
+    try {
+      const databaseUrl = await postgres.createDatabase('relay');
+      const bareUrl = await postgres.createDatabase('bare');
+      await (await PostgresStore.open({ url: bareUrl })).close(); // the same schema, for the bare inserts
+      const seed = randomBytes(32).toString('hex');
+      const node = async (id: string) => {
+        const flags = ['--database-url', databaseUrl, '--redis-url', redis.url, '--node-id', id, '--port', '0'];
+        // Limits far out of the way of a 50-sender load test (the limiters still run).
+        flags.push(
+          '--rate',
+          '1000000',
+          '--rate-burst',
+          '1000000',
+          '--log-level',
+          process.env.BENCH_LOG_LEVEL ?? 'silent',
+        );
+        const child = await startChild('cluster-node.ts', flags, { env: { WMP_RELAY_KEY: seed } });
+        children.push(child);
+        return child;
+      };
+      const [one, two] = [await node('bench-1'), await node('bench-2')];
+      await node('bench-3');
+      const limits = { requestsPerSecond: 1_000_000, requestBurst: 1_000_000 };
+      const sqlite = await startChild('relay-server.ts', ['sqlite', join(dir, 'relay.db'), JSON.stringify(limits)]);
+      children.push(sqlite);
+      const forwarder = await startChild('ws-forwarder.ts');
+      children.push(forwarder);
+
+      const cluster = await relayFleet(two.port, { senderPort: one.port });
+      fleets.push(cluster);
+      const single = await relayFleet(sqlite.port);
+      fleets.push(single);
+      const bare = await forwarderFleet(forwarder.port, cluster.senders, cluster.receivers);
+      fleets.push(bare);
+
+      await closedLoop(bare.traffic, WARMUP_MS);
+      await closedLoop(cluster.traffic, WARMUP_MS);
+      await closedLoop(single.traffic, WARMUP_MS);
+      const stored = cluster.sample();
+      if (stored === undefined) throw new Error('no message crossed the cluster');
+      const recipients = cluster.receivers.map((c) => c.did);
+      const senders = cluster.senders.map((c) => c.did);
+      await bareInsertRate(bareUrl, recipients, senders, stored, WARMUP_MS);
+
+      const c: number[] = [];
+      const s: number[] = [];
+      const w: number[] = [];
+      const q: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        w.push(await closedLoop(bare.traffic, ROUND_MS));
+        q.push(await bareInsertRate(bareUrl, recipients, senders, stored, ROUND_MS));
+        c.push(await closedLoop(cluster.traffic, ROUND_MS));
+        s.push(await closedLoop(single.traffic, ROUND_MS));
+      }
+      const latency = await paced(cluster.traffic, PACED_RATE);
+      const stats = await Promise.all(children.slice(0, 3).map((n) => n.ask('stats')));
+
+      const forwarded = { name: 'bare ws forwarder, 100 connections', value: median(w), unit: 'msg/s' };
+      const inserts = {
+        name: 'bare PostgreSQL inserts (unnest, 100 per transaction)',
+        value: median(q),
+        unit: 'rows/s',
+      };
+      const lower = inserts.value < forwarded.value ? inserts : forwarded;
+      const ratio = median(c) / lower.value;
+      const p99 = percentile(latency.samples, 99);
+      const figures: Figure[] = [
+        forwarded,
+        inserts,
+        {
+          name: 'wmp.message.deliver across nodes (3 nodes, PostgreSQL + Redis), 100 connections, acked',
+          value: median(c),
+          unit: 'msg/s',
+          ratio,
+          target: '>= 0.50 of baseline',
+          met: ratio >= 0.5,
+        },
+        { name: `cluster rate achieved when paced at ${PACED_RATE} msg/s`, value: latency.achieved, unit: 'msg/s' },
+        {
+          name: `cross-node p50 latency at ${PACED_RATE} msg/s`,
+          value: ms(percentile(latency.samples, 50)),
+          unit: 'ms',
+        },
+        {
+          name: `cross-node p99 latency at ${PACED_RATE} msg/s`,
+          value: ms(p99),
+          unit: 'ms',
+          target: '<= 25 ms',
+          met: p99 <= 25,
+        },
+        {
+          name: 'single-node SQLite relay (relay-routing) in the same rounds',
+          value: median(s),
+          unit: 'msg/s',
+          ratio: median(s) / forwarded.value,
+        },
+      ];
+      return {
+        name: 'relay-cluster',
+        baseline: lower,
+        figures,
+        conditions: {
+          nodes: 3,
+          pairs: PAIRS,
+          inFlightPerSender: WINDOW,
+          rounds: ROUNDS,
+          roundMs: ROUND_MS,
+          placement: 'senders on node 1, receivers on node 2, node 3 idle',
+          store: 'PostgreSQL 15 (fsync on, synchronous_commit on), Redis 7 (no persistence)',
+          routedByNode: stats.map((x) => x.routed).join(' '),
+          deliveriesByNode: stats.map((x) => x.deliveries).join(' '),
+          errorsByNode: stats.map((x) => x.errors).join(' '),
+          clientErrorFrames: cluster.traffic.errors,
+          roundsCluster: c.map(Math.round).join(' '),
+          roundsSqlite: s.map(Math.round).join(' '),
+          roundsForwarder: w.map(Math.round).join(' '),
+          roundsInserts: q.map(Math.round).join(' '),
+        },
+      };
+    } finally {
+      for (const f of fleets) f.close();
+      for (const child of children) await child.close();
+      await Promise.all([postgres.destroy(), redis.destroy()]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};
+
+export default bench;
