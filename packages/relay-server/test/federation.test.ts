@@ -138,3 +138,42 @@ describe('federation: lines and loops', () => {
     for (const r of bed.relays) expect((await r!.stores.queue.totals()).count).toBe(0);
   });
 });
+
+describe('federation: ERDS checks before forwarding', () => {
+  it("refuses what the downstream's well-known erds does not list with -31005 data.unsupported, nothing stored", async () => {
+    const [aliceKey, bob] = [generateKeypair(), generateKeypair()];
+    const erds = { consignment_modes: ['basic'], assurance_levels: ['high'], supported_policies: ['urn:p:1'] };
+    const [u1, u2] = await bed.setup(2, (i, urls) => ({
+      federation: {
+        peers: [urls[1 - i]!],
+        routes: [{ pattern: i === 0 ? bob.did : aliceKey.did, url: urls[1 - i]! }],
+        ...(i === 1 ? { erds } : {}),
+      },
+    }));
+    expect((await (await fetch(`${u2}/.well-known/wmp-configuration`)).json()).erds).toEqual(erds);
+    const alice = await bed.open(u1!, { keypair: aliceKey });
+    const b = await bed.open(u2!, { keypair: bob });
+    const refused = await alice.session
+      .request('wmp.message.deliver', {
+        to: [bob.did],
+        body: {},
+        consignment_mode: 'consented',
+        applicable_policies: ['urn:p:1', 'urn:p:2'],
+      })
+      .then(
+        () => undefined,
+        (e: { code: number; data: unknown }) => e,
+      );
+    expect(refused?.code).toBe(-31005);
+    expect(refused?.data).toMatchObject({ unsupported: ['consignment_mode', 'applicable_policies'] });
+    expect((await bed.relays[0]!.stores.queue.totals()).count).toBe(0);
+    await alice.session.request('wmp.message.deliver', {
+      to: [bob.did],
+      body: { ok: true },
+      consignment_mode: 'basic',
+      recipient_assurance_level: 'high',
+    });
+    await waitFor(() => b.inbox.length === 1);
+    expect(b.inbox[0]!.body).toEqual({ ok: true });
+  });
+});
