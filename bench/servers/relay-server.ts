@@ -7,13 +7,16 @@
 // The parent passes the limits as JSON in argv[4] (and other settings in argv[5]) and starts it
 // with --expose-gc.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createRelay, MemoryStore, type RelayLimits } from '../../packages/relay-server/src/node.js';
+import { createRelay, MemoryStore, type RelayConfig, type RelayLimits } from '../../packages/relay-server/src/node.js';
 import { SqliteStore } from '../../packages/relay-server/src/sqlite.js';
 
 const [kind, path, limitsJson, optionsJson] = process.argv.slice(2);
 const limits = JSON.parse(limitsJson ?? '{}') as Partial<RelayLimits>;
-/** Other settings of the relay (argv[5], JSON): `limitLoopback` for the attack bench. */
-const options = JSON.parse(optionsJson ?? '{}') as { limitLoopback?: boolean };
+/**
+ * Other settings of the relay (argv[5], JSON): `limitLoopback` for the attack bench, `port` and
+ * `federation` for the federation bench.
+ */
+const options = JSON.parse(optionsJson ?? '{}') as Pick<RelayConfig, 'limitLoopback' | 'port' | 'federation'>;
 const relay = createRelay({
   limits,
   ...options,

@@ -89,11 +89,15 @@ export async function closedLoop(traffic: Traffic, ms: number): Promise<number> 
 
 /**
  * Latencies (ms) of messages sent at `rate` per second, round robin over the senders, after a
- * warm-up. Open loop, except that no more than PACED_MAX_BACKLOG messages are left incomplete: a
+ * warm-up. Open loop, except that no more than `maxBacklog` messages are left incomplete: a
  * server that cannot keep up gets fewer messages (`achieved` says how many per second), not a
  * backlog that outlives the bench.
  */
-export async function paced(traffic: Traffic, rate: number): Promise<{ samples: number[]; achieved: number }> {
+export async function paced(
+  traffic: Traffic,
+  rate: number,
+  maxBacklog = PACED_MAX_BACKLOG,
+): Promise<{ samples: number[]; achieved: number }> {
   const samples: number[] = [];
   const start = performance.now();
   traffic.samples = samples;
@@ -106,7 +110,7 @@ export async function paced(traffic: Traffic, rate: number): Promise<{ samples: 
     const tick = () => {
       const now = performance.now();
       for (const until = Math.floor(((Math.min(now, end) - start) * rate) / 1000); due < until; due++) {
-        if (traffic.inFlight() >= PACED_MAX_BACKLOG) continue;
+        if (traffic.inFlight() >= maxBacklog) continue;
         traffic.send(pair);
         pair = (pair + 1) % PAIRS;
         if (now >= traffic.sampleFrom) measured++;

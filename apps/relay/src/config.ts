@@ -8,7 +8,10 @@ import {
   DEFAULT_RATE_LIMIT,
   DEFAULT_RELAY_LIMITS,
   DEFAULT_RELAY_TIMINGS,
+  type FederationConfig,
+  type FederationMode,
   type LogLevel,
+  parseRoute,
   type RelayLimits,
   type RelayTimings,
 } from '@wmp/relay-server';
@@ -66,6 +69,8 @@ export interface AppConfig {
   readonly box: Partial<BoxSettings>;
   /** Trust anchors, TLS and did:web (issue 16). */
   readonly auth?: AuthSettings;
+  /** Relay-to-relay routing: mode, static routes, peers, trusted peers, the published ERDS object. */
+  readonly federation: FederationConfig;
 }
 
 export type ParseResult =
@@ -76,7 +81,8 @@ export type ParseResult =
 /** Exit code for a bad flag or value (usage error), as in BSD sysexits' EX_USAGE tradition. */
 export const EXIT_USAGE = 2;
 
-type Kind = 'int' | 'bytes' | 'seconds' | 'string' | 'bool';
+/** `list`: repeatable flag; its variable holds the values separated by commas or white space. */
+type Kind = 'int' | 'bytes' | 'seconds' | 'string' | 'bool' | 'list';
 
 /** Where a numeric option lands: a relay limit, a relay timing (seconds, or ms given in seconds) or a box setting. */
 type Target =
@@ -364,7 +370,54 @@ const OPTIONS: readonly OptionSpec[] = [
   { flag: 'box-rate-burst', kind: 'int', help: 'burst of that rate', min: 1, target: { box: 'requestBurst' } },
   { flag: 'log-level', kind: 'string', help: 'debug, info, warn, error or silent', default: 'info' },
   ...AUTH_OPTIONS,
+  {
+    flag: 'federation',
+    kind: 'string',
+    help: 'off, peers (forward anywhere, take forwards from --peer relays only) or open (take any relay)',
+    default: 'peers',
+  },
+  {
+    flag: 'route',
+    kind: 'list',
+    env: 'WMP_ROUTES',
+    help: 'static route <identifier or prefix*>=<relay URL>, tried first (repeatable)',
+    default: 'none',
+  },
+  {
+    flag: 'peer',
+    kind: 'list',
+    env: 'WMP_PEERS',
+    help: 'a peer relay URL whose forwarded messages are taken (repeatable)',
+    default: 'none',
+  },
+  {
+    flag: 'peer-trust',
+    kind: 'list',
+    env: 'WMP_PEER_TRUST',
+    help: 'a peer relay URL trusted to speak for any sender not homed here (repeatable; also a peer)',
+    default: 'none',
+  },
+  {
+    flag: 'erds-consignment-modes',
+    kind: 'list',
+    help: 'ERDS consignment modes published in the well-known erds (repeatable)',
+    default: 'none',
+  },
+  {
+    flag: 'erds-assurance-levels',
+    kind: 'list',
+    help: 'ERDS recipient assurance levels published in the well-known erds (repeatable)',
+    default: 'none',
+  },
+  {
+    flag: 'erds-policies',
+    kind: 'list',
+    help: 'ERDS policies published in the well-known erds (repeatable)',
+    default: 'none',
+  },
 ];
+
+const FEDERATION_MODES: readonly FederationMode[] = ['off', 'peers', 'open'];
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 
@@ -523,10 +576,13 @@ export function parseConfig(argv: readonly string[], env: Readonly<Record<string
 }
 
 function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParseResult {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {
     help: { type: 'boolean', short: 'h' },
   };
-  for (const spec of OPTIONS) options[spec.flag] = { type: spec.kind === 'bool' ? 'boolean' : 'string' };
+  for (const spec of OPTIONS) {
+    options[spec.flag] =
+      spec.kind === 'list' ? { type: 'string', multiple: true } : { type: spec.kind === 'bool' ? 'boolean' : 'string' };
+  }
   const { values, positionals } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
   if (values.help) return { kind: 'help', text: helpText() };
   if (positionals.length > 0) throw new ConfigError(`unexpected argument "${positionals[0]}" (see --help)`);
@@ -628,6 +684,7 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
   const portSpec = OPTIONS.find((o) => o.flag === 'port')!;
 
   const config: AppConfig = {
+    federation: federationOf(values, env, raw),
     port: given(portSpec) ?? 8080,
     host,
     dataDir: dataRaw?.text ?? './data',
@@ -656,6 +713,71 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
     ),
   };
   return { kind: 'config', config };
+}
+
+/** A repeatable option's values: the flags given, else its variable split on commas or white space. */
+function listOf(
+  flag: string,
+  values: Record<string, unknown>,
+  env: Readonly<Record<string, string | undefined>>,
+): { items: string[]; fromEnv: boolean } {
+  const given = values[flag];
+  if (Array.isArray(given) && given.length > 0) return { items: given as string[], fromEnv: false };
+  const spec = OPTIONS.find((o) => o.flag === flag)!;
+  const text = env[envOf(spec)!];
+  const items = text === undefined ? [] : text.split(/[\s,]+/).filter((t) => t !== '');
+  return { items, fromEnv: true };
+}
+
+/** `--federation`, `--route`, `--peer`, `--peer-trust` and the ERDS lists, checked. */
+function federationOf(
+  values: Record<string, unknown>,
+  env: Readonly<Record<string, string | undefined>>,
+  raw: (flag: string) => { text: string; fromEnv: boolean } | undefined,
+): FederationConfig {
+  const modeRaw = raw('federation');
+  const mode = (modeRaw?.text ?? 'peers') as FederationMode;
+  if (!FEDERATION_MODES.includes(mode)) {
+    throw new ConfigError(
+      `${modeRaw!.fromEnv ? 'WMP_FEDERATION' : '--federation'}: "${modeRaw!.text}" is not off, peers or open`,
+    );
+  }
+  const routes = listOf('route', values, env);
+  const parsedRoutes = routes.items.map((text) => {
+    try {
+      return parseRoute(text);
+    } catch {
+      throw new ConfigError(
+        `${routes.fromEnv ? 'WMP_ROUTES' : '--route'}: "${text}" is not <identifier or prefix*>=<https relay URL>`,
+      );
+    }
+  });
+  const urls = (flag: string, name: string) => {
+    const list = listOf(flag, values, env);
+    for (const url of list.items) {
+      if (!isBoxOrigin(url.replace(/\/+$/, '').replace(/\/wmp$/, ''))) {
+        throw new ConfigError(
+          `${list.fromEnv ? name : `--${flag}`}: "${url}" is not an https relay origin (http on loopback)`,
+        );
+      }
+    }
+    return list.items;
+  };
+  const erdsList = (flag: string) => listOf(flag, values, env).items;
+  const modes = erdsList('erds-consignment-modes');
+  const levels = erdsList('erds-assurance-levels');
+  const policies = erdsList('erds-policies');
+  const erds =
+    modes.length + levels.length + policies.length === 0
+      ? undefined
+      : { consignment_modes: modes, assurance_levels: levels, supported_policies: policies };
+  return {
+    mode,
+    routes: parsedRoutes,
+    peers: urls('peer', 'WMP_PEERS'),
+    trustedPeers: urls('peer-trust', 'WMP_PEER_TRUST'),
+    ...(erds ? { erds } : {}),
+  };
 }
 
 /** 16777216 -> `16MiB`; a size that is no whole KiB/MiB/GiB stays a number. */

@@ -72,6 +72,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       limitLoopback: config.limitLoopback,
       httpSessionIdBinding: config.httpSessionIdBinding,
       trustedProxies: config.trustedProxies,
+      federation: config.federation,
       logger,
     });
   } catch (error) {

@@ -92,6 +92,7 @@ describe('parseConfig: defaults', () => {
         didWebTimeoutMs: undefined,
         didWebMaxBytes: undefined,
       },
+      federation: { mode: 'peers', routes: [], peers: [], trustedPeers: [] },
     } satisfies AppConfig);
     expect(DEFAULT_BOX_LIMITS.boxBytes).toBe(1024 ** 3);
     expect(DEFAULT_BOX_LIMITS.strangerBits).toBe(18);
@@ -331,4 +332,55 @@ describe('wmp-relay exit codes', () => {
     expect(help.stdout).toBe(helpText());
     // Three process starts in a row: generous on a loaded machine.
   }, 90_000);
+});
+
+describe('parseConfig: federation', () => {
+  it('takes repeatable --route, --peer, --peer-trust and the mode, by flag or by variable', () => {
+    const byFlag = ok(
+      parse([
+        '--federation',
+        'open',
+        '--route',
+        'did:key:z6Mkabc=https://r2.example',
+        '--route',
+        'did:web:corp.example*=https://r3.example/wmp',
+        '--peer',
+        'https://r2.example',
+        '--peer-trust',
+        'http://127.0.0.1:9000',
+        '--erds-consignment-modes',
+        'basic',
+      ]),
+    ).federation;
+    expect(byFlag).toEqual({
+      mode: 'open',
+      routes: [
+        { pattern: 'did:key:z6Mkabc', url: 'https://r2.example' },
+        { pattern: 'did:web:corp.example*', url: 'https://r3.example/wmp' },
+      ],
+      peers: ['https://r2.example'],
+      trustedPeers: ['http://127.0.0.1:9000'],
+      erds: { consignment_modes: ['basic'], assurance_levels: [], supported_policies: [] },
+    });
+    const byEnv = ok(
+      parse([], {
+        WMP_FEDERATION: 'off',
+        WMP_ROUTES: 'a=https://r2.example, b*=https://r3.example',
+        WMP_PEERS: 'https://r2.example https://r3.example',
+      }),
+    ).federation;
+    expect(byEnv.mode).toBe('off');
+    expect(byEnv.routes).toHaveLength(2);
+    expect(byEnv.peers).toEqual(['https://r2.example', 'https://r3.example']);
+  });
+
+  it('refuses a bad mode, route or peer, naming the flag or the variable', () => {
+    expect(error(parse(['--federation', 'closed']))).toContain('--federation');
+    expect(error(parse([], { WMP_FEDERATION: 'x' }))).toContain('WMP_FEDERATION');
+    expect(error(parse(['--route', 'no-url']))).toContain('--route');
+    expect(error(parse(['--route', 'a=http://relay.example']))).toContain('--route');
+    expect(error(parse([], { WMP_ROUTES: 'a=ftp://x' }))).toContain('WMP_ROUTES');
+    expect(error(parse(['--peer', 'http://relay.example']))).toContain('--peer');
+    expect(error(parse([], { WMP_PEER_TRUST: 'nope' }))).toContain('WMP_PEER_TRUST');
+  });
 });

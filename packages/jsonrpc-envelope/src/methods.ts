@@ -57,6 +57,7 @@ export const Method = {
   EvidenceAck: 'wmp.evidence.ack',
   KeyPackagePublish: 'ohan.mls.keypackage.publish',
   KeyPackageFetch: 'ohan.mls.keypackage.fetch',
+  RelayResolve: 'ohan.relay.resolve',
 } as const satisfies Record<string, MethodName>;
 
 export function isKnownMethod(method: string): method is MethodName {

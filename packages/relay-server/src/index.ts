@@ -18,6 +18,21 @@ export {
   relayStoreLimits,
 } from './relay/config.js';
 export { MAX_EPOCH_LAG } from './relay/encrypted-deliver.js';
+// Relay-to-relay routing (DESIGN §3 federation).
+export { erdsUnsupported } from './relay/federation/erds.js';
+export {
+  DEFAULT_FEDERATION_TIMINGS,
+  type ErdsSettings,
+  type FederationConfig,
+  type FederationMode,
+  type FederationTimings,
+  type PeerEndpoints,
+  type PeerTransportFactory,
+  parseRoute,
+  type StaticRoute,
+} from './relay/federation/federation-config.js';
+export type { HomeAnswer, HomeResolver, Resolution } from './relay/federation/home-resolver.js';
+export { MAX_FEDERATION_HOPS } from './relay/federation/inbound.js';
 export { createJsonLogger, type LogFields, type Logger, type LogLevel, silentLogger } from './relay/logger.js';
 export type { RelayMlsReason } from './relay/mls-input.js';
 export { wellKnownConfiguration } from './relay/well-known.js';

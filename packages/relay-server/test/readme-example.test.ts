@@ -61,3 +61,27 @@ describe('README example', () => {
     expectOutput(lines);
   });
 });
+
+describe('README federation example', () => {
+  const federation = fileURLToPath(new URL('../examples/federation.ts', import.meta.url));
+
+  it('embeds examples/federation.ts verbatim in a ts block', () => {
+    const code = readFileSync(federation, 'utf8');
+    expect(readFileSync(readme, 'utf8')).toContain('\n```ts\n' + code + '```\n');
+  });
+
+  it('runs with tsx: two relays, the message and its delivered status across them', async () => {
+    const { stdout, stderr } = await promisify(execFile)(
+      'node_modules/.bin/tsx',
+      ['--conditions=@wmp/source', federation],
+      { cwd: root, encoding: 'utf8', timeout: 90_000 },
+    );
+    expect(stderr).toBe('');
+    expect(stdout.trimEnd().split('\n')).toEqual([
+      'route: true',
+      'received: {"hello":"bob"} from alice: true',
+      'relay chain hops verified: 2',
+      'alice heard: delivered',
+    ]);
+  }, 120_000);
+});

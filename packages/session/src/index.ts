@@ -36,6 +36,7 @@ export { acceptedSchemes, checkSenderScheme, schemeCovers, schemeOf } from './au
 export { type SignedChallengeOptions, signedChallengeAuthenticator } from './auth/signed-challenge.js';
 export type { TrustAnchors } from './auth/x509.js';
 export type { X509Identity } from './auth/x509-identity.js';
+export { type CappedBodyFailure, readCappedBody } from './capped-body.js';
 export {
   type CapabilityUpdate,
   type OpenSessionOptions,

@@ -378,7 +378,9 @@ export class WmpServer {
     if (session.state === 'pending' && !PENDING_ALLOWED.has(message.method)) {
       throw new NotAuthorizedError({ reason: 'authentication required' });
     }
-    if (message.method !== 'wmp.session.authenticate') checkSender(wmp, binding.identity, session);
+    const forwarder =
+      binding.identity !== undefined && this.#options.forwardsFor?.(binding.identity, message.method) === true;
+    if (message.method !== 'wmp.session.authenticate' && !forwarder) checkSender(wmp, binding.identity, session);
     if ('id' in message) {
       let recent = connection.recentIds.get(sessionId);
       if (recent === undefined) {

@@ -138,6 +138,12 @@ export interface WmpServerOptions {
    * rate-limits them per connection and per source address here).
    */
   readonly admitSessionless?: (method: string, context: WmpContext) => void | Promise<void>;
+  /**
+   * Identities that may send a message whose `wmp.sender` is someone else (a peer relay forwarding
+   * its users' messages, DESIGN §3 federation): for them the sender check is left to the handler,
+   * which must bind the claimed sender itself. Default: nobody.
+   */
+  readonly forwardsFor?: (identity: string, method: string) => boolean;
   /** Extra policy after the session checks: false is -31002 (the interop vectors' `authorize`). */
   readonly authorize?: (context: WmpContext) => boolean | Promise<boolean>;
   /** Extra params validation after the schema: a returned reason is -32602. */

@@ -9,11 +9,13 @@ import { groupCommands } from './group.js';
 import { keysCommands } from './keys.js';
 import { liveCommands } from './live.js';
 import { mailCommands } from './mail.js';
+import { routeCommands } from './route.js';
 
 export const COMMANDS: CommandTable = buildTable([
   keysCommands,
   cardCommands,
   ...liveCommands,
+  ...routeCommands,
   ...connectCommands,
   mailCommands,
   allowCommands,

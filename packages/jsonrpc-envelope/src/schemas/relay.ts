@@ -36,4 +36,9 @@ export const relayMethods = {
     params({ identity: identifier, cipher_suite: v.optional(positiveInteger) }),
     result({ identity: identifier, key_package: keyPackage, cipher_suite: positiveInteger }),
   ),
+  // Ours: how the relay would route to an identity (DESIGN §3 federation): `here` or a relay origin.
+  'ohan.relay.resolve': request(
+    params({ identity: identifier }),
+    result({ identity: identifier, home: v.string(), source: v.string() }),
+  ),
 } as const;

@@ -3,6 +3,7 @@ import type { Hono } from 'hono';
 import type { Coordination } from '../coordination/contracts/coordination.js';
 import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
 import type { RelayAuthenticatorsInput } from './auth-context.js';
+import type { FederationConfig } from './federation/federation-config.js';
 import type { Logger } from './logger.js';
 import type { RelayTlsConfig } from './tls.js';
 
@@ -218,6 +219,11 @@ export interface RelayConfig {
   readonly coordination?: Coordination;
   /** This node's name in logs and metrics; default the coordination's `nodeId`. */
   readonly nodeId?: string;
+  /**
+   * Relay-to-relay routing (DESIGN §3 federation): static routes, peers, trust, ERDS. Left out:
+   * federation is off (every recipient is kept here, nothing forwarded is taken).
+   */
+  readonly federation?: FederationConfig;
   readonly now?: () => number;
 }
 

@@ -8,6 +8,7 @@ import { MemoryStore } from '../storage/memory/memory-store.js';
 import { endpointUrls } from './auth-context.js';
 import { type RelayConfig, type ResolvedConfig, relayStoreLimits, resolveConfig } from './config.js';
 import { deliverHook } from './deliver.js';
+import { Federation } from './federation/federation.js';
 import { Forwarder } from './forwarder.js';
 import { relayHooks } from './hooks.js';
 import { relayKeypair } from './identity.js';
@@ -55,6 +56,8 @@ export interface RelayCore {
   stop(): Promise<void>;
   /** The public origin used in relay_chain entries and the well-known document. */
   origin: string;
+  /** Relay-to-relay routing, when configured. */
+  readonly federation: Federation | undefined;
 }
 
 /**
@@ -134,6 +137,21 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   );
 
   let origin = input.publicUrl?.replace(/\/+$/, '') ?? 'http://localhost';
+  const federation =
+    input.federation === undefined || input.federation.mode === 'off'
+      ? undefined
+      : new Federation({
+          config: input.federation,
+          identity,
+          origin: () => origin,
+          queue: stores.queue,
+          statuses,
+          presence,
+          card: (key) => stores.box.getCard(key, now()),
+          logger,
+          now,
+        });
+  if (federation !== undefined) statuses.onremote = (sender, params) => federation.statusToPeer(sender, params);
   const hop = (): RelayHop => ({ relay: `${origin}/wmp`, relayId: identity.did, signer: identity });
   const authenticators =
     typeof input.authenticators === 'function'
@@ -151,6 +169,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     presence,
     forwarder,
     statuses,
+    federation,
     connections: { connectionsOf: (id: string) => server.connectionsOf(id) },
     limiters,
     refusals,
@@ -185,10 +204,14 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     admitSessionless: (_method, ctx) => limiters.admitOpen(ctx.connection, refusals),
     // Throwing here answers -31007 (rate windows stay in memory); `true` lets the call on.
     authorize: async (ctx) => {
-      await limiters.chargeRequests(ctx.sender, ctx.connection, refusals);
+      // A configured peer carries all its users' traffic: its own, larger budget.
+      if (federation?.isKnownPeer(ctx.sender)) federation.chargePeerRequest(ctx.sender as string);
+      else await limiters.chargeRequests(ctx.sender, ctx.connection, refusals);
       return true;
     },
     hooks: { ...relayHooks(services), deliver: deliverHook(services) },
+    // A peer relay forwards its users' messages: the deliver hook binds their senders (inbound.ts).
+    ...(federation ? { forwardsFor: (id: string, method: string) => federation.forwardsFor(id, method) } : {}),
     now,
   });
   for (const [method, handler] of Object.entries(relayMethods(services))) server.handle(method, handler);
@@ -211,11 +234,14 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     sweeper,
     coordination,
     wakeUps,
+    federation,
     start() {
       sweeper.start();
       wakeUps.start();
+      federation?.start();
     },
     async stop() {
+      await federation?.stop();
       wakeUps.stop();
       await sweeper.stop();
       if (input.coordination === undefined) await coordination.close();

@@ -3,6 +3,7 @@ import { NotAuthorizedError, RateLimitedError } from '@wmp/jsonrpc-envelope';
 import { newMessageId, type SessionRecord, type WmpContext } from '@wmp/session';
 import { checkEncryptedDeliver } from './encrypted-deliver.js';
 import { expiryOf } from './expiry.js';
+import { acceptForwarded } from './federation/inbound.js';
 import { isGroupSession, recipientsOf } from './recipients.js';
 import { wantsStatuses } from './registration.js';
 import { routedMessage, routedResult, routeToRecipients } from './route.js';
@@ -19,6 +20,14 @@ export function deliverHook(s: RelayServices) {
     const sender = ctx.sender;
     const session = ctx.session as SessionRecord;
     if (sender === undefined) throw new NotAuthorizedError({ reason: 'authenticate first' });
+    const request = (ctx.request.params ?? {}) as Record<string, unknown>;
+    const claimed = params.wmp.sender;
+    if (claimed !== undefined && claimed !== sender) {
+      // Only a peer relay forwards for others (the session engine left this check to us).
+      if (s.federation === undefined)
+        throw new NotAuthorizedError({ reason: 'sender is not the authenticated identity' });
+      return acceptForwarded(s, s.federation, request, ctx);
+    }
     const recipients = recipientsOf(params, session, sender);
     const group = isGroupSession(session) ? session.id : undefined;
     if (group !== undefined && params.wmp.encrypted === true) {
@@ -27,7 +36,6 @@ export function deliverHook(s: RelayServices) {
     const now = s.now();
     const expiresAt = expiryOf(params.wmp.expires_at, session, s.config.timings, now);
     const messageId = newMessageId();
-    const request = (ctx.request.params ?? {}) as Record<string, unknown>;
     refuseLargeFanout(s, request, recipients.length);
     const message = await routedMessage(s, 'wmp.message.deliver', request, sender, messageId, group);
     const isRequest = ctx.requestId !== undefined;

@@ -2,6 +2,7 @@ import type { Hono } from 'hono';
 import { Hono as HonoApp } from 'hono';
 import type { BoxAppInput } from './config.js';
 import type { RelayCore } from './core.js';
+import { renderFederationMetrics } from './federation/federation-metrics.js';
 import { wellKnownConfiguration } from './well-known.js';
 
 export interface RelayAppInput {
@@ -11,6 +12,7 @@ export interface RelayAppInput {
   readonly box?: BoxAppInput | undefined;
   readonly keyPackages?: readonly Record<string, unknown>[] | undefined;
   readonly privacy?: Readonly<Record<string, string>> | undefined;
+  readonly erds?: Readonly<Record<string, unknown>> | undefined;
   readonly maxQueued: number;
   /** Whether the relay is shutting down (health answers 503 then). */
   closing(): boolean;
@@ -42,6 +44,7 @@ export function createRelayApp(input: RelayAppInput): Hono {
         maxQueued: input.maxQueued,
         acceptedSchemes: core.server.acceptedSchemes,
         ...(input.privacy ? { privacy: input.privacy } : {}),
+        ...(input.erds ? { erds: input.erds } : {}),
       }),
       200,
       { 'Cache-Control': 'public, max-age=300' },
@@ -89,6 +92,8 @@ export function createRelayApp(input: RelayAppInput): Hono {
         closing: input.closing(),
         relay_id: core.identity.did,
         node_id: core.coordination.nodeId,
+        // Peer relays whose link is down (their outboxes wait); by origin, never a user's address.
+        ...(core.federation ? { peers_down: core.federation.peersDown() } : {}),
       },
       ok ? 200 : 503,
     );
@@ -106,7 +111,8 @@ export function createRelayApp(input: RelayAppInput): Hono {
       nodeId: () => core.coordination.nodeId,
       coordinationUp: () => core.coordination.health() === 'ok',
     });
-    return c.body(text, 200, { 'Content-Type': PROMETHEUS });
+    const federation = core.federation ? await renderFederationMetrics(core.federation) : '';
+    return c.body(text + federation, 200, { 'Content-Type': PROMETHEUS });
   });
 
   if (input.box) {

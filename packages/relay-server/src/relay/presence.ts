@@ -60,6 +60,11 @@ export class Presence {
     return this.#byIdentity.get(identity)?.values() ?? [];
   }
 
+  /** Whether the identity has an endpoint here now (registered or joined). */
+  isOnline(identity: string): boolean {
+    return (this.#byIdentity.get(identity)?.size ?? 0) > 0;
+  }
+
   get(identity: string, connection: Connection): Endpoint | undefined {
     return this.#byIdentity.get(identity)?.get(connection.id);
   }

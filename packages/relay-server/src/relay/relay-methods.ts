@@ -27,6 +27,16 @@ export function relayMethods(s: RelayServices): Record<string, RequestHandler<Wm
       return { wmp: metaFor(session.id, session.version), accepted };
     },
 
+    // Ours: where the relay would route to an identity (`wmp route`); a lookup is cached and bounded.
+    'ohan.relay.resolve': async (raw, ctx) => {
+      const session = ctx.session as SessionRecord;
+      identityOf(ctx);
+      const { identity } = raw as ParamsOf<'ohan.relay.resolve'>;
+      const resolution =
+        s.federation === undefined ? { home: 'here', source: 'federation_off' } : await s.federation.resolve(identity);
+      return { wmp: metaFor(session.id, session.version), identity, ...resolution };
+    },
+
     'ohan.mls.keypackage.fetch': async (raw, ctx) => {
       const session = ctx.session as SessionRecord;
       const caller = identityOf(ctx);

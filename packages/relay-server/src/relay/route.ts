@@ -4,6 +4,7 @@ import type { Connection, SessionRecord } from '@wmp/session';
 import { utf8Length } from '../storage/contracts/bytes.js';
 import type { AppendResult } from '../storage/contracts/queue-store.js';
 import { QueueFullError } from '../storage/errors.js';
+import type { Federation } from './federation/federation.js';
 import type { RoutedMessage } from './forwarder.js';
 import { metaFor, type RelayServices } from './services.js';
 
@@ -58,6 +59,8 @@ export interface RouteInput {
   readonly messages: ReadonlyMap<string, RoutedMessage>;
   /** The request form: a message that no recipient could take is answered with -31014 instead. */
   readonly isRequest: boolean;
+  /** Spends the routed bytes; default the sender's, connection's and source's budgets (a peer relay has its own). */
+  readonly charge?: (bytes: number) => Promise<void>;
 }
 
 export interface RouteOutcome {
@@ -97,23 +100,30 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
     s.refusals.note('fanout');
     throw new RateLimitedError({ reason: 'fan-out' });
   }
-  await s.limiters.chargeRouted(sender, input.connection, fanout, s.refusals);
+  if (input.charge) await input.charge(fanout);
+  else await s.limiters.chargeRouted(sender, input.connection, fanout, s.refusals);
+  // Recipients at home at another relay go to that peer's outbox (DESIGN §3 federation).
+  const remote = s.federation === undefined ? undefined : await remoteRecipients(s.federation, input.messages);
   const outcomes = await Promise.all(
-    [...input.messages].map(([recipient, message]) =>
-      s.queue
-        .append(
-          recipient,
-          { id: messageId, sender, body: bodies.get(message)!.text, notify: input.notify },
-          { expiresAt },
-        )
-        .then(
-          (appended): Outcome => ({ recipient, appended, message }),
-          (e: unknown): Outcome => {
-            if (e instanceof QueueFullError) return { recipient, full: e };
-            throw e;
-          },
-        ),
-    ),
+    [...input.messages].map(([recipient, message]) => {
+      const peer = remote?.get(recipient);
+      const entry = { id: messageId, sender, notify: input.notify, expiresAt };
+      const appended =
+        peer !== undefined && s.federation !== undefined
+          ? s.federation.append(peer, recipient, message, entry)
+          : s.queue.append(
+              recipient,
+              { id: messageId, sender, body: bodies.get(message)!.text, notify: input.notify },
+              { expiresAt },
+            );
+      return appended.then(
+        (appended): Outcome => ({ recipient, appended, message }),
+        (e: unknown): Outcome => {
+          if (e instanceof QueueFullError) return { recipient, full: e };
+          throw e;
+        },
+      );
+    }),
   );
   s.metrics.routed++;
 
@@ -130,6 +140,12 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
       continue;
     }
     if (o.appended.status === 'exists') continue; // a retry of a message it already holds
+    const peer = remote?.get(o.recipient);
+    if (peer !== undefined) {
+      // Its home relay sends the statuses (they come back over the peer link).
+      s.federation?.kick(peer);
+      continue;
+    }
     if (group) reachGroupMembers(s, group, o.recipient, o.appended.seq);
     if (s.forwarder.offer(o.recipient, o.appended.seq, o.message) === 0) {
       s.statuses.send(
@@ -141,6 +157,25 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
   }
   const full = outcomes.find((o): o is Outcome & { full: QueueFullError } => 'full' in o)?.full;
   return { accepted, full };
+}
+
+/**
+ * The recipients at home at another relay, with that relay's origin, after the ERDS check of
+ * each (-31005 before anything is stored).
+ */
+async function remoteRecipients(
+  federation: Federation,
+  messages: ReadonlyMap<string, RoutedMessage>,
+): Promise<Map<string, string> | undefined> {
+  let remote: Map<string, string> | undefined;
+  for (const [recipient, message] of messages) {
+    const origin = await federation.remoteHomeOf(recipient);
+    if (origin === undefined) continue;
+    await federation.checkErds(origin, message.params);
+    remote ??= new Map();
+    remote.set(recipient, origin);
+  }
+  return remote;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { KeyPackageStore } from '../storage/contracts/key-package-store.js'
 import type { MlsGroupStore } from '../storage/contracts/mls-group-store.js';
 import type { QueueLimits, QueueStore } from '../storage/contracts/queue-store.js';
 import type { ResolvedConfig } from './config.js';
+import type { Federation } from './federation/federation.js';
 import type { Forwarder } from './forwarder.js';
 import type { Logger } from './logger.js';
 import type { RelayMetrics } from './metrics.js';
@@ -39,6 +40,8 @@ export interface RelayServices {
   readonly presence: Presence;
   readonly forwarder: Forwarder;
   readonly statuses: StatusNotifier;
+  /** Relay-to-relay routing, when federation is on. */
+  readonly federation: Federation | undefined;
   /** The connections bound to each session (from the session engine). */
   readonly connections: GroupConnections;
   /** Session opens and routed bytes, per identity, connection and source. */

@@ -1,5 +1,6 @@
 import { newMessageId } from '@wmp/session';
 import type { QueueRemoval, QueueStore } from '../storage/contracts/queue-store.js';
+import { isOutboxKey, parseOutboxEntryId } from './federation/outbox-entry.js';
 import type { Forwarder, RoutedMessage } from './forwarder.js';
 import { reachable, STATUS_METHOD } from './forwarder.js';
 import type { Logger } from './logger.js';
@@ -15,6 +16,8 @@ export interface StatusParams {
   readonly recipient?: string;
   readonly queued_until?: string;
   readonly reason?: string;
+  /** The sender a status is about, when it goes back to the peer relay the sender came through. */
+  readonly sender?: string;
 }
 
 export interface StatusKeeping {
@@ -43,6 +46,8 @@ export class StatusNotifier {
   readonly #metrics: RelayMetrics;
   readonly #logger: Logger;
   readonly #now: () => number;
+  /** A status for a sender reached through a peer relay goes back there: true when it took it. */
+  onremote: ((sender: string, params: StatusParams) => boolean) | undefined;
 
   constructor(
     presence: Presence,
@@ -68,6 +73,7 @@ export class StatusNotifier {
    */
   send(sender: string, params: StatusParams, keep: boolean): void {
     if (sender === this.#keeping.relayId) return; // a kept status left the queue: nothing to report
+    if (this.onremote?.(sender, params) === true) return;
     this.#metrics.status(params.status);
     const now = this.#now();
     let live = 0;
@@ -92,7 +98,12 @@ export class StatusNotifier {
    */
   terminal(entries: readonly QueueRemoval[], status: 'delivered' | 'expired'): void {
     for (const r of entries) {
-      if (!r.delivered) this.send(r.sender, { message_id: r.id, status, recipient: r.recipient }, r.notify);
+      if (r.delivered) continue;
+      // A peer relay's outbox entry names the recipient and message itself (outbox-entry.ts).
+      const { recipient, messageId } = isOutboxKey(r.recipient)
+        ? parseOutboxEntryId(r.id)
+        : { recipient: r.recipient, messageId: r.id };
+      this.send(r.sender, { message_id: messageId, status, recipient }, r.notify);
     }
   }
 

@@ -12,6 +12,8 @@ export interface WellKnownInput {
   /** What the relay's authenticators prove (`WmpServer.acceptedSchemes`). */
   readonly acceptedSchemes: readonly string[];
   readonly privacy?: Readonly<Record<string, string>>;
+  /** The ERDS capabilities published as `erds` (core §7.5.1.1), when configured. */
+  readonly erds?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -44,5 +46,6 @@ export function wellKnownConfiguration(input: WellKnownInput): Record<string, un
       offline: { max_queued: input.maxQueued, ttl: input.timings.messageTtlSeconds, status_notifications: true },
     },
     privacy: input.privacy ?? { metadata_retention: 'session_only', content_retention: 'until_delivered' },
+    ...(input.erds ? { erds: input.erds } : {}),
   };
 }

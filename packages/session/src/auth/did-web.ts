@@ -1,5 +1,6 @@
 import { b64urlDecode, b64urlEncode, decodeEd25519Multikey, fromUtf8, type KeyResolver } from '@wmp/jcs-signing';
 import { parseStrictJson } from '@wmp/jsonrpc-envelope';
+import { readCappedBody } from '../capped-body.js';
 import { ipLiteralOf, isPrivateAddress } from './addresses.js';
 
 /**
@@ -115,43 +116,9 @@ export function webDidFetcher(options: WebDidFetcherOptions = {}): DidDocumentFe
       await response.body?.cancel().catch(() => undefined);
       throw new DidResolutionError('redirect');
     }
-    const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-    if (declared > maxBytes) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new DidResolutionError('too_large');
-    }
-    const body = await readCapped(response, maxBytes, signal);
+    const body = await readCappedBody(response, maxBytes, signal, (failure) => new DidResolutionError(failure));
     return { status: response.status, cacheControl: response.headers.get('cache-control'), body };
   };
-}
-
-async function readCapped(response: Response, maxBytes: number, signal: AbortSignal): Promise<Uint8Array> {
-  if (!response.body) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > maxBytes) {
-        await reader.cancel().catch(() => undefined);
-        throw new DidResolutionError('too_large');
-      }
-      chunks.push(value);
-    }
-  } catch (e) {
-    if (e instanceof DidResolutionError) throw e;
-    throw new DidResolutionError(signal.aborted ? 'timeout' : 'network');
-  }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 /** A verification method as we use it: its absolute id and its public key as a JWK. */

@@ -1,0 +1,360 @@
+import type { Keypair } from '@wmp/jcs-signing';
+import { RateLimitedError, rfc3339 } from '@wmp/jsonrpc-envelope';
+import type { OhanCard } from '@wmp/ohan-seal';
+import { TokenBuckets } from '../../coordination/memory/token-buckets.js';
+import type { AppendResult, QueueStore } from '../../storage/contracts/queue-store.js';
+import type { RoutedMessage } from '../forwarder.js';
+import type { Logger } from '../logger.js';
+import type { Presence } from '../presence.js';
+import type { StatusNotifier, StatusParams } from '../statuses.js';
+import { cardResolver, domainResolver, staticRouteResolver } from './builtin-resolvers.js';
+import { erdsRefusal, erdsUnsupported, hasErdsRequests } from './erds.js';
+import {
+  DEFAULT_FEDERATION_TIMINGS,
+  type FederationConfig,
+  type FederationMode,
+  type FederationTimings,
+  relayOriginOf,
+} from './federation-config.js';
+import { FederationMetrics } from './federation-metrics.js';
+import { type HomeResolver, type Resolution, ResolutionCache, resolveHome } from './home-resolver.js';
+import { outboxEntryId } from './outbox-entry.js';
+import { OutboxPump } from './outbox-pump.js';
+import { PeerLink } from './peer-link.js';
+
+export interface FederationDeps {
+  readonly config: FederationConfig;
+  readonly identity: Keypair;
+  /** This relay's public origin (known once it listens). */
+  readonly origin: () => string;
+  readonly queue: QueueStore;
+  readonly statuses: StatusNotifier;
+  readonly presence: Presence;
+  /** Our own OHAN directory, if the relay has one. */
+  readonly card?: (key: string) => Promise<OhanCard | undefined>;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+/** Most peer relays a relay keeps a link and an outbox pump for (DESIGN §7: bound the totals). */
+const MAX_PEERS = 1024;
+
+interface PeerState {
+  readonly link: PeerLink;
+  readonly pump: OutboxPump;
+}
+
+/**
+ * Relay-to-relay routing (DESIGN §3 federation): resolves where a recipient is at home, keeps an
+ * outbox and a link per peer relay, knows which authenticated identities are peer relays, where
+ * the statuses of senders reached through a peer go back, and counts it all.
+ */
+export class Federation {
+  readonly mode: FederationMode;
+  readonly timings: FederationTimings;
+  readonly metrics = new FederationMetrics();
+  readonly #deps: FederationDeps;
+  readonly #resolvers: readonly HomeResolver[];
+  readonly #cache: ResolutionCache;
+  readonly #peers = new Map<string, PeerState>();
+  /** Origins of configured peers (`--peer`) and of trusted ones (`--peer-trust`). */
+  readonly #configured: readonly string[];
+  readonly #trusted: ReadonlySet<string>;
+  /** Sender -> the relay_id of the peer it came through: where its statuses go back (oldest out). */
+  readonly #returnRoutes = new Map<string, string>();
+  #lastPeerRefresh = 0;
+  #peerRefresh: Promise<void> | undefined;
+  /** What one peer may send: requests and routed bytes per second (its users share them). */
+  readonly #peerRequests: TokenBuckets;
+  readonly #peerBytes: TokenBuckets;
+
+  constructor(deps: FederationDeps) {
+    this.#deps = deps;
+    const { config } = deps;
+    this.mode = config.mode ?? 'peers';
+    this.timings = { ...DEFAULT_FEDERATION_TIMINGS, ...config.timings };
+    const origins = (urls: readonly string[] | undefined) =>
+      (urls ?? []).map((u) => {
+        const origin = relayOriginOf(u);
+        if (origin === undefined) throw new RangeError('a peer is an https URL (http on loopback only)');
+        return origin;
+      });
+    this.#trusted = new Set(origins(config.trustedPeers));
+    this.#configured = [...new Set([...origins(config.peers), ...this.#trusted])];
+    const fetching = this.#fetching();
+    this.#resolvers = [
+      staticRouteResolver(config.routes ?? []),
+      ...(config.resolvers ?? []),
+      domainResolver(fetching),
+      cardResolver(
+        { ...(deps.card ? { local: deps.card } : {}), peers: () => this.#configured, ours: deps.origin },
+        fetching,
+      ),
+    ];
+    const t = this.timings;
+    this.#peerRequests = new TokenBuckets({
+      perSecond: t.peerRequestsPerSecond,
+      burst: t.peerRequestBurst,
+      now: deps.now,
+    });
+    this.#peerBytes = new TokenBuckets({ perSecond: t.peerBytesPerSecond, burst: t.peerBytesBurst, now: deps.now });
+    this.#cache = new ResolutionCache(this.timings.resolveTtlMs, this.timings.resolveCacheSize, deps.now);
+  }
+
+  #fetching() {
+    return {
+      fetch: this.#deps.config.fetch ?? globalThis.fetch.bind(globalThis),
+      timeoutMs: this.timings.fetchTimeoutMs,
+      maxBytes: this.timings.maxDocumentBytes,
+    };
+  }
+
+  /** Links to the configured peers come up at start (their statuses and relay_ids come over them). */
+  start(): void {
+    if (this.mode === 'off') return;
+    for (const origin of this.#configured) this.#peer(origin).link.ensure();
+  }
+
+  async stop(): Promise<void> {
+    for (const { link, pump } of this.#peers.values()) {
+      pump.stop();
+      await link.stop();
+    }
+  }
+
+  /** Where `identifier` is at home, cached (`ohan.relay.resolve` shows it). */
+  resolve(identifier: string): Promise<Resolution> {
+    return this.#cache.get(identifier, () => resolveHome(this.#resolvers, identifier, this.#deps.origin()));
+  }
+
+  /**
+   * The origin of the peer a recipient goes to, or undefined when it is kept here: federation off,
+   * connected here, something queued for it here, or resolved home here.
+   */
+  async remoteHomeOf(recipient: string): Promise<string | undefined> {
+    if (this.mode === 'off' || this.#deps.presence.isOnline(recipient)) return undefined;
+    const { home } = await this.resolve(recipient);
+    if (home === 'here') return undefined;
+    if ((await this.#deps.queue.stats(recipient)).count > 0) return undefined;
+    return home;
+  }
+
+  /**
+   * The ERDS check before anything is stored (core §7.5.1.1): -31005 with `data.unsupported` when
+   * the peer's well-known `erds` does not list what the message asks. A peer whose document cannot
+   * be read now is checked again when the entry is sent.
+   */
+  async checkErds(origin: string, params: Record<string, unknown>): Promise<void> {
+    if (!hasErdsRequests(params)) return;
+    const link = this.#peer(origin).link;
+    const doc = link.document ?? (await link.refreshDocument());
+    if (doc === undefined) return;
+    const unsupported = erdsUnsupported(params, doc.erds);
+    if (unsupported.length > 0) {
+      this.metrics.refusedOut(origin, 'erds');
+      throw erdsRefusal(unsupported);
+    }
+  }
+
+  /**
+   * Appends `message` for `recipient` to the outbox of the peer at `origin`, durably, as the
+   * request the peer gets: the content and `wmp` untouched but for the session (the peer's own),
+   * `forward_to` (which of `to` this peer delivers) and the expiry.
+   */
+  append(
+    origin: string,
+    recipient: string,
+    message: RoutedMessage,
+    entry: { readonly id: string; readonly sender: string; readonly notify: boolean; readonly expiresAt: number },
+  ): Promise<AppendResult> {
+    const { session_id: _own, ...wmp } = message.params.wmp;
+    const forwarded = {
+      jsonrpc: '2.0',
+      method: message.method,
+      params: { ...message.params, wmp: { ...wmp, forward_to: [recipient], expires_at: rfc3339(entry.expiresAt) } },
+    };
+    const pump = this.#peer(origin).pump;
+    return this.#deps.queue.append(
+      pump.key,
+      {
+        id: outboxEntryId(recipient, entry.id),
+        sender: entry.sender,
+        body: JSON.stringify(forwarded),
+        notify: entry.notify,
+      },
+      { expiresAt: entry.expiresAt },
+    );
+  }
+
+  /** Entries were committed to the outbox of `origin`: send them. */
+  kick(origin: string): void {
+    this.#peers.get(origin)?.pump.kick();
+  }
+
+  /**
+   * Whether an authenticated identity may send messages with another `wmp.sender` (the session
+   * engine leaves the sender check to the deliver hook then, which binds it: inbound.ts).
+   */
+  forwardsFor(identity: string, method: string): boolean {
+    return this.mode !== 'off' && method === 'wmp.message.deliver' && identity.startsWith('did:');
+  }
+
+  /**
+   * The origin of the peer relay authenticated as `relayId`, or undefined: a configured peer whose
+   * well-known names it (read again at most every few seconds when an unknown one asks), or any
+   * relay in `open` mode (its origin is then unknown: '').
+   */
+  async peerOriginOf(relayId: string): Promise<string | undefined> {
+    const known = this.#originOfRelayId(relayId);
+    if (known !== undefined) return known;
+    const now = this.#deps.now();
+    // One refresh at a time, and one every few seconds at most: forwards that arrive together
+    // wait for the same one (a flood of strangers costs one round of fetches).
+    if (this.#peerRefresh === undefined && now - this.#lastPeerRefresh > 5_000) {
+      this.#lastPeerRefresh = now;
+      this.#peerRefresh = Promise.all(this.#configured.map((o) => this.#peer(o).link.refreshDocument()))
+        .then(() => undefined)
+        .finally(() => {
+          this.#peerRefresh = undefined;
+        });
+    }
+    await this.#peerRefresh;
+    return this.#originOfRelayId(relayId) ?? (this.mode === 'open' ? '' : undefined);
+  }
+
+  /** A configured peer whose relay_id is known: it gets the peer budgets instead of a client's. */
+  isKnownPeer(identity: string | undefined): boolean {
+    return identity !== undefined && this.#originOfRelayId(identity) !== undefined;
+  }
+
+  /** One request of a known peer; -31007 beyond its budget. */
+  chargePeerRequest(relayId: string): void {
+    if (!this.#peerRequests.take(relayId)) {
+      this.metrics.refusedIn('peer_request_rate');
+      throw new RateLimitedError({ reason: 'peer request rate' });
+    }
+  }
+
+  /** Routed bytes of a peer's forwarded message; -31007 beyond its budget. */
+  async chargePeer(relayId: string, bytes: number): Promise<void> {
+    if (!this.#peerBytes.take(relayId, bytes)) throw new RateLimitedError({ reason: 'peer routed bytes' });
+  }
+
+  #originOfRelayId(relayId: string): string | undefined {
+    for (const origin of this.#configured) {
+      if (this.#peers.get(origin)?.link.document?.relayId === relayId) return origin;
+    }
+    return undefined;
+  }
+
+  /** Whether the operator marked the peer at `origin` trusted (`--peer-trust`). */
+  trusts(origin: string): boolean {
+    return this.#trusted.has(origin);
+  }
+
+  /** `sender`'s messages came through the peer `relayId`: its statuses go back there. */
+  learnReturnRoute(sender: string, relayId: string): void {
+    this.#returnRoutes.delete(sender);
+    if (this.#returnRoutes.size >= this.timings.maxReturnRoutes) {
+      const oldest = this.#returnRoutes.keys().next().value;
+      if (oldest !== undefined) this.#returnRoutes.delete(oldest);
+    }
+    this.#returnRoutes.set(sender, relayId);
+  }
+
+  /**
+   * A status for a sender reached through a peer goes back to that peer (as a status to the peer's
+   * own identity here, naming the sender: live, or kept for it like any status). True when sent so.
+   */
+  statusToPeer(sender: string, params: StatusParams): boolean {
+    if (params.sender !== undefined) return false; // already on its way back
+    const relayId = this.#returnRoutes.get(sender);
+    if (relayId === undefined) return false;
+    this.#deps.statuses.send(relayId, { ...params, sender }, true);
+    return true;
+  }
+
+  /** A status a peer sent back over our link: to the sender it names (kept for it when offline). */
+  #statusFromPeer(origin: string, params: Record<string, unknown>): void {
+    const { sender, message_id, status, recipient, queued_until, reason } = params;
+    const statuses = ['queued', 'delivered', 'expired', 'dropped'];
+    if (typeof sender !== 'string' || typeof message_id !== 'string' || !statuses.includes(status as string)) {
+      this.metrics.refusedIn('bad_status');
+      return;
+    }
+    this.metrics.statusBack(origin);
+    this.#deps.statuses.send(
+      sender,
+      {
+        message_id,
+        status: status as StatusParams['status'],
+        ...(typeof recipient === 'string' ? { recipient } : {}),
+        ...(typeof queued_until === 'string' ? { queued_until } : {}),
+        ...(typeof reason === 'string' ? { reason } : {}),
+      },
+      true,
+    );
+  }
+
+  /** The peer links that are down (`/health`), by origin. */
+  peersDown(): string[] {
+    return [...this.#peers.values()].filter((p) => p.link.downSince !== undefined).map((p) => p.link.origin);
+  }
+
+  /** Per peer: whether connected, and its outbox depth and bytes (`/metrics`). */
+  async peerGauges(): Promise<Array<{ origin: string; connected: boolean; count: number; bytes: number }>> {
+    return Promise.all(
+      [...this.#peers.values()].map(async ({ link, pump }) => ({
+        origin: link.origin,
+        connected: link.up,
+        ...(await this.#deps.queue.stats(pump.key)),
+      })),
+    );
+  }
+
+  #peer(origin: string): PeerState {
+    const known = this.#peers.get(origin);
+    if (known !== undefined) return known;
+    if (this.#peers.size >= MAX_PEERS) throw new RateLimitedError({ reason: 'too many peer relays' });
+    const { deps, timings } = { deps: this.#deps, timings: this.timings };
+    const transport = deps.config.transport;
+    if (transport === undefined) throw new RangeError('federation needs a peer transport (createRelay brings one)');
+    let pump!: OutboxPump;
+    const link = new PeerLink({
+      origin,
+      identity: deps.identity,
+      transport,
+      fetching: this.#fetching(),
+      reconnectInitialMs: timings.reconnectInitialMs,
+      reconnectMaxMs: timings.reconnectMaxMs,
+      requestTimeoutMs: timings.forwardTimeoutMs,
+      onstatus: (params) => this.#statusFromPeer(origin, params),
+      onup: () => pump.kick(),
+      ondown: () => pump.reset(),
+    });
+    pump = new OutboxPump(origin, {
+      queue: deps.queue,
+      link,
+      logger: deps.logger,
+      now: deps.now,
+      maxInFlight: timings.maxInFlightPerPeer,
+      onforwarded: (n) => this.metrics.forwarded(origin, n),
+      onrefused: (r) => {
+        this.metrics.refusedOut(origin, String(r.code));
+        deps.statuses.send(
+          r.entry.sender,
+          { message_id: r.messageId, status: 'dropped', recipient: r.recipient, reason: `peer refused (${r.code})` },
+          r.entry.notify,
+        );
+      },
+      check: (params) => {
+        const doc = link.document;
+        if (doc === undefined || !hasErdsRequests(params)) return undefined;
+        return erdsUnsupported(params, doc.erds).length > 0 ? -31005 : undefined;
+      },
+    });
+    const state = { link, pump };
+    this.#peers.set(origin, state);
+    return state;
+  }
+}

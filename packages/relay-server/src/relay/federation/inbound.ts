@@ -1,0 +1,151 @@
+import { relayChainWith, verifyMessage, verifyRelayChain } from '@wmp/jcs-signing';
+import {
+  InvalidParamsError,
+  InvalidRequestError,
+  type JsonRpcNotification,
+  NotAuthorizedError,
+  WmpError,
+} from '@wmp/jsonrpc-envelope';
+import type { SessionRecord, WmpContext } from '@wmp/session';
+import type { RoutedMessage } from '../forwarder.js';
+import { routedResult, routeToRecipients } from '../route.js';
+import type { RelayServices } from '../services.js';
+import type { Federation } from './federation.js';
+
+/** Most relay_chain entries a forwarded message may carry (DESIGN §3). */
+export const MAX_FEDERATION_HOPS = 8;
+
+type Wmp = Record<string, unknown>;
+
+/**
+ * A `wmp.message.deliver` from a peer relay whose `wmp.sender` is one of the peer's users (DESIGN
+ * §3, core §8.7.3): taken only when the peer is one (configured, or any relay in `open` mode),
+ * the chain holds no hop of ours and at most 8 hops, its last entry is the peer's and every entry
+ * verifies, the sender is not at home here, and the peer may speak for the sender (the sender's
+ * own `wmp.signature`, the peer is the sender's resolved home, or the operator trusts the peer).
+ * Then it is routed like any message, the sender, message id and content untouched, our signed
+ * entry appended. Every refusal is a typed error and nothing is queued.
+ */
+export async function acceptForwarded(
+  s: RelayServices,
+  federation: Federation,
+  params: Record<string, unknown>,
+  ctx: WmpContext,
+): Promise<unknown> {
+  try {
+    return await accept(s, federation, params, ctx);
+  } catch (e) {
+    const reason = e instanceof WmpError ? reasonOf(e) : 'internal';
+    federation.metrics.refusedIn(reason);
+    s.refusals.note(`federation_${reason}`);
+    throw e;
+  }
+}
+
+function reasonOf(e: WmpError): string {
+  const reason = (e.data as { reason?: unknown } | undefined)?.reason;
+  return typeof reason === 'string' ? reason : String(e.code);
+}
+
+async function accept(
+  s: RelayServices,
+  federation: Federation,
+  params: Record<string, unknown>,
+  ctx: WmpContext,
+): Promise<unknown> {
+  const peerId = ctx.sender as string;
+  const session = ctx.session as SessionRecord;
+  const wmp = params.wmp as Wmp;
+  const sender = wmp.sender as string;
+  const peerOrigin = await federation.peerOriginOf(peerId);
+  if (peerOrigin === undefined) throw new NotAuthorizedError({ reason: 'not_a_peer' });
+  const messageId = wmp.message_id;
+  if (typeof messageId !== 'string' || messageId.length === 0 || messageId.length > 256 || messageId.includes('\n')) {
+    throw new InvalidParamsError({ reason: 'message_id required' });
+  }
+  checkChainShape(wmp.relay_chain, peerId, s.hop().relayId);
+  const message = { jsonrpc: '2.0' as const, method: 'wmp.message.deliver', params };
+  await verifyRelayChain(message, { lastRelayId: peerId });
+  await checkSenderBinding(s, federation, message, sender, peerOrigin);
+  const recipients = recipientsOf(params, wmp);
+  const now = s.now();
+  const expiresAt = expiryOf(wmp.expires_at, s, now);
+
+  // Ours appended to the chain as it came; the peer's session and its routing hint are its own.
+  const { session_id: _peerSession, forward_to: _hint, ...kept } = wmp;
+  const routedWmp: Wmp = { ...kept };
+  const routed: JsonRpcNotification = {
+    jsonrpc: '2.0',
+    method: 'wmp.message.deliver',
+    params: { ...params, wmp: routedWmp },
+  };
+  routedWmp.relay_chain = await relayChainWith(routed, s.hop());
+  federation.learnReturnRoute(sender, peerId);
+  federation.metrics.accepted++;
+  const outcome = await routeToRecipients(s, {
+    sender,
+    notify: true,
+    connection: ctx.connection,
+    messageId,
+    expiresAt,
+    group: undefined,
+    messages: new Map(recipients.map((r) => [r, routed as RoutedMessage])),
+    isRequest: true,
+    charge: (bytes) => federation.chargePeer(peerId, bytes),
+  });
+  if (outcome.accepted === 0 && outcome.full) throw outcome.full;
+  return routedResult(session, messageId);
+}
+
+/** Loops, hop count and the last hop, before any signature is checked (cheap refusals first). */
+function checkChainShape(chain: unknown, peerId: string, ourId: string): void {
+  if (!Array.isArray(chain) || chain.length === 0) throw new NotAuthorizedError({ reason: 'chain_not_from_peer' });
+  if (chain.length > MAX_FEDERATION_HOPS) throw new InvalidRequestError({ reason: 'too_many_hops' });
+  const ids = chain.map((e) => (e !== null && typeof e === 'object' ? (e as Wmp).relay_id : undefined));
+  if (ids.includes(ourId)) throw new InvalidRequestError({ reason: 'relay_loop' });
+  if (ids.at(-1) !== peerId) throw new NotAuthorizedError({ reason: 'chain_not_from_peer' });
+}
+
+/**
+ * No claims for identities at home here; and the peer speaks for the sender only as its trusted
+ * peer, as its resolved home, or with the sender's own signature on the message.
+ */
+async function checkSenderBinding(
+  s: RelayServices,
+  federation: Federation,
+  message: { jsonrpc: '2.0'; method: string; params: Record<string, unknown> },
+  sender: string,
+  peerOrigin: string,
+): Promise<void> {
+  if (typeof sender !== 'string') throw new InvalidParamsError({ reason: 'sender required' });
+  const home = await federation.resolve(sender);
+  const homedHere = s.presence.isOnline(sender) || (home.home === 'here' && home.source !== 'default');
+  if (homedHere) throw new NotAuthorizedError({ reason: 'sender_homed_here' });
+  if (peerOrigin !== '' && (federation.trusts(peerOrigin) || home.home === peerOrigin)) return;
+  if ((message.params.wmp as Wmp).signature === undefined) {
+    throw new NotAuthorizedError({ reason: 'peer_may_not_speak_for_sender' });
+  }
+  await verifyMessage(message, { required: true, signer: sender });
+}
+
+/** The recipients this hop delivers: `forward_to` (a part of `to`), else `to`. */
+function recipientsOf(params: Record<string, unknown>, wmp: Wmp): string[] {
+  const to = params.to;
+  if (!Array.isArray(to) || to.length === 0) throw new InvalidParamsError({ reason: 'to required' });
+  const hint = wmp.forward_to;
+  if (hint === undefined) return [...new Set(to as string[])];
+  if (!Array.isArray(hint) || hint.length === 0 || !hint.every((r) => to.includes(r))) {
+    throw new InvalidParamsError({ reason: 'forward_to must name recipients of to' });
+  }
+  return [...new Set(hint as string[])];
+}
+
+/** The message's `expires_at`, bounded by our longest lifetime; else our default. */
+function expiryOf(expiresAt: unknown, s: RelayServices, now: number): number {
+  const { maxMessageTtlSeconds, messageTtlSeconds } = s.config.timings;
+  const latest = now + maxMessageTtlSeconds * 1000;
+  if (expiresAt === undefined) return Math.min(now + messageTtlSeconds * 1000, latest);
+  const at = typeof expiresAt === 'string' ? Date.parse(expiresAt) : Number.NaN;
+  if (Number.isNaN(at) || at <= now) throw new InvalidParamsError({ reason: 'expires_at has passed' });
+  return Math.min(at, latest);
+}

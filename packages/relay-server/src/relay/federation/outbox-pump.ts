@@ -1,0 +1,160 @@
+import { ReconnectPolicy } from '@wmp/transports';
+import type { QueuedMessage, QueueStore } from '../../storage/contracts/queue-store.js';
+import type { Logger } from '../logger.js';
+import { outboxKey, parseOutboxEntryId } from './outbox-entry.js';
+import type { PeerLink } from './peer-link.js';
+
+/** Entries read per outbox page. */
+const PAGE = 100;
+
+/** Error codes of a peer that mean "later", not "never": the entry stays and is sent again. */
+const RETRYABLE = new Set([-31007, -32603, -32000, -31000, -31001]);
+
+export interface ForwardRefusal {
+  readonly entry: QueuedMessage;
+  readonly recipient: string;
+  readonly messageId: string;
+  readonly code: number;
+}
+
+export interface OutboxPumpOptions {
+  readonly queue: QueueStore;
+  readonly link: PeerLink;
+  readonly logger: Logger;
+  readonly now: () => number;
+  readonly maxInFlight: number;
+  /** The peer refused an entry for good: its sender hears `dropped`, and the entry goes. */
+  readonly onrefused: (refusal: ForwardRefusal) => void;
+  /** An entry is on the peer's disk (its JSON-RPC result came). */
+  readonly onforwarded: (count: number) => void;
+  /** Before an entry goes: refuses it (returns an error code) when the peer cannot take it (ERDS). */
+  readonly check?: (params: Record<string, unknown>) => number | undefined;
+}
+
+/**
+ * Sends a peer's outbox to it, in seq order, while its link is up (DESIGN §3 store and forward):
+ * each entry as a `wmp.message.deliver` request, removed only when the peer's result says it is on
+ * the peer's disk. A link that drops, or an answer that does not come, sends everything not
+ * removed again from the start once the link is back (the peer takes a message id once per
+ * recipient, so a resend is harmless).
+ */
+export class OutboxPump {
+  readonly #o: OutboxPumpOptions;
+  readonly key: string;
+  #cursor = 0;
+  #running = false;
+  #again = false;
+  #failures = 0;
+  #retry: ReturnType<typeof setTimeout> | undefined;
+  readonly #backoff = new ReconnectPolicy({
+    initialDelayMs: 200,
+    maxDelayMs: 30_000,
+    maxAttempts: Number.POSITIVE_INFINITY,
+  });
+
+  constructor(origin: string, options: OutboxPumpOptions) {
+    this.#o = options;
+    this.key = outboxKey(origin);
+  }
+
+  /** Something was appended, or the link came up: send what waits. */
+  kick(): void {
+    if (!this.#o.link.up) {
+      this.#o.link.ensure();
+      return;
+    }
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    void this.#run();
+  }
+
+  /** The link dropped: the next run starts from the first entry not removed. */
+  reset(): void {
+    this.#cursor = 0;
+  }
+
+  /** Stops a retry that is waiting. */
+  stop(): void {
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
+  }
+
+  /** Sends again after a backoff with jitter (the peer is up but did not take everything). */
+  #later(): void {
+    if (this.#retry !== undefined) return;
+    this.#failures++;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      this.kick();
+    }, this.#backoff.nextDelay(this.#failures));
+    (this.#retry as { unref?: () => void }).unref?.();
+  }
+
+  async #run(): Promise<void> {
+    this.#running = true;
+    try {
+      do {
+        this.#again = false;
+        let more = true;
+        while (more && this.#o.link.up) {
+          const page = await this.#o.queue.after(
+            this.key,
+            this.#cursor,
+            Math.min(PAGE, this.#o.maxInFlight),
+            this.#o.now(),
+          );
+          more = page.more;
+          if (page.messages.length === 0) break;
+          this.#cursor = page.next;
+          if (!(await this.#send(page.messages))) {
+            this.#cursor = 0;
+            this.#later();
+            return;
+          }
+          this.#failures = 0;
+        }
+      } while (this.#again && this.#o.link.up);
+    } catch (e) {
+      this.#cursor = 0;
+      this.#later();
+      this.#o.logger.warn('relay.federation.outbox_failed', { error: (e as { code?: string }).code ?? 'unknown' });
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /** Sends one page at once; removes what the peer took or refused. False: some must be sent again. */
+  async #send(entries: readonly QueuedMessage[]): Promise<boolean> {
+    const outcomes = await Promise.all(
+      entries.map(async (entry) => {
+        const { recipient, messageId } = parseOutboxEntryId(entry.id);
+        const params = (JSON.parse(entry.body) as { params: Record<string, unknown> }).params;
+        const refused = this.#o.check?.(params);
+        if (refused !== undefined) return { entry, recipient, messageId, code: refused };
+        try {
+          await this.#o.link.forward(params);
+          return { entry, recipient, messageId, code: 0 };
+        } catch (e) {
+          const { code, data } = e as { code?: unknown; data?: { reason?: unknown } };
+          // A JSON-RPC refusal is the peer's answer; anything else (closed, timed out) is a retry,
+          // and so is "not a peer" (the peer may not have read our well-known yet).
+          const final = typeof code === 'number' && !RETRYABLE.has(code) && data?.reason !== 'not_a_peer';
+          return { entry, recipient, messageId, code: final ? code : -1 };
+        }
+      }),
+    );
+    const done = outcomes.filter((o) => o.code !== -1);
+    if (done.length > 0) {
+      await this.#o.queue.ack(
+        this.key,
+        done.map((o) => o.entry.id),
+      );
+      const forwarded = done.filter((o) => o.code === 0).length;
+      if (forwarded > 0) this.#o.onforwarded(forwarded);
+      for (const o of done) if (o.code !== 0) this.#o.onrefused(o);
+    }
+    return done.length === outcomes.length;
+  }
+}

@@ -1,0 +1,183 @@
+import type { Keypair } from '@wmp/jcs-signing';
+import { Peer, WmpSession } from '@wmp/session';
+import { ReconnectPolicy } from '@wmp/transports';
+import { type BoundedFetchOptions, fetchJsonObject } from './bounded-fetch.js';
+import type { PeerEndpoints, PeerTransportFactory } from './federation-config.js';
+
+/** What a peer relay's well-known document says about it. */
+export interface PeerDocument {
+  readonly relayId: string;
+  readonly endpoints: PeerEndpoints;
+  /** Its `erds` object (core §7.5.1.1), when it publishes one. */
+  readonly erds: Record<string, unknown> | undefined;
+}
+
+/** Reads the parts of a well-known document a peer link needs; undefined when it names no relay_id. */
+export function peerDocumentOf(doc: Record<string, unknown>): PeerDocument | undefined {
+  if (typeof doc.relay_id !== 'string' || !doc.relay_id.startsWith('did:')) return undefined;
+  const endpoints = (doc.endpoints ?? {}) as Record<string, unknown>;
+  const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const websocket = text(endpoints.websocket);
+  const https = text(endpoints.https) ?? text(doc.relay);
+  const erds = doc.erds;
+  return {
+    relayId: doc.relay_id,
+    endpoints: { ...(websocket ? { websocket } : {}), ...(https ? { https } : {}) },
+    erds:
+      erds !== null && typeof erds === 'object' && !Array.isArray(erds) ? (erds as Record<string, unknown>) : undefined,
+  };
+}
+
+export interface PeerLinkOptions {
+  readonly origin: string;
+  /** This relay's key: the link's session is this relay's `relay_id` (did:key). */
+  readonly identity: Keypair;
+  readonly transport: PeerTransportFactory;
+  readonly fetching: Omit<BoundedFetchOptions, 'body'>;
+  readonly reconnectInitialMs: number;
+  readonly reconnectMaxMs: number;
+  readonly requestTimeoutMs: number;
+  /** A `wmp.message.status` the peer sent about a message this relay forwarded. */
+  readonly onstatus: (params: Record<string, unknown>) => void;
+  /** The link is up (again): what waits for it may go. */
+  readonly onup: () => void;
+  /** The link went down. */
+  readonly ondown: () => void;
+}
+
+/** Capabilities a relay offers a peer: messaging, relaying, offline statuses, and that it is a relay. */
+const PEER_CAPABILITIES = {
+  messaging: {},
+  relay: { peer: true },
+  offline: { status_notifications: true },
+};
+
+/**
+ * A relay's own session at another relay (DESIGN §3 peer sessions): WMP over WebSocket (else
+ * HTTP + SSE), created as this relay's `relay_id`, authenticated with a signed challenge, the
+ * responder proving the `relay_id` its well-known document names, registered so that statuses
+ * come back on it. Kept up with exponential backoff and full jitter while anything wants it.
+ */
+export class PeerLink {
+  readonly origin: string;
+  readonly #options: PeerLinkOptions;
+  readonly #policy: ReconnectPolicy;
+  #session: WmpSession | undefined;
+  #document: PeerDocument | undefined;
+  #connecting: Promise<void> | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #renew: ReturnType<typeof setInterval> | undefined;
+  #attempt = 0;
+  #stopped = false;
+  /** When the link last went down (ms), or undefined while up or never tried. */
+  downSince: number | undefined;
+
+  constructor(options: PeerLinkOptions) {
+    this.origin = options.origin;
+    this.#options = options;
+    this.#policy = new ReconnectPolicy({
+      initialDelayMs: options.reconnectInitialMs,
+      maxDelayMs: options.reconnectMaxMs,
+      maxAttempts: Number.POSITIVE_INFINITY,
+    });
+  }
+
+  get up(): boolean {
+    return this.#session !== undefined && !this.#session.peer.closed;
+  }
+
+  /** The peer's well-known facts, once read (its relay_id, endpoints, erds). */
+  get document(): PeerDocument | undefined {
+    return this.#document;
+  }
+
+  /** Reads the peer's well-known document (again); undefined when it cannot be read. */
+  async refreshDocument(): Promise<PeerDocument | undefined> {
+    try {
+      const doc = peerDocumentOf(
+        await fetchJsonObject(`${this.origin}/.well-known/wmp-configuration`, this.#options.fetching),
+      );
+      if (doc !== undefined) this.#document = doc;
+      return doc;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Connects now unless up or connecting; failures schedule the next attempt. */
+  ensure(): void {
+    if (this.#stopped || this.up || this.#connecting !== undefined || this.#timer !== undefined) return;
+    this.#connecting = this.#connect().finally(() => {
+      this.#connecting = undefined;
+    });
+  }
+
+  /** Sends a forwarded message as a request; resolves with the peer's result. */
+  forward(params: Record<string, unknown>): Promise<unknown> {
+    const session = this.#session;
+    if (session === undefined || session.peer.closed) return Promise.reject(new Error('peer link down'));
+    return session.request('wmp.message.deliver', params, { timeoutMs: this.#options.requestTimeoutMs });
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    clearInterval(this.#renew);
+    await this.#connecting?.catch(() => undefined);
+    await this.#session?.peer.close().catch(() => undefined);
+    this.#session = undefined;
+  }
+
+  async #connect(): Promise<void> {
+    let peer: Peer | undefined;
+    try {
+      const doc = (await this.refreshDocument()) ?? this.#document;
+      if (doc === undefined) throw new Error('no well-known document');
+      peer = new Peer(this.#options.transport(doc.endpoints));
+      await peer.start();
+      const session = await WmpSession.open(peer, {
+        signer: this.#options.identity,
+        capabilities: PEER_CAPABILITIES,
+        verifyResponder: { id: doc.relayId },
+        requestOptions: { timeoutMs: this.#options.requestTimeoutMs },
+      });
+      session.on('status', (params) => this.#options.onstatus(params as Record<string, unknown>));
+      const registered = (await session.request('wmp.relay.register', {})) as { ttl?: number };
+      if (this.#stopped) {
+        await peer.close();
+        return;
+      }
+      this.#session = session;
+      this.#attempt = 0;
+      this.downSince = undefined;
+      // A registration holds for its TTL: renewed at half of it, so statuses keep coming here.
+      const ttlMs = Math.max(10, registered.ttl ?? 3600) * 500;
+      this.#renew = setInterval(() => void session.request('wmp.relay.register', {}).catch(() => undefined), ttlMs);
+      (this.#renew as { unref?: () => void }).unref?.();
+      peer.onclose = () => this.#lost(session);
+      this.#options.onup();
+    } catch {
+      await peer?.close().catch(() => undefined);
+      this.#retry();
+    }
+  }
+
+  #lost(session: WmpSession): void {
+    if (this.#session !== session) return;
+    this.#session = undefined;
+    clearInterval(this.#renew);
+    this.#options.ondown();
+    this.#retry();
+  }
+
+  #retry(): void {
+    this.downSince ??= Date.now();
+    if (this.#stopped) return;
+    this.#attempt++;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.ensure();
+    }, this.#policy.nextDelay(this.#attempt));
+    (this.#timer as { unref?: () => void }).unref?.();
+  }
+}
