@@ -32,23 +32,18 @@ export {
   type WmpErrorClass,
 } from './errors.js';
 export { DEFAULT_PARSE_LIMITS, MIN_MESSAGE_BYTES, type ParseLimits } from './limits.js';
-export {
-  isErrorResponse,
-  isNotification,
-  isRequest,
-  isResponse,
-  type JsonRpcErrorObject,
-  type JsonRpcErrorResponse,
-  type JsonRpcId,
-  type JsonRpcMessage,
-  type JsonRpcNotification,
-  type JsonRpcParams,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-  type JsonRpcSuccessResponse,
-  recoverId,
-  toMessage,
-} from './message.js';
+export { isErrorResponse, isNotification, isRequest, isResponse, recoverId, toMessage } from './message.js';
+export type {
+  JsonRpcErrorObject,
+  JsonRpcErrorResponse,
+  JsonRpcId,
+  JsonRpcMessage,
+  JsonRpcNotification,
+  JsonRpcParams,
+  JsonRpcRequest,
+  JsonRpcResponse,
+  JsonRpcSuccessResponse,
+} from './message-types.js';
 export { isKnownMethod, Method, type MethodName, methodSpecs, type ParamsOf, type ResultOf } from './methods.js';
 export {
   type BatchEntry,

@@ -7,11 +7,6 @@ import { QueueFullError } from '../storage/errors.js';
 import type { RoutedMessage } from './forwarder.js';
 import { metaFor, type RelayServices } from './services.js';
 
-/** The connections bound to a session (the session engine knows them). */
-export interface GroupConnections {
-  connectionsOf(sessionId: string): Connection[];
-}
-
 /**
  * The message as the relay forwards and stores it: the sender's content untouched, `wmp` with
  * the authenticated sender, the relay's message id, the group session (hop messages carry none:
