@@ -44,7 +44,16 @@ export type {
   JsonRpcResponse,
   JsonRpcSuccessResponse,
 } from './message-types.js';
-export { isKnownMethod, Method, type MethodName, methodSpecs, type ParamsOf, type ResultOf } from './methods.js';
+export { MethodRegistry, MethodRegistryError, type MethodRegistryFailure } from './method-registry.js';
+export {
+  coreMethods,
+  isKnownMethod,
+  Method,
+  type MethodName,
+  type ParamsOf,
+  type ResultOf,
+  wmpMethods,
+} from './methods.js';
 export {
   type BatchEntry,
   type InvalidBatchEntry,
@@ -77,8 +86,20 @@ export {
   type WmpMetadata,
   WmpMetadataSchema,
 } from './schemas/metadata.js';
-export type { MethodKind, MethodSpec } from './schemas/method-spec.js';
-export { MAX_KEY_PACKAGES_PER_PUBLISH } from './schemas/relay.js';
+export {
+  type ContentRules,
+  eitherMethod,
+  type InitiatorRoute,
+  type MethodAccess,
+  type MethodKind,
+  type MethodRules,
+  type MethodSpec,
+  methodParams,
+  methodResult,
+  notificationMethod,
+  requestMethod,
+} from './schemas/method-spec.js';
+export { MAX_KEY_PACKAGES_PER_PUBLISH, ohanMethods } from './schemas/ohan.js';
 export { isInexactInteger, parseStrictJson, utf8Length } from './strict-json.js';
 export { rfc3339 } from './time.js';
 export { validateParams, validateResult } from './validate.js';

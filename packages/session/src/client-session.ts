@@ -2,6 +2,7 @@ import { b64urlEncode, randomBytes, type Signer, signChallenge } from '@wmp/jcs-
 import {
   type Auth,
   type Capabilities,
+  coreMethods,
   EncryptionRequiredError,
   errorFromJsonRpc,
   FlowError,
@@ -21,14 +22,17 @@ import type { X509Identity } from './auth/x509-identity.js';
 import { newRequestId } from './ids.js';
 import { type MlsJoin, openParams, type SessionCipher, sealParams } from './mls/cipher.js';
 import {
-  CONTENT_METHODS,
   encryptionRequiredFor,
   incomingCapabilities,
+  isContentMethod,
   isEncrypted,
   outgoingCapabilities,
 } from './mls/policy.js';
 import { WMP_VERSION } from './negotiate.js';
 import type { BaseContext, Peer, RequestOptions } from './peer.js';
+
+/** What a responder sends an initiator on a session, routed to the `WmpSession` it names (their descriptors say so). */
+const SESSION_ROUTED = coreMethods.names((spec) => spec.toInitiator === 'session');
 
 export interface OpenSessionOptions {
   /** Our identity (`wmp.sender`). Defaults to the X.509 identity's id, else the signer's `did`. */
@@ -412,14 +416,7 @@ export class WmpSession {
         const target = id ? sessions!.get(id) : sessions!.size === 1 ? [...sessions!.values()][0] : undefined;
         return target ? target.#incoming(method, p, ctx.requestId) : undefined;
       };
-      for (const method of [
-        'wmp.message.deliver',
-        'wmp.message.status',
-        'wmp.flow.progress',
-        'wmp.flow.complete',
-        'wmp.flow.error',
-        'wmp.session.close',
-      ]) {
+      for (const method of SESSION_ROUTED) {
         peer.setNotificationHandler(method, route(method));
         peer.setRequestHandler(method, route(method));
       }
@@ -446,7 +443,7 @@ export class WmpSession {
   ): Promise<void> {
     let opened: Record<string, unknown>;
     try {
-      if (!CONTENT_METHODS.has(method)) throw new InvalidParamsError({ reason: `${method} is never encrypted` });
+      if (!isContentMethod(method)) throw new InvalidParamsError({ reason: `${method} is never encrypted` });
       if (!this.#cipher) throw new MlsError({ reason: 'no_group' });
       const sender = (params.wmp as { sender?: unknown }).sender;
       opened = await openParams(this.#cipher, method, params, typeof sender === 'string' ? sender : undefined);

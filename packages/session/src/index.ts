@@ -60,7 +60,7 @@ export { newMessageId, newRequestId, newSecret, newSessionId, requestIdSequence 
 export { InMemoryTransport } from './in-memory-transport.js';
 export { MemorySessionStore } from './memory-session-store.js';
 export { type MlsJoin, openParams, type SessionCipher, sealParams } from './mls/cipher.js';
-export { CONTENT_METHODS, encryptionRequiredFor, isEncrypted } from './mls/policy.js';
+export { encryptionRequiredFor, isContentMethod, isEncrypted } from './mls/policy.js';
 export {
   DEFAULT_SECURITY_POLICY,
   negotiateCapabilities,

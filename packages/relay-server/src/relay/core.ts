@@ -18,7 +18,7 @@ import { Presence } from './presence.js';
 import { QueueWakeUps } from './queue-wake-ups.js';
 import { RefusalLog } from './refusals.js';
 import { isLoopbackAddress, relayLimiters } from './relay-limiters.js';
-import { relayMethods } from './relay-methods.js';
+import { registerRelayMethods } from './relay-methods.js';
 import type { RelayBudgets, RelayServices } from './services.js';
 import { StatusNotifier } from './statuses.js';
 import { Sweeper } from './sweeper.js';
@@ -184,7 +184,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     hooks: { ...relayHooks(services), deliver: deliverHook(services) },
     now,
   });
-  for (const [method, handler] of Object.entries(relayMethods(services))) server.handle(method, handler);
+  registerRelayMethods(server, services);
 
   const sweeper = new Sweeper(stores, statuses, timings, logger, now);
   let connections = 0;
