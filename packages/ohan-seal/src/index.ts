@@ -11,7 +11,7 @@ export {
 } from './card.js';
 export { type CreateEventInput, createEvent, signEvent } from './create.js';
 export { cryptoPath } from './crypto-path.js';
-export { formatUtcTime, parseUtcTime } from './encoding.js';
+export { parseUtcTime } from './encoding.js';
 export { OhanError, OhanOpenError, OhanSealError, type OpenFailure, type SealFailure } from './errors.js';
 export {
   checkEventShape,

@@ -10,9 +10,9 @@ import {
   utf8,
   verifyEd25519,
 } from '@wmp/jcs-signing';
-import { parseStrictJson } from '@wmp/jsonrpc-envelope';
+import { parseStrictJson, rfc3339 } from '@wmp/jsonrpc-envelope';
 import { backend } from '#crypto';
-import { formatUtcTime, parseUtcTime } from './encoding.js';
+import { parseUtcTime } from './encoding.js';
 import type { NonceCache } from './nonces.js';
 import { DEFAULT_SKEW_SECONDS, NONCE_TTL_SECONDS } from './profile.js';
 
@@ -61,7 +61,7 @@ export async function signRequest(input: SignRequestInput): Promise<string> {
     target: input.target,
     body: bodyHash(input.body),
     nonce: input.nonce ?? b64urlEncode(randomBytes(16)),
-    ts: typeof input.ts === 'string' ? input.ts : formatUtcTime((input.ts ?? new Date()).getTime()),
+    ts: typeof input.ts === 'string' ? input.ts : rfc3339((input.ts ?? new Date()).getTime()),
   };
   const text = jcs(claims);
   const signature = await input.signer.sign(utf8(text));
