@@ -36,14 +36,14 @@ export { acceptedSchemes, checkSenderScheme, schemeCovers, schemeOf } from './au
 export { type SignedChallengeOptions, signedChallengeAuthenticator } from './auth/signed-challenge.js';
 export type { TrustAnchors } from './auth/x509.js';
 export type { X509Identity } from './auth/x509-identity.js';
-export {
-  type CapabilityUpdate,
-  type OpenSessionOptions,
-  type RestoredSessionState,
-  type SessionErrorEvent,
-  type SessionEvents,
-  WmpSession,
-} from './client-session.js';
+export { WmpSession } from './client-session.js';
+export type {
+  CapabilityUpdate,
+  OpenSessionOptions,
+  RestoredSessionState,
+  SessionErrorEvent,
+  SessionEvents,
+} from './client-session-types.js';
 export type { Connection, WmpContext } from './context.js';
 export { ConnectionClosedError, PeerError, RequestTimeoutError } from './errors.js';
 export {
