@@ -14,7 +14,7 @@ import { parseStrictJson, rfc3339 } from '@wmp/jsonrpc-envelope';
 import { backend } from '#crypto';
 import { parseUtcTime } from './encoding.js';
 import type { NonceCache } from './nonces.js';
-import { DEFAULT_SKEW_SECONDS, NONCE_TTL_SECONDS } from './profile.js';
+import { NONCE_TTL_SECONDS, OHAN_SKEW_SECONDS } from './profile.js';
 
 export const REQUEST_AUTH_SCHEME = 'OHAN-Sig';
 
@@ -151,7 +151,7 @@ export async function verifyRequest(
   if (!NONCE.test(claims.nonce) || b64urlDecodeLength(claims.nonce) < 16) return fail('malformed');
   const ts = parseUtcTime(claims.ts);
   const now = input.now ?? Date.now();
-  const skew = (input.skewSeconds ?? DEFAULT_SKEW_SECONDS) * 1000;
+  const skew = (input.skewSeconds ?? OHAN_SKEW_SECONDS) * 1000;
   if (ts === undefined || Math.abs(now - ts) > skew) return fail('stale');
   // The signed bytes are the transmitted claims text: verifying them (not a re-serialisation)
   // and requiring it to be canonical means one request has one valid header.

@@ -1,4 +1,4 @@
-import { verifyMessage } from '@wmp/jcs-signing';
+import { verifyMessage, WMP_SKEW_SECONDS } from '@wmp/jcs-signing';
 import {
   InvalidParamsError,
   type JsonRpcNotification,
@@ -280,7 +280,7 @@ export class WmpServer {
     ) as Record<string, unknown>;
     const wmp = (params as { wmp: WmpMetadata }).wmp;
     const now = this.#now();
-    checkTimestamp(wmp, now, this.#options.skewSeconds ?? 30);
+    checkTimestamp(wmp, now, this.#options.skewSeconds ?? WMP_SKEW_SECONDS);
     if (spec.access === 'sessionless') {
       const context: WmpContext = { ...base, session: undefined, sender: undefined, connection };
       await this.#options.admitSessionless?.(message.method, context);

@@ -1,7 +1,7 @@
 import {
   DEFAULT_MAX_EVENT_BYTES,
-  DEFAULT_SKEW_SECONDS,
   isBoxOrigin,
+  OHAN_SKEW_SECONDS,
   type OhanEvent,
   stampStrength,
   verifyCard,
@@ -112,7 +112,7 @@ export class Mailbox {
       identity: this.identity,
       store: this.store,
       now: this.#now,
-      skewSeconds: options.skewSeconds ?? DEFAULT_SKEW_SECONDS,
+      skewSeconds: options.skewSeconds ?? OHAN_SKEW_SECONDS,
       maxEventBytes: this.#maxEventBytes,
       maxSeen: options.maxSeen ?? 10_000,
     });
