@@ -1,10 +1,10 @@
 /** Why an identity could not be made or read. */
-export type IdentityErrorCode = 'invalid_identity';
+export type IdentityErrorCode = 'ERR_IDENTITY_INVALID';
 
 /** A refused identity (malformed JSON, wrong key sizes, a DID that does not match the key). */
 export class IdentityError extends Error {
   readonly code: IdentityErrorCode;
-  constructor(code: IdentityErrorCode = 'invalid_identity') {
+  constructor(code: IdentityErrorCode = 'ERR_IDENTITY_INVALID') {
     super('not a valid identity');
     this.name = 'IdentityError';
     this.code = code;
