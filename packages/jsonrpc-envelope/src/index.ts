@@ -1,3 +1,4 @@
+export { BoundedMap, BoundedSet } from './bounded.js';
 export { createErrorResponse, createNotification, createRequest, createResponse } from './create.js';
 export { ErrorCode, type ErrorCodeName, type ErrorCodeValue, ErrorMessage, isErrorCode } from './error-codes.js';
 export {

@@ -85,12 +85,12 @@ export function checkSender(wmp: WmpMetadata | undefined, identity: string | und
   if (claimed !== expected) throw new NotAuthorizedError({ reason: 'sender is not the authenticated identity' });
 }
 
-const MAX_RECENT_IDS = 1024;
+/** How many request ids of a session each connection remembers. */
+export const MAX_RECENT_IDS = 1024;
 
-/** Refuses a request id already used in this session on this connection (bounded memory). */
+/** Refuses a request id already used in this session on this connection (bounded: `MAX_RECENT_IDS`). */
 export function checkDuplicateId(recent: Set<string | number>, id: string | number | undefined): void {
   if (id === undefined) return;
   if (recent.has(id)) throw new InvalidRequestError({ reason: 'duplicate request id' });
   recent.add(id);
-  if (recent.size > MAX_RECENT_IDS) recent.delete(recent.values().next().value as string | number);
 }

@@ -1,5 +1,6 @@
 import { verifyMessage, WMP_SKEW_SECONDS } from '@wmp/jcs-signing';
 import {
+  BoundedSet,
   InvalidParamsError,
   type JsonRpcNotification,
   type JsonRpcRequest,
@@ -24,6 +25,7 @@ import {
   checkEncryption,
   checkSender,
   checkTimestamp,
+  MAX_RECENT_IDS,
 } from './enforce.js';
 import { FlowManager } from './flows.js';
 import { capabilityHandlers } from './handlers/capability.js';
@@ -310,7 +312,7 @@ export class WmpServer {
     if ('id' in message) {
       let recent = connection.recentIds.get(sessionId);
       if (recent === undefined) {
-        recent = new Set<string | number>();
+        recent = new BoundedSet<string | number>(MAX_RECENT_IDS);
         connection.recentIds.set(sessionId, recent);
       }
       checkDuplicateId(recent, message.id);
