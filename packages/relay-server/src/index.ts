@@ -73,8 +73,8 @@ export {
 export type { RelayStoreLimits, RelayStores } from './storage/contracts/relay-stores.js';
 export { EMPTY_TOTALS, type Totals } from './storage/contracts/totals.js';
 export {
-  QueueFullError,
   type QueueFullReason,
+  RelayQueueFullError,
   StoreClosedError,
   StoreError,
   type StoreErrorCode,

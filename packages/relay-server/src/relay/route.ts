@@ -3,7 +3,7 @@ import { type JsonRpcNotification, RateLimitedError, rfc3339 } from '@wmp/jsonrp
 import type { Connection, SessionRecord } from '@wmp/session';
 import { utf8Length } from '../storage/contracts/bytes.js';
 import type { AppendResult } from '../storage/contracts/queue-store.js';
-import { QueueFullError } from '../storage/errors.js';
+import { RelayQueueFullError } from '../storage/errors.js';
 import type { RoutedMessage } from './forwarder.js';
 import { metaFor, type RelayServices } from './services.js';
 
@@ -59,12 +59,12 @@ export interface RouteOutcome {
   /** Recipients whose queue took it (or already had it). */
   readonly accepted: number;
   /** The first full queue's error, when some recipient's queue was full. */
-  readonly full: QueueFullError | undefined;
+  readonly full: RelayQueueFullError | undefined;
 }
 
 type Outcome = { readonly recipient: string } & (
   | { readonly appended: AppendResult; readonly message: RoutedMessage }
-  | { readonly full: QueueFullError }
+  | { readonly full: RelayQueueFullError }
 );
 
 /**
@@ -104,7 +104,7 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
         .then(
           (appended): Outcome => ({ recipient, appended, message }),
           (e: unknown): Outcome => {
-            if (e instanceof QueueFullError) return { recipient, full: e };
+            if (e instanceof RelayQueueFullError) return { recipient, full: e };
             throw e;
           },
         ),
@@ -134,7 +134,7 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
       );
     }
   }
-  const full = outcomes.find((o): o is Outcome & { full: QueueFullError } => 'full' in o)?.full;
+  const full = outcomes.find((o): o is Outcome & { full: RelayQueueFullError } => 'full' in o)?.full;
   return { accepted, full };
 }
 

@@ -100,11 +100,11 @@ export type QueueFullReason = 'max_queued' | 'max_bytes' | 'sender_share' | 'tot
  * (-31014, canonical message, `instanceof` the envelope's `QueueFullError`), so the relay answers
  * with it as is; `reason` says which cap, for metrics, and stays off the wire.
  */
-export class QueueFullError extends WmpQueueFullError {
+export class RelayQueueFullError extends WmpQueueFullError {
   readonly reason: QueueFullReason;
   constructor(reason: QueueFullReason) {
     super();
-    this.name = 'QueueFullError';
+    this.name = 'RelayQueueFullError';
     this.reason = reason;
   }
 }
