@@ -75,9 +75,9 @@ export { EMPTY_TOTALS, type Totals } from './storage/contracts/totals.js';
 export {
   type QueueFullReason,
   RelayQueueFullError,
+  RelayStoreError,
+  type RelayStoreErrorCode,
   StoreClosedError,
-  StoreError,
-  type StoreErrorCode,
   StoreInputError,
   StoreLockedError,
   StoreSchemaError,
