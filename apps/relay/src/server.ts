@@ -7,7 +7,7 @@ import {
   createBoxApp,
   createRelay,
   type Logger,
-  MemoryStore,
+  MemoryRelayStores,
   mountBoxApp,
   type Relay,
   type RelayStoreLimits,
@@ -52,7 +52,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
   if (config.ephemeral) {
     // Nothing on disk: a fresh key every start (createRelay's default), memory stores.
     storeName = 'memory';
-    openStore = (limits) => new MemoryStore({ ...limits, box: boxLimits });
+    openStore = (limits) => new MemoryRelayStores({ ...limits, box: boxLimits });
   } else {
     const identity = loadOrCreateIdentity(dataDir);
     seed = identity.seed;

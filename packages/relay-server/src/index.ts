@@ -89,4 +89,4 @@ export { MemoryBoxStore } from './storage/memory/memory-box-store.js';
 export { MemoryKeyPackageStore } from './storage/memory/memory-key-package-store.js';
 export { MemoryMlsGroupStore } from './storage/memory/memory-mls-group-store.js';
 export { MemoryQueueStore } from './storage/memory/memory-queue-store.js';
-export { MemoryStore, type MemoryStoreOptions } from './storage/memory/memory-store.js';
+export { MemoryRelayStores, type MemoryStoreOptions } from './storage/memory/memory-store.js';

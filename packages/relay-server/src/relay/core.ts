@@ -4,7 +4,7 @@ import { ByteBudget } from '@wmp/transports';
 import type { Coordination } from '../coordination/contracts/coordination.js';
 import { memoryCoordination } from '../coordination/memory/coordination.js';
 import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
-import { MemoryStore } from '../storage/memory/memory-store.js';
+import { MemoryRelayStores } from '../storage/memory/memory-store.js';
 import { type RelayConfig, type ResolvedConfig, relayStoreLimits, resolveConfig } from './config.js';
 import { deliverHook } from './deliver.js';
 import { Forwarder } from './forwarder.js';
@@ -63,7 +63,7 @@ export interface RelayCore {
  */
 function openStores(input: RelayConfig, limits: RelayStoreLimits): RelayStores {
   if (typeof input.store === 'function') return input.store(limits);
-  if (input.store === undefined) return new MemoryStore(limits);
+  if (input.store === undefined) return new MemoryRelayStores(limits);
   const asked = input.limits ?? {};
   const { queue, sessions } = input.store;
   const differs = (wanted: number | undefined, own: number) => wanted !== undefined && wanted !== own;
