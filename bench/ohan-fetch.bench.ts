@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeypair } from '@wmp/jcs-signing';
-import { createEvent, formatUtcTime, generateEncKeypair, signEvent, signRequest, unsignedPart } from '@wmp/ohan-seal';
+import { rfc3339 } from '@wmp/jsonrpc-envelope';
+import { createEvent, generateEncKeypair, signEvent, signRequest, unsignedPart } from '@wmp/ohan-seal';
 import { BOX_API_PREFIX, createBoxApp, mountBoxApp } from '../packages/relay-server/src/node.js';
 import { SqliteStore } from '../packages/relay-server/src/sqlite.js';
 import { type Benchmark, compareRates } from './lib.js';
@@ -37,7 +38,7 @@ const bench: Benchmark = {
     for (let i = 0; i < EVENTS; i += 100) {
       const batch = [];
       for (let k = i; k < i + 100; k++) {
-        const exp = formatUtcTime(start + 7 * 24 * 3600_000 + k * 1000);
+        const exp = rfc3339(start + 7 * 24 * 3600_000 + k * 1000);
         batch.push(signEvent({ ...unsignedPart(base), exp }, alice).then((e) => store.box.publish(e)));
       }
       await Promise.all(batch);

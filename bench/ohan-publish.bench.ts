@@ -15,9 +15,9 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { base58 } from '@scure/base';
 import { generateKeypair, utf8 } from '@wmp/jcs-signing';
+import { rfc3339 } from '@wmp/jsonrpc-envelope';
 import {
   createEvent,
-  formatUtcTime,
   generateEncKeypair,
   idPreimage,
   type OhanEvent,
@@ -150,7 +150,7 @@ const bench: Benchmark = {
     );
     for (let i = 0; i < POOL; i++) {
       const s = i % senders.length;
-      const exp = formatUtcTime(start + 7 * 24 * 3600_000 + i * 1000);
+      const exp = rfc3339(start + 7 * 24 * 3600_000 + i * 1000);
       const e = await signEvent({ ...unsignedPart(bases[s]!), exp }, senders[s]!);
       bodies.push(JSON.stringify(e));
       if (i < 1024) {

@@ -7,7 +7,12 @@
 // The parent passes the limits as JSON in argv[4] (and other settings in argv[5]) and starts it
 // with --expose-gc.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createRelay, MemoryStore, type RelayConfig, type RelayLimits } from '../../packages/relay-server/src/node.js';
+import {
+  createRelay,
+  MemoryRelayStores,
+  type RelayConfig,
+  type RelayLimits,
+} from '../../packages/relay-server/src/node.js';
 import { SqliteStore } from '../../packages/relay-server/src/sqlite.js';
 
 const [kind, path, limitsJson, optionsJson] = process.argv.slice(2);
@@ -20,7 +25,7 @@ const options = JSON.parse(optionsJson ?? '{}') as Pick<RelayConfig, 'limitLoopb
 const relay = createRelay({
   limits,
   ...options,
-  store: (limits) => (kind === 'sqlite' ? SqliteStore.open({ path: path!, ...limits }) : new MemoryStore(limits)),
+  store: (limits) => (kind === 'sqlite' ? SqliteStore.open({ path: path!, ...limits }) : new MemoryRelayStores(limits)),
 });
 
 type Ask = { readonly id: number; readonly type: 'memory' | 'stats' | 'loop' };

@@ -2,7 +2,8 @@
 // wrote to, so mail to them needs no directory lookup next time. (Your own card is the SDK
 // Mailbox's, under its own key.) Cards are verified when read back: an edited file is noticed.
 import type { Card } from '@wmp/client-sdk';
-import { isNewerCard, verifyCard } from '@wmp/ohan-seal';
+import { isNewerCard } from '@wmp/ohan-seal';
+import { verifyCardJson } from './card-json.js';
 import { CliError } from './errors.js';
 import type { Home } from './home.js';
 
@@ -13,13 +14,7 @@ export const CONTACT_PREFIX = 'cli/contact/';
 export async function loadContactCard(home: Home, key: string): Promise<Card | undefined> {
   const text = await home.store().get(CONTACT_PREFIX + key);
   if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    value = undefined;
-  }
-  const verdict = verifyCard(value);
+  const verdict = verifyCardJson(text);
   if (!verdict.ok || verdict.card.key !== key) {
     throw new CliError(
       `the stored card of ${key} in ${home.dir} is damaged`,

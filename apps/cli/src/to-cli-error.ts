@@ -1,13 +1,13 @@
 // Errors from the layers below (WMP answers, transports, fetch, the OHAN box, the SDK) as CLI
 // errors with an exit code and a hint. Matching is on stable codes, never on message text.
 import {
+  ClientStoreError,
   GroupError,
   type GroupErrorCode,
   IdentityError,
   isConnectionLost,
   MailboxError,
   type MailboxErrorCode,
-  StoreError,
   WmpClientError,
 } from '@wmp/client-sdk';
 import { ErrorCode, WmpError } from '@wmp/jsonrpc-envelope';
@@ -221,7 +221,7 @@ export function toCliError(error: unknown): CliError {
       'Import a backup (wmp keys import <file> --force) or make a new one (wmp keys new --force).',
     );
   }
-  if (error instanceof StoreError) {
+  if (error instanceof ClientStoreError) {
     return new CliError(
       `the home's store refused a write (${error.code})`,
       'Check the --home directory and its permissions.',

@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import {
   type Coordination,
   type Logger,
-  MemoryStore,
+  MemoryRelayStores,
   type RelayStoreLimits,
   type RelayStores,
   relayStoreLimits,
@@ -57,7 +57,7 @@ export async function openBackend(config: AppConfig, options: BackendOptions): P
     return {
       name: 'memory',
       seed: undefined,
-      store: (limits) => new MemoryStore({ ...limits, box }),
+      store: (limits) => new MemoryRelayStores({ ...limits, box }),
       coordination: undefined,
       close: async () => {},
     };

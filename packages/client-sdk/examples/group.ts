@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noConsole: this example prints what it does
-import { connect, Group, type GroupError, Identity, MemoryStore, type WmpClient } from '@wmp/client-sdk/node';
+import { connect, Group, type GroupError, Identity, MemoryClientStore, type WmpClient } from '@wmp/client-sdk/node';
 import { startLocalRelays } from './local-relays.js';
 
 // A relay started here for the example (use your relay's URL instead).
@@ -10,7 +10,7 @@ const url = `${relays.origins[0]!.replace(/^http/, 'ws')}/wmp`;
 // FileStore or an IndexedDbStore in a real application).
 const person = async (name: string) => {
   const identity = Identity.generate();
-  const store = new MemoryStore();
+  const store = new MemoryClientStore();
   return { name, identity, store, client: await connect(url, { identity, store }) };
 };
 const alice = await person('alice');

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Identity, MemoryStore } from '@wmp/client-sdk';
+import { Identity, MemoryClientStore } from '@wmp/client-sdk';
 import { FileStore } from '@wmp/client-sdk/node';
 
 // An identity is an Ed25519 signing key (its did:key is who you are in WMP) and a separate
@@ -32,7 +32,7 @@ const card = await alice.createCard(['https://relay-a.example', 'https://relay-b
 console.log('card:', card.protocol, card.relays.length, 'relays, key', card.key === alice.signingKey);
 
 // The same interface in memory (tests, throwaway sessions) and in browsers (IndexedDbStore.open(name)).
-const memory = new MemoryStore();
+const memory = new MemoryClientStore();
 await memory.set('mailbox/relay/https://relay-a.example', '{"after":0,"ack":[]}');
 await memory.set('identity', JSON.stringify(exported));
 console.log('keys with a prefix:', (await memory.keys('mailbox/')).join(','));

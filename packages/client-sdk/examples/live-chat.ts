@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, Identity, MemoryStore, type MessageStatusEvent, type WmpClient } from '@wmp/client-sdk/node';
+import { connect, Identity, MemoryClientStore, type MessageStatusEvent, type WmpClient } from '@wmp/client-sdk/node';
 import { randomBytes } from '@wmp/jcs-signing';
 import { createRelay, type RelayConfig } from '@wmp/relay-server/node';
 import { SqliteStore } from '@wmp/relay-server/sqlite';
@@ -27,7 +27,7 @@ const nextMessage = (client: WmpClient) =>
 
 // Alice gives the relay's origin: its /.well-known/wmp-configuration says WebSocket. Bob talks
 // HTTP + SSE. Both authenticate with their key and register with the relay.
-const alice = await connect(url, { identity: Identity.generate(), store: new MemoryStore() });
+const alice = await connect(url, { identity: Identity.generate(), store: new MemoryClientStore() });
 const bob = await connect(`${url}/wmp`, { identity: Identity.generate() });
 console.log('alice over', alice.endpoint.binding, '- bob over', bob.endpoint.binding);
 

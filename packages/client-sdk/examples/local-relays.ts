@@ -1,6 +1,6 @@
 // For the examples only: relays with an OHAN box, started in this process on 127.0.0.1 (as
 // `npm start` runs one). Real applications use the origins of deployed relays instead.
-import { BOX_API_PREFIX, createBoxApp, createRelay, MemoryStore, mountBoxApp } from '@wmp/relay-server/node';
+import { BOX_API_PREFIX, createBoxApp, createRelay, MemoryRelayStores, mountBoxApp } from '@wmp/relay-server/node';
 
 export interface LocalRelays {
   /** The relays' public origins, e.g. `http://127.0.0.1:41234`. */
@@ -14,7 +14,7 @@ export async function startLocalRelays(count: number): Promise<LocalRelays> {
   const origins: string[] = [];
   for (let i = 0; i < count; i++) {
     const relay = createRelay({
-      store: (limits) => new MemoryStore({ ...limits, box: { directory: true, strangerBits: 8 } }),
+      store: (limits) => new MemoryRelayStores({ ...limits, box: { directory: true, strangerBits: 8 } }),
     });
     let boxFetch: ((request: Request) => Response | Promise<Response>) | undefined;
     relay.app.all(`${BOX_API_PREFIX}/*`, (c) => (boxFetch ? boxFetch(c.req.raw) : c.text('not ready', 503)));

@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noConsole: this example prints what it does
-import { Identity, Mailbox, type MailMessage, MemoryStore } from '@wmp/client-sdk';
+import { Identity, Mailbox, type MailMessage, MemoryClientStore } from '@wmp/client-sdk';
 import { startLocalRelays } from './local-relays.js';
 
 // Two relays with OHAN boxes, started here for the example (use your relays' origins instead).
@@ -8,7 +8,7 @@ const [relayA, relayB] = relays.origins as [string, string];
 
 // Bob keeps his mail on both relays: his card lists them. Alice publishes hers there too (a
 // directory box takes mail only between identities whose cards it holds).
-const bob = new Mailbox({ identity: Identity.generate(), store: new MemoryStore() });
+const bob = new Mailbox({ identity: Identity.generate(), store: new MemoryClientStore() });
 const alice = new Mailbox({ identity: Identity.generate() });
 const published = await bob.publishCard([relayA, relayB]);
 console.log('bob card:', published.outcomes.map((o) => (o.ok ? o.status : o.error.code)).join(', '));

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { makePki, type TestPki } from '../../session/test/pki.js';
 import { IdentityError } from '../src/identity/errors.js';
 import { Identity } from '../src/identity/identity.js';
-import { connect, MemoryStore, WmpClientError } from '../src/node.js';
+import { connect, MemoryClientStore, WmpClientError } from '../src/node.js';
 import { clientTestbed, FAST_RECONNECT, waitFor } from './client-testbed.js';
 
 const testbed = clientTestbed();
@@ -41,7 +41,7 @@ describe('mutual authentication of the relay', () => {
 
   it('keeps who the relay proved across a restart that resumes the session; `relay: false` asks nothing', async () => {
     const { relay, url } = await testbed.relay();
-    const store = new MemoryStore();
+    const store = new MemoryClientStore();
     const identity = Identity.generate();
     const first = await connect(url, { identity, store, reconnect: FAST_RECONNECT });
     const sessionId = first.sessionId;
@@ -76,8 +76,8 @@ describe('an X.509 identity', () => {
     const back = await Identity.restore(json);
     expect(back.id).toBe(wallet.id);
     expect(back.did).toBe(wallet.did);
-    expect(() => Identity.fromJSON(json)).toThrow(expect.objectContaining({ code: 'needs_restore' }));
-    const store = new MemoryStore();
+    expect(() => Identity.fromJSON(json)).toThrow(expect.objectContaining({ code: 'ERR_IDENTITY_NEEDS_RESTORE' }));
+    const store = new MemoryClientStore();
     await wallet.save(store);
     expect((await Identity.load(store))?.id).toBe('x509:san:dns:wallet.example.com');
     await expect(Identity.fromX509({ certificatesPem: 'garbage', privateKeyPem: 'garbage' })).rejects.toBeInstanceOf(

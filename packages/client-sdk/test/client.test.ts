@@ -13,7 +13,7 @@ import {
   WmpClient,
   WmpClientError,
 } from '../src/node.js';
-import { MemoryStore } from '../src/store/memory-store.js';
+import { MemoryClientStore } from '../src/store/memory-store.js';
 import { clientTestbed, endpointOf, eventually, FAST_RECONNECT, waitFor } from './client-testbed.js';
 
 const bed = clientTestbed();
@@ -87,7 +87,7 @@ describe('WmpClient through a relay', () => {
   it('a status that came while the sender was away reaches it on its return, once, and is acknowledged', async () => {
     const { url, relay } = await bed.relay();
     const aliceIdentity = Identity.generate();
-    const aliceStore = new MemoryStore();
+    const aliceStore = new MemoryClientStore();
     const alice = await bed.client(url, { identity: aliceIdentity, store: aliceStore });
     const bobIdentity = Identity.generate();
     const sent = await alice.client.send(bobIdentity.did, 'while you were out');
@@ -189,7 +189,7 @@ describe('WmpClient through a relay', () => {
     const alice = await bed.client(url);
     const bobIdentity = Identity.generate();
     for (const n of [1, 2, 3]) await alice.client.send(bobIdentity.did, { n });
-    const store = new MemoryStore();
+    const store = new MemoryClientStore();
     const bob = bed.track(
       await connect(endpointOf(url, 'ws'), { identity: bobIdentity, store, reconnect: FAST_RECONNECT }),
     );
@@ -270,7 +270,7 @@ describe('WmpClient through a relay', () => {
   it('starts afresh from unreadable stored state, and bounds the calls waiting for the connection', async () => {
     const relay = await bed.relay();
     const identity = Identity.generate();
-    const store = new MemoryStore();
+    const store = new MemoryClientStore();
     const prefix = `client/${relay.url}/${identity.did}/`;
     await store.set(`${prefix}session`, '{not json');
     await store.set(`${prefix}seen/000000000001`, '[1,2,');

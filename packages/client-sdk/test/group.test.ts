@@ -11,7 +11,7 @@ import {
   type GroupErrorEvent,
   type GroupEvents,
   Identity,
-  MemoryStore,
+  MemoryClientStore,
   type ReceivedMessage,
   type WmpClient,
 } from '../src/node.js';
@@ -33,7 +33,7 @@ interface Member {
 
 /** A store whose group-state writes can be held: a commit of ours then waits before it is sent. */
 class GatedStore implements ClientStore {
-  readonly #inner = new MemoryStore();
+  readonly #inner = new MemoryClientStore();
   #gate: Promise<void> | undefined;
   #open: (() => void) | undefined;
   held = 0;
@@ -74,7 +74,7 @@ async function member(
   name: string,
   url: string,
   binding: 'ws' | 'http',
-  store: ClientStore = new MemoryStore(),
+  store: ClientStore = new MemoryClientStore(),
   identity = Identity.generate(),
 ): Promise<Member> {
   const { client, inbox } = await bed.client(url, { binding, identity, store });
@@ -194,7 +194,7 @@ describe('Group: MLS groups through a relay', () => {
     await waitFor(() => bodies(bob2).includes(`${secret}-8`));
 
     // Dave, a participant from the start, joins late: he reads only from his own epoch on.
-    const dave = await member('dave', url, 'http', new MemoryStore(), daveIdentity);
+    const dave = await member('dave', url, 'http', new MemoryClientStore(), daveIdentity);
     expect(await Group.publishKeyPackages(dave.client, 1, opts(dave))).toBe(1);
     const d = watch(dave, await Group.join(dave.client, a.id, opts(dave)));
     await waitFor(() => dave.errors.length === 1);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { b64urlEncode, utf8, verifyEd25519 } from '@wmp/jcs-signing';
 import { createEvent, openEvent, verifyCard } from '@wmp/ohan-seal';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IDENTITY_STORE_KEY, Identity, IdentityError, type IdentityJson, MemoryStore } from '../src/index.js';
+import { IDENTITY_STORE_KEY, Identity, IdentityError, type IdentityJson, MemoryClientStore } from '../src/index.js';
 import { FileStore } from '../src/node.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'wmp-identity-'));
@@ -61,13 +61,13 @@ describe('Identity', () => {
     try {
       Identity.fromJSON({ ...json, did: other.did });
     } catch (e) {
-      expect((e as IdentityError).code).toBe('invalid_identity');
+      expect((e as IdentityError).code).toBe('ERR_IDENTITY_INVALID');
       expect((e as Error).message).not.toContain(json.signing_seed);
     }
   });
 
   for (const [name, open] of [
-    ['MemoryStore', () => new MemoryStore()],
+    ['MemoryClientStore', () => new MemoryClientStore()],
     ['FileStore', () => new FileStore(join(dir, String(Math.random())))],
   ] as const) {
     it(`saves to and loads from a ${name}`, async () => {

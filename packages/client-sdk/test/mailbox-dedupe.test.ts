@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStore, SEEN_STORE_KEY } from '../src/index.js';
+import { MemoryClientStore, SEEN_STORE_KEY } from '../src/index.js';
 import { envelopeSeenKey, eventSeenKey } from '../src/mailbox/examine.js';
 import { SeenSet } from '../src/mailbox/seen-set.js';
 
 describe('SeenSet', () => {
   it('remembers keys until their expiry, at most max of them, oldest dropped first', async () => {
-    const store = new MemoryStore();
+    const store = new MemoryClientStore();
     const set = await SeenSet.load(store, 3);
     set.add(['a'], 100);
     set.add(['b', 'c'], 200);
@@ -16,7 +16,7 @@ describe('SeenSet', () => {
   });
 
   it('saves and loads itself, and starts afresh from a damaged document', async () => {
-    const store = new MemoryStore();
+    const store = new MemoryClientStore();
     const set = await SeenSet.load(store, 10);
     set.add(['x', 'y'], 1000);
     await set.save(store);

@@ -7,9 +7,9 @@ import {
   type BoxAppOptions,
   createBoxApp,
   createRelay,
+  MemoryRelayStores,
   mountBoxApp,
   type Relay,
-  MemoryStore as RelayMemoryStore,
 } from '@wmp/relay-server/node';
 import { afterEach } from 'vitest';
 import { Identity, Mailbox, type MailboxOptions } from '../src/index.js';
@@ -35,7 +35,7 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
   const directory = options.directory ?? true;
   const relay = createRelay({
     store: (limits) =>
-      new RelayMemoryStore({
+      new MemoryRelayStores({
         ...limits,
         box: { directory, strangerBits: options.strangerBits ?? 8, cardStampBits: 8 },
       }),

@@ -1,7 +1,7 @@
 import { fromHex } from '@wmp/jcs-signing';
 import { createEvent, generateEncKeypair, leadingZeroBits } from '@wmp/ohan-seal';
 import { describe, expect, it } from 'vitest';
-import { Identity, Mailbox, MailboxError, type MailMessage, MemoryStore } from '../src/index.js';
+import { Identity, Mailbox, MailboxError, type MailMessage, MemoryClientStore } from '../src/index.js';
 import { deliver, mailboxTestbed, waitFor } from './mailbox-relays.js';
 
 const bed = mailboxTestbed();
@@ -330,7 +330,7 @@ describe('Mailbox state', () => {
 
   it('keeps deduplicating across instances on one store', async () => {
     const r = await bed.relay();
-    const store = new MemoryStore();
+    const store = new MemoryClientStore();
     const identity = Identity.generate();
     const bob = await bed.party([r], { identity, store });
     const alice = await bed.party([r]);

@@ -2,7 +2,7 @@
 // real one in Chromium.
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { IndexedDbStore, StoreError } from '../src/index.js';
+import { ClientStoreError, IndexedDbStore } from '../src/index.js';
 import { storeSuite } from './store-suite.js';
 
 let n = 0;
@@ -32,12 +32,12 @@ describe('IndexedDbStore', () => {
     b.close();
   });
 
-  it('refuses calls after close with StoreError closed', async () => {
+  it('refuses calls after close with ClientStoreError closed', async () => {
     const store = await IndexedDbStore.open('wmp-closed');
     await store.set('k', 'v');
     store.close();
-    await expect(store.get('k')).rejects.toMatchObject({ code: 'closed' });
-    await expect(store.set('k', 'w')).rejects.toBeInstanceOf(StoreError);
+    await expect(store.get('k')).rejects.toMatchObject({ code: 'ERR_STORE_CLOSED' });
+    await expect(store.set('k', 'w')).rejects.toBeInstanceOf(ClientStoreError);
     const again = await IndexedDbStore.open('wmp-closed');
     expect(await again.get('k')).toBe('v');
     again.close();

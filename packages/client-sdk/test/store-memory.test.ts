@@ -1,4 +1,4 @@
-import { MemoryStore } from '../src/index.js';
+import { MemoryClientStore } from '../src/index.js';
 import { storeSuite } from './store-suite.js';
 
-storeSuite('MemoryStore', { open: async () => new MemoryStore() });
+storeSuite('MemoryClientStore', { open: async () => new MemoryClientStore() });

@@ -1,6 +1,6 @@
 // One suite for every ClientStore: the memory, file and IndexedDB stores must behave alike.
 import { describe, expect, it } from 'vitest';
-import { MAX_STORE_KEY_LENGTH, StoreError } from '../src/index.js';
+import { ClientStoreError, MAX_STORE_KEY_LENGTH } from '../src/index.js';
 import type { ClientStore } from '../src/store/store.js';
 
 export interface StoreHarness {
@@ -15,8 +15,8 @@ async function codeOf(p: Promise<unknown>): Promise<unknown> {
     await p;
     return 'ok';
   } catch (e) {
-    expect(e).toBeInstanceOf(StoreError);
-    return (e as StoreError).code;
+    expect(e).toBeInstanceOf(ClientStoreError);
+    return (e as ClientStoreError).code;
   }
 }
 
@@ -115,19 +115,19 @@ export function storeSuite(name: string, harness: StoreHarness): void {
       expect(await store.get('text')).toBe(text);
     });
 
-    it('refuses bad keys and values with StoreError, and keeps the data intact', async () => {
+    it('refuses bad keys and values with ClientStoreError, and keeps the data intact', async () => {
       const store = await harness.open();
       await store.set('ok', 'v');
       const long = 'x'.repeat(MAX_STORE_KEY_LENGTH + 1);
-      expect(await codeOf(store.set('', 'v'))).toBe('invalid_key');
-      expect(await codeOf(store.set(long, 'v'))).toBe('invalid_key');
-      expect(await codeOf(store.set('lone\ud800', 'v'))).toBe('invalid_key');
-      expect(await codeOf(store.get(''))).toBe('invalid_key');
-      expect(await codeOf(store.delete(long))).toBe('invalid_key');
-      expect(await codeOf(store.keys(long))).toBe('invalid_key');
-      expect(await codeOf(store.keys(42 as unknown as string))).toBe('invalid_key');
-      expect(await codeOf(store.set('k', 42 as unknown as string))).toBe('invalid_value');
-      expect(await codeOf(store.set('k', 'lone\udc00'))).toBe('invalid_value');
+      expect(await codeOf(store.set('', 'v'))).toBe('ERR_STORE_INVALID_KEY');
+      expect(await codeOf(store.set(long, 'v'))).toBe('ERR_STORE_INVALID_KEY');
+      expect(await codeOf(store.set('lone\ud800', 'v'))).toBe('ERR_STORE_INVALID_KEY');
+      expect(await codeOf(store.get(''))).toBe('ERR_STORE_INVALID_KEY');
+      expect(await codeOf(store.delete(long))).toBe('ERR_STORE_INVALID_KEY');
+      expect(await codeOf(store.keys(long))).toBe('ERR_STORE_INVALID_KEY');
+      expect(await codeOf(store.keys(42 as unknown as string))).toBe('ERR_STORE_INVALID_KEY');
+      expect(await codeOf(store.set('k', 42 as unknown as string))).toBe('ERR_STORE_INVALID_VALUE');
+      expect(await codeOf(store.set('k', 'lone\udc00'))).toBe('ERR_STORE_INVALID_VALUE');
       expect(await store.keys('')).toEqual(['ok']);
       expect(await store.get('ok')).toBe('v');
     });

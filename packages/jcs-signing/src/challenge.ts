@@ -15,7 +15,7 @@ export interface ChallengeClaims {
 }
 
 /** The clock skew WMP tolerates on self-asserted timestamps (core §8.5.1). */
-export const DEFAULT_SKEW_SECONDS = 30;
+export const WMP_SKEW_SECONDS = 30;
 
 /** A fresh challenge: `ch-` + 128 random bits, base64url. */
 export function createChallenge(): string {
@@ -46,7 +46,7 @@ export async function verifyChallenge(
   options: VerifyChallengeOptions = {},
 ): Promise<Uint8Array> {
   const now = options.now ?? Date.now();
-  const skew = options.skewSeconds ?? DEFAULT_SKEW_SECONDS;
+  const skew = options.skewSeconds ?? WMP_SKEW_SECONDS;
   const at = typeof claims.timestamp === 'string' ? Date.parse(claims.timestamp) : Number.NaN;
   if (Number.isNaN(at) || Math.abs(now - at) > skew * 1000) {
     throw new TimestampInvalidError({

@@ -13,10 +13,10 @@ export {
 export {
   type ChallengeClaims,
   createChallenge,
-  DEFAULT_SKEW_SECONDS,
   signChallenge,
   type VerifyChallengeOptions,
   verifyChallenge,
+  WMP_SKEW_SECONDS,
 } from './challenge.js';
 export { metadataOf, signedContentOf, withMetadata } from './content.js';
 export {

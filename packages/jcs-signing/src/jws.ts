@@ -1,4 +1,4 @@
-import { parseStrictJson, SignatureInvalidError } from '@wmp/jsonrpc-envelope';
+import { BoundedMap, parseStrictJson, SignatureInvalidError } from '@wmp/jsonrpc-envelope';
 import { b64urlDecode, b64urlEncode, concatBytes, fromUtf8, utf8 } from './bytes.js';
 import { didOf } from './did.js';
 import { jcs } from './jcs.js';
@@ -24,8 +24,8 @@ const MAX_HEADER_LENGTH = 4096;
 const DETACHED = /^([A-Za-z0-9_-]+)\.\.([A-Za-z0-9_-]+)$/;
 
 /** Parsed headers by their base64url text: a peer signs many messages with one header. Bounded. */
-const headerCache = new Map<string, DetachedJwsHeader>();
 const MAX_CACHED_HEADERS = 1024;
+const headerCache = new BoundedMap<string, DetachedJwsHeader>(MAX_CACHED_HEADERS);
 
 function parseHeader(encoded: string): DetachedJwsHeader {
   const cached = headerCache.get(encoded);
@@ -46,7 +46,6 @@ function parseHeader(encoded: string): DetachedJwsHeader {
   if (!Array.isArray(h.crit) || h.crit.length !== 1 || h.crit[0] !== 'b64') fail('header');
   if ('kid' in h && typeof h.kid !== 'string') fail('header');
   const parsed = Object.freeze(h) as DetachedJwsHeader;
-  if (headerCache.size >= MAX_CACHED_HEADERS) headerCache.delete(headerCache.keys().next().value as string);
   headerCache.set(encoded, parsed);
   return parsed;
 }
@@ -77,7 +76,7 @@ function signingInput(encodedHeader: string, payload: Uint8Array): Uint8Array {
 }
 
 /** Encoded plain headers by kid: a relay signs every routed message with the same one. Bounded. */
-const encodedHeaders = new Map<string, string>();
+const encodedHeaders = new BoundedMap<string, string>(MAX_CACHED_HEADERS);
 
 function encodedHeaderOf(kid: string, extraHeader: Record<string, unknown>): string {
   const plain = Object.keys(extraHeader).length === 0;
@@ -85,7 +84,6 @@ function encodedHeaderOf(kid: string, extraHeader: Record<string, unknown>): str
   if (cached !== undefined) return cached;
   const encoded = b64urlEncode(utf8(jcs({ ...extraHeader, alg: 'EdDSA', b64: false, crit: ['b64'], kid })));
   if (plain) {
-    if (encodedHeaders.size >= MAX_CACHED_HEADERS) encodedHeaders.delete(encodedHeaders.keys().next().value as string);
     encodedHeaders.set(kid, encoded);
   }
   return encoded;

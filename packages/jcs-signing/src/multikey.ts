@@ -1,5 +1,6 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { base58 } from '@scure/base';
+import { BoundedMap } from '@wmp/jsonrpc-envelope';
 import { concatBytes } from './bytes.js';
 import { InvalidKeyError } from './errors.js';
 
@@ -66,7 +67,7 @@ export function isWeakEd25519(publicKey: Uint8Array): boolean {
 
 /** Decoded keys; bounded, because decoding checks the point (a square root) and relays see keys repeatedly. */
 const MAX_CACHED = 4096;
-const decodedEd25519 = new Map<string, Uint8Array>();
+const decodedEd25519 = new BoundedMap<string, Uint8Array>(MAX_CACHED);
 
 /** Decodes a `z6Mk...` Ed25519 multikey; refuses non-canonical text, off-curve and small-order keys. */
 export function decodeEd25519Multikey(text: string): Uint8Array {
@@ -75,7 +76,6 @@ export function decodeEd25519Multikey(text: string): Uint8Array {
   const { type, publicKey } = decodeRaw(text);
   if (type !== 'ed25519') throw new InvalidKeyError('not an Ed25519 multikey');
   if (isWeakEd25519(publicKey)) throw new InvalidKeyError('weak Ed25519 key', true);
-  if (decodedEd25519.size >= MAX_CACHED) decodedEd25519.delete(decodedEd25519.keys().next().value as string);
   decodedEd25519.set(text, publicKey);
   return publicKey.slice();
 }

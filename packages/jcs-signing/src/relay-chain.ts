@@ -1,4 +1,4 @@
-import { type JsonRpcMessage, type RelayEntry, SignatureInvalidError } from '@wmp/jsonrpc-envelope';
+import { type JsonRpcMessage, type RelayEntry, rfc3339, SignatureInvalidError } from '@wmp/jsonrpc-envelope';
 import { b64urlEncode } from './bytes.js';
 import { metadataOf, signedContentOf, withMetadata } from './content.js';
 import { jcsBytes } from './jcs.js';
@@ -28,7 +28,7 @@ function rfc3339Now(): string {
   const second = Math.floor(now / 1000);
   if (second !== stampSecond) {
     stampSecond = second;
-    stamp = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    stamp = rfc3339(now);
   }
   return stamp;
 }

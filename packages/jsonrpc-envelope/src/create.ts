@@ -6,7 +6,7 @@ import type {
   JsonRpcParams,
   JsonRpcRequest,
   JsonRpcSuccessResponse,
-} from './message.js';
+} from './message-types.js';
 
 export function createRequest(id: JsonRpcId, method: string, params?: JsonRpcParams): JsonRpcRequest {
   return params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };

@@ -1,5 +1,5 @@
 import { ErrorCode, type ErrorCodeName, type ErrorCodeValue, ErrorMessage, isErrorCode } from './error-codes.js';
-import type { JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcId } from './message.js';
+import type { JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcId } from './message-types.js';
 
 /**
  * Base of every error this project puts on the wire. The message is always the

@@ -1,3 +1,4 @@
+export { BoundedMap, BoundedSet } from './bounded.js';
 export { createErrorResponse, createNotification, createRequest, createResponse } from './create.js';
 export { ErrorCode, type ErrorCodeName, type ErrorCodeValue, ErrorMessage, isErrorCode } from './error-codes.js';
 export {
@@ -32,24 +33,28 @@ export {
   type WmpErrorClass,
 } from './errors.js';
 export { DEFAULT_PARSE_LIMITS, MIN_MESSAGE_BYTES, type ParseLimits } from './limits.js';
+export { isErrorResponse, isNotification, isRequest, isResponse, recoverId, toMessage } from './message.js';
+export type {
+  JsonRpcErrorObject,
+  JsonRpcErrorResponse,
+  JsonRpcId,
+  JsonRpcMessage,
+  JsonRpcNotification,
+  JsonRpcParams,
+  JsonRpcRequest,
+  JsonRpcResponse,
+  JsonRpcSuccessResponse,
+} from './message-types.js';
+export { MethodRegistry, MethodRegistryError, type MethodRegistryFailure } from './method-registry.js';
 export {
-  isErrorResponse,
-  isNotification,
-  isRequest,
-  isResponse,
-  type JsonRpcErrorObject,
-  type JsonRpcErrorResponse,
-  type JsonRpcId,
-  type JsonRpcMessage,
-  type JsonRpcNotification,
-  type JsonRpcParams,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-  type JsonRpcSuccessResponse,
-  recoverId,
-  toMessage,
-} from './message.js';
-export { isKnownMethod, Method, type MethodName, methodSpecs, type ParamsOf, type ResultOf } from './methods.js';
+  coreMethods,
+  isKnownMethod,
+  Method,
+  type MethodName,
+  type ParamsOf,
+  type ResultOf,
+  wmpMethods,
+} from './methods.js';
 export {
   type BatchEntry,
   type InvalidBatchEntry,
@@ -82,8 +87,20 @@ export {
   type WmpMetadata,
   WmpMetadataSchema,
 } from './schemas/metadata.js';
-export type { MethodKind, MethodSpec } from './schemas/method-spec.js';
-export { MAX_KEY_PACKAGES_PER_PUBLISH } from './schemas/relay.js';
+export {
+  type ContentRules,
+  eitherMethod,
+  type InitiatorRoute,
+  type MethodAccess,
+  type MethodKind,
+  type MethodRules,
+  type MethodSpec,
+  methodParams,
+  methodResult,
+  notificationMethod,
+  requestMethod,
+} from './schemas/method-spec.js';
+export { MAX_KEY_PACKAGES_PER_PUBLISH, ohanMethods } from './schemas/ohan.js';
 export { isInexactInteger, parseStrictJson, utf8Length } from './strict-json.js';
 export { rfc3339 } from './time.js';
 export { validateParams, validateResult } from './validate.js';

@@ -1,15 +1,17 @@
 import type * as v from 'valibot';
+import { MethodRegistry } from './method-registry.js';
 import { evidenceMethods } from './schemas/evidence.js';
 import { flowMethods } from './schemas/flow.js';
 import { messagingMethods } from './schemas/messaging.js';
 import type { MethodSpec } from './schemas/method-spec.js';
 import { mlsMethods } from './schemas/mls.js';
+import type { ohanMethods } from './schemas/ohan.js';
 import { relayMethods } from './schemas/relay.js';
 import { resolveMethods } from './schemas/resolve.js';
 import { sessionMethods } from './schemas/session.js';
 
-/** Every method this project knows, with its kind and schemas (tables §6.1, §8; DESIGN §3). */
-export const methodSpecs = {
+/** The WMP methods, each with its kind, schemas and rules (tables §6.1, §8; DESIGN §3). */
+export const wmpMethods = {
   ...sessionMethods,
   ...messagingMethods,
   ...flowMethods,
@@ -19,12 +21,16 @@ export const methodSpecs = {
   ...evidenceMethods,
 } as const satisfies Record<string, MethodSpec>;
 
-export type MethodName = keyof typeof methodSpecs;
-export type ParamsOf<M extends MethodName> = v.InferOutput<(typeof methodSpecs)[M]['params']>;
-export type ResultOf<M extends MethodName> = (typeof methodSpecs)[M]['result'] extends v.GenericSchema
-  ? v.InferOutput<(typeof methodSpecs)[M]['result'] & v.GenericSchema>
-  : never;
+/** The WMP core table as a registry: what every endpoint knows before it adds its own methods. */
+export const coreMethods: MethodRegistry = new MethodRegistry(wmpMethods).freeze();
 
+type KnownMethods = typeof wmpMethods & typeof ohanMethods;
+/** The methods this project defines, core and OHAN: the names `ParamsOf`/`ResultOf` type. */
+export type MethodName = keyof KnownMethods;
+export type ParamsOf<M extends MethodName> = v.InferOutput<KnownMethods[M]['params']>;
+export type ResultOf<M extends MethodName> = KnownMethods[M]['result'] extends v.GenericSchema
+  ? v.InferOutput<KnownMethods[M]['result'] & v.GenericSchema>
+  : never;
 /** Method names by a readable key, for code that prefers `Method.MessageDeliver` to a string. */
 export const Method = {
   SessionCreate: 'wmp.session.create',
@@ -60,6 +66,7 @@ export const Method = {
   RelayResolve: 'ohan.relay.resolve',
 } as const satisfies Record<string, MethodName>;
 
-export function isKnownMethod(method: string): method is MethodName {
-  return Object.hasOwn(methodSpecs, method);
+/** Whether `method` is in the WMP core table (not an application's or OHAN's own). */
+export function isKnownMethod(method: string): method is keyof typeof wmpMethods {
+  return coreMethods.has(method);
 }

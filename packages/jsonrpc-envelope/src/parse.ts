@@ -1,6 +1,7 @@
 import { InvalidRequestError, type WmpError } from './errors.js';
 import { DEFAULT_PARSE_LIMITS, type ParseLimits } from './limits.js';
-import { type JsonRpcId, type JsonRpcMessage, recoverId, toMessage } from './message.js';
+import { recoverId, toMessage } from './message.js';
+import type { JsonRpcId, JsonRpcMessage } from './message-types.js';
 import { decodeUtf8, parseStrictJson } from './strict-json.js';
 
 /** A batch entry that is not a valid message: answered with its own error (JSON-RPC §6). */

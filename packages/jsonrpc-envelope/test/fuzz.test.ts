@@ -9,7 +9,7 @@ import {
   validateParams,
   WmpError,
 } from '../src/index.js';
-import { methodSpecs } from '../src/methods.js';
+import { wmpMethods } from '../src/methods.js';
 
 // Parsing is the first thing untrusted bytes meet. Each property below feeds input that must be
 // refused and asserts that it was, with the code a peer would get; a success fails the property.
@@ -154,7 +154,7 @@ describe('parser fuzzing', () => {
   it('random params are refused by every method with -32602', () => {
     // Every method's params need a `wmp` object with a version; random values never have one.
     fc.assert(
-      fc.property(fc.constantFrom(...Object.keys(methodSpecs)), fc.anything(), (method, params) => {
+      fc.property(fc.constantFrom(...Object.keys(wmpMethods)), fc.anything(), (method, params) => {
         expect(() => validateParams(method, params)).toThrow(
           expect.objectContaining({ code: ErrorCode.InvalidParams }),
         );

@@ -24,6 +24,7 @@ export {
   type VerifiedKeyPackage,
   verifyKeyPackage,
 } from './key-package.js';
-export { didJwkFromP256PublicKey, generateP256Identity, p256IdentityFromSecret } from './p256.js';
+export { didJwkFromP256PublicKey } from './p256.js';
+export { generateP256Identity, p256IdentityFromSecret } from './p256-identity.js';
 export type { CommitKind } from './saved-state.js';
 export { inspectMessage, type MlsMessageInfo } from './wire.js';

@@ -1,7 +1,5 @@
 import { p256 } from '@noble/curves/nist.js';
 import { b64urlDecode, b64urlEncode, fromUtf8, jcs, timingSafeEqual, utf8 } from '@wmp/jcs-signing';
-import { MlsBridgeError } from './errors.js';
-import type { MlsIdentity } from './identity.js';
 
 // Suite 0x0002 signs with ECDSA P-256, so an Ed25519 participant key cannot be its MLS key. Such a
 // member is named by the did:jwk of its P-256 key: the key is in the identifier, which keeps the
@@ -50,19 +48,4 @@ export function sameP256Key(a: Uint8Array, b: Uint8Array): boolean {
 /** The compressed public key of a P-256 secret scalar; an empty array for an invalid scalar. */
 export function p256PublicKey(secret: Uint8Array): Uint8Array {
   return p256.utils.isValidSecretKey(secret) ? p256.getPublicKey(secret, true) : new Uint8Array(0);
-}
-
-/** A P-256 identity for suite 0x0002 from a 32-byte secret scalar; its DID is the did:jwk of its key. */
-export function p256IdentityFromSecret(secret: Uint8Array): MlsIdentity {
-  if (!(secret instanceof Uint8Array) || !p256.utils.isValidSecretKey(secret)) {
-    throw new MlsBridgeError('invalid_identity');
-  }
-  const copy = secret.slice();
-  const publicKey = p256.getPublicKey(copy, true);
-  return Object.freeze({ did: didJwkFromP256PublicKey(publicKey), publicKey, exportSeed: () => copy.slice() });
-}
-
-/** A fresh random P-256 identity for suite 0x0002. */
-export function generateP256Identity(): MlsIdentity {
-  return p256IdentityFromSecret(p256.utils.randomSecretKey());
 }

@@ -1,9 +1,9 @@
 // biome-ignore-all lint/suspicious/noConsole: this example prints what it does
 import { cryptoPath, generateKeypair, jcs } from '@wmp/jcs-signing';
+import { rfc3339 } from '@wmp/jsonrpc-envelope';
 import {
   createCard,
   createEvent,
-  formatUtcTime,
   generateEncKeypair,
   MemoryNonceCache,
   openEvent,
@@ -67,5 +67,5 @@ const replayed = await verifyRequest(authorization, received);
 console.log('same header again:', replayed.ok ? 'ok (unexpected)' : replayed.reason);
 
 // Any change to a signed event is refused: here a later expiry, which changes the id.
-const tampered = verifyEvent({ ...event, exp: formatUtcTime(Date.parse(event.exp) + 86_400_000) });
+const tampered = verifyEvent({ ...event, exp: rfc3339(Date.parse(event.exp) + 86_400_000) });
 console.log('tampered:', tampered.ok ? 'ok (unexpected)' : tampered.reason);

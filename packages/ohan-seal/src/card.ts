@@ -7,8 +7,9 @@ import {
   utf8,
   verifyEd25519,
 } from '@wmp/jcs-signing';
+import { rfc3339 } from '@wmp/jsonrpc-envelope';
 import { backend } from '#crypto';
-import { decodeMultibase, encodeMultibase, formatUtcTime, parseUtcTime } from './encoding.js';
+import { decodeMultibase, encodeMultibase, parseUtcTime } from './encoding.js';
 import { isStamp, type Stamp } from './event.js';
 import { CARD_PROTOCOL, MAX_CARD_RELAYS } from './profile.js';
 import { leadingZeroBits, type MintOptions, mintStampFor } from './stamp.js';
@@ -83,7 +84,7 @@ export async function createCard(input: CreateCardInput): Promise<OhanCard> {
     key: encodeEd25519Multikey(input.signer.publicKey),
     enc: input.enc,
     relays: [...input.relays],
-    ts: typeof input.ts === 'string' ? input.ts : formatUtcTime((input.ts ?? new Date()).getTime()),
+    ts: typeof input.ts === 'string' ? input.ts : rfc3339((input.ts ?? new Date()).getTime()),
   } as const;
   const unsigned =
     input.stampBits === undefined || input.stampBits === 0

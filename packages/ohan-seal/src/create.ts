@@ -1,7 +1,7 @@
 import { decodeEd25519Multikey, encodeEd25519Multikey, jcs, type Signer, utf8 } from '@wmp/jcs-signing';
-import { parseSingleMessage } from '@wmp/jsonrpc-envelope';
+import { parseSingleMessage, rfc3339 } from '@wmp/jsonrpc-envelope';
 import { backend } from '#crypto';
-import { encodeMultibase, formatUtcTime, parseUtcTime } from './encoding.js';
+import { encodeMultibase, parseUtcTime } from './encoding.js';
 import { OhanSealError } from './errors.js';
 import { idPreimage, type OhanEvent, signedText, type UnsignedEvent } from './event.js';
 import {
@@ -81,8 +81,8 @@ export async function createEvent(input: CreateEventInput): Promise<OhanEvent> {
     seal: SEAL_SUITE,
     to: input.to.key,
     epk,
-    ts: formatUtcTime(tsMs),
-    exp: formatUtcTime(expMs),
+    ts: rfc3339(tsMs),
+    exp: rfc3339(expMs),
     kind: EVENT_KIND,
     from_key: encodeEd25519Multikey(input.from.publicKey),
     payload,

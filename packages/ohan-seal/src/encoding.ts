@@ -9,11 +9,6 @@ export function parseUtcTime(text: unknown): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
-/** RFC 3339 UTC at whole seconds: `2026-11-29T12:00:00Z`. */
-export function formatUtcTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.000Z$/, 'Z');
-}
-
 /** Standard base64 with padding (the event payload); strict: throws on anything else. */
 export const b64 = { encode: (b: Uint8Array) => base64.encode(b), decode: (s: string) => base64.decode(s) };
 

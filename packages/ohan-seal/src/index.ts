@@ -11,7 +11,7 @@ export {
 } from './card.js';
 export { type CreateEventInput, createEvent, signEvent } from './create.js';
 export { cryptoPath } from './crypto-path.js';
-export { formatUtcTime, parseUtcTime } from './encoding.js';
+export { parseUtcTime } from './encoding.js';
 export { OhanError, OhanOpenError, OhanSealError, type OpenFailure, type SealFailure } from './errors.js';
 export {
   checkEventShape,
@@ -29,13 +29,13 @@ export { type OpenedEvent, openEvent } from './open.js';
 export {
   CARD_PROTOCOL,
   DEFAULT_MAX_EVENT_BYTES,
-  DEFAULT_SKEW_SECONDS,
   DEFAULT_STRANGER_BITS,
   DEFAULT_TTL_SECONDS,
   EVENT_KIND,
   EVENT_PROTOCOL,
   MAX_TTL_SECONDS,
   NONCE_TTL_SECONDS,
+  OHAN_SKEW_SECONDS,
   SEAL_SUITE,
 } from './profile.js';
 export {

@@ -8,7 +8,7 @@ export const PAD_BLOCK = 256;
 export const GCM_NONCE_BYTES = 12;
 export const GCM_TAG_BYTES = 16;
 
-export const DEFAULT_SKEW_SECONDS = 300;
+export const OHAN_SKEW_SECONDS = 300;
 export const MAX_TTL_SECONDS = 30 * 24 * 3600;
 /** Default lifetime of an event made by `createEvent` when no `exp` is given. */
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;

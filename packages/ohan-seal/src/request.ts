@@ -10,11 +10,11 @@ import {
   utf8,
   verifyEd25519,
 } from '@wmp/jcs-signing';
-import { parseStrictJson } from '@wmp/jsonrpc-envelope';
+import { parseStrictJson, rfc3339 } from '@wmp/jsonrpc-envelope';
 import { backend } from '#crypto';
-import { formatUtcTime, parseUtcTime } from './encoding.js';
+import { parseUtcTime } from './encoding.js';
 import type { NonceCache } from './nonces.js';
-import { DEFAULT_SKEW_SECONDS, NONCE_TTL_SECONDS } from './profile.js';
+import { NONCE_TTL_SECONDS, OHAN_SKEW_SECONDS } from './profile.js';
 
 export const REQUEST_AUTH_SCHEME = 'OHAN-Sig';
 
@@ -61,7 +61,7 @@ export async function signRequest(input: SignRequestInput): Promise<string> {
     target: input.target,
     body: bodyHash(input.body),
     nonce: input.nonce ?? b64urlEncode(randomBytes(16)),
-    ts: typeof input.ts === 'string' ? input.ts : formatUtcTime((input.ts ?? new Date()).getTime()),
+    ts: typeof input.ts === 'string' ? input.ts : rfc3339((input.ts ?? new Date()).getTime()),
   };
   const text = jcs(claims);
   const signature = await input.signer.sign(utf8(text));
@@ -151,7 +151,7 @@ export async function verifyRequest(
   if (!NONCE.test(claims.nonce) || b64urlDecodeLength(claims.nonce) < 16) return fail('malformed');
   const ts = parseUtcTime(claims.ts);
   const now = input.now ?? Date.now();
-  const skew = (input.skewSeconds ?? DEFAULT_SKEW_SECONDS) * 1000;
+  const skew = (input.skewSeconds ?? OHAN_SKEW_SECONDS) * 1000;
   if (ts === undefined || Math.abs(now - ts) > skew) return fail('stale');
   // The signed bytes are the transmitted claims text: verifying them (not a re-serialisation)
   // and requiring it to be canonical means one request has one valid header.

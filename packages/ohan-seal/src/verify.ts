@@ -2,7 +2,7 @@ import { decodeEd25519Multikey, verifyEd25519 } from '@wmp/jcs-signing';
 import { backend } from '#crypto';
 import { decodeMultibase } from './encoding.js';
 import { checkShapeAndTimes, signedText, validEventPreimage } from './event.js';
-import { DEFAULT_MAX_EVENT_BYTES, DEFAULT_SKEW_SECONDS, MAX_TTL_SECONDS } from './profile.js';
+import { DEFAULT_MAX_EVENT_BYTES, MAX_TTL_SECONDS, OHAN_SKEW_SECONDS } from './profile.js';
 import { leadingZeroBitsOfHex } from './stamp.js';
 
 export type EventFailure = 'shape' | 'id' | 'signature' | 'stamp' | 'time' | 'too_large';
@@ -105,7 +105,7 @@ function afterSignature(
   if (event.stamp && leadingZeroBitsOfHex(id) < strength) return fail('stamp');
 
   const now = options.now ?? Date.now();
-  const skew = (options.skewSeconds ?? DEFAULT_SKEW_SECONDS) * 1000;
+  const skew = (options.skewSeconds ?? OHAN_SKEW_SECONDS) * 1000;
   if (
     !(
       exp > now &&

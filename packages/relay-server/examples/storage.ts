@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeypair } from '@wmp/jcs-signing';
 import { createEvent, generateEncKeypair, verifyEvent } from '@wmp/ohan-seal';
-import { QueueFullError } from '@wmp/relay-server';
+import { RelayQueueFullError } from '@wmp/relay-server';
 import { SqliteStore } from '@wmp/relay-server/sqlite';
 
 const dir = mkdtempSync(join(tmpdir(), 'wmp-relay-example-'));
@@ -27,7 +27,7 @@ await store.queue.append(bob, routed('msg-2'), { expiresAt });
 try {
   await store.queue.append(bob, routed('msg-3'), { expiresAt });
 } catch (e) {
-  if (e instanceof QueueFullError) console.log('full:', e.code, e.message, e.reason);
+  if (e instanceof RelayQueueFullError) console.log('full:', e.code, e.message, e.reason);
 }
 const page = await store.queue.after(bob, undefined, 10);
 console.log('replay:', page.messages.map((m) => `${m.seq}:${m.id}`).join(' '));

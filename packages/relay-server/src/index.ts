@@ -89,11 +89,11 @@ export {
 export type { RelayStoreLimits, RelayStores } from './storage/contracts/relay-stores.js';
 export { EMPTY_TOTALS, type Totals } from './storage/contracts/totals.js';
 export {
-  QueueFullError,
   type QueueFullReason,
+  RelayQueueFullError,
+  RelayStoreError,
+  type RelayStoreErrorCode,
   StoreClosedError,
-  StoreError,
-  type StoreErrorCode,
   StoreInputError,
   StoreLockedError,
   StoreSchemaError,
@@ -105,4 +105,4 @@ export { MemoryBoxStore } from './storage/memory/memory-box-store.js';
 export { MemoryKeyPackageStore } from './storage/memory/memory-key-package-store.js';
 export { MemoryMlsGroupStore } from './storage/memory/memory-mls-group-store.js';
 export { MemoryQueueStore } from './storage/memory/memory-queue-store.js';
-export { MemoryStore, type MemoryStoreOptions } from './storage/memory/memory-store.js';
+export { MemoryRelayStores, type MemoryStoreOptions } from './storage/memory/memory-store.js';

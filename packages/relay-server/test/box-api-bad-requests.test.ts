@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { b64urlDecode, b64urlEncode, fromUtf8, utf8 } from '@wmp/jcs-signing';
-import { formatUtcTime, type OhanEvent, parseUtcTime, signEvent, signRequest, unsignedPart } from '@wmp/ohan-seal';
+import { rfc3339 } from '@wmp/jsonrpc-envelope';
+import { type OhanEvent, parseUtcTime, signEvent, signRequest, unsignedPart } from '@wmp/ohan-seal';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BOX_API_PREFIX } from '../src/node.js';
 import { event, type Party, party } from '../src/storage/testing/events.js';
@@ -82,15 +83,15 @@ describe.each(STORE_KINDS)('box API refuses bad requests (%s store)', (kind) => 
   // The same mutations on fresh events, re-signed where the vector was, so the box's real clock applies.
   const mutations: Record<string, (e: OhanEvent) => Promise<unknown>> = {
     'id does not match': async (e) => ({ ...e, id: (e.id.startsWith('00') ? 'ff' : '00') + e.id.slice(2) }),
-    'field changed after signing': async (e) => ({ ...e, ts: formatUtcTime(parseUtcTime(e.ts)! + 1000) }),
+    'field changed after signing': async (e) => ({ ...e, ts: rfc3339(parseUtcTime(e.ts)! + 1000) }),
     'signed by another key': async (e) => ({
       ...e,
       signature: (await signEvent(unsignedPart(e), party().signer)).signature,
     }),
     'stamp claims more bits than the id has': (e) => resign(e, { stamp: { bits: 30, nonce: '0' } }),
-    'exp more than 30 days + 5 min ahead': (e) => resign(e, { exp: formatUtcTime(Date.now() + 30 * DAY + 7 * 60_000) }),
-    expired: (e) => resign(e, { ts: formatUtcTime(Date.now() - 60_000), exp: formatUtcTime(Date.now() - 30_000) }),
-    'ts in the future beyond skew': (e) => resign(e, { ts: formatUtcTime(Date.now() + 7 * 60_000) }),
+    'exp more than 30 days + 5 min ahead': (e) => resign(e, { exp: rfc3339(Date.now() + 30 * DAY + 7 * 60_000) }),
+    expired: (e) => resign(e, { ts: rfc3339(Date.now() - 60_000), exp: rfc3339(Date.now() - 30_000) }),
+    'ts in the future beyond skew': (e) => resign(e, { ts: rfc3339(Date.now() + 7 * 60_000) }),
     'unknown field': (e) => resign(e, { note: 'x' }),
     'kind is not sealed': (e) => resign(e, { kind: 'plain' }),
   };

@@ -1,7 +1,7 @@
 import { verifyEd25519 } from '@wmp/jcs-signing';
+import { rfc3339 } from '@wmp/jsonrpc-envelope';
 import {
   type EventSignatureCheck,
-  formatUtcTime,
   type OhanEvent,
   prepareEventVerification,
   signEvent,
@@ -41,10 +41,7 @@ async function mixedChecks(n: number): Promise<{ checks: EventSignatureCheck[]; 
   const base = await event(alice, bob);
   const checks: EventSignatureCheck[] = [];
   for (let i = 0; i < n; i++) {
-    const e = await signEvent(
-      { ...unsignedPart(base), exp: formatUtcTime(Date.parse(base.exp) - i * 1000) },
-      alice.signer,
-    );
+    const e = await signEvent({ ...unsignedPart(base), exp: rfc3339(Date.parse(base.exp) - i * 1000) }, alice.signer);
     // Every third is forged: the signature of the previous event, or a valid one by Carol's key.
     if (i % 3 === 1) checks.push(checkOf(forged(e, base)));
     else if (i % 3 === 2) checks.push({ ...checkOf(e), publicKey: carol.signer.publicKey });

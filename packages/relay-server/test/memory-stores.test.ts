@@ -1,6 +1,6 @@
 import { MemorySessionStore } from '@wmp/session';
 import { describe, expect, it } from 'vitest';
-import { MemoryBoxStore, MemoryQueueStore, MemoryStore } from '../src/index.js';
+import { MemoryBoxStore, MemoryQueueStore, MemoryRelayStores } from '../src/index.js';
 import { boxStoreSuite } from '../src/storage/testing/box-store.suite.js';
 import { queueStoreSuite } from '../src/storage/testing/queue-store.suite.js';
 import { sessionStoreSuite } from '../src/storage/testing/session-store.suite.js';
@@ -21,9 +21,13 @@ sessionStoreSuite('memory (@wmp/session)', async (limits) => ({
   close: async () => {},
 }));
 
-describe('MemoryStore', () => {
+describe('MemoryRelayStores', () => {
   it('bundles the three memory stores and closes them together', async () => {
-    const stores = new MemoryStore({ queue: { maxQueued: 7 }, box: { boxBytes: 1000 }, sessions: { maxSessions: 3 } });
+    const stores = new MemoryRelayStores({
+      queue: { maxQueued: 7 },
+      box: { boxBytes: 1000 },
+      sessions: { maxSessions: 3 },
+    });
     expect(stores.queue.limits.maxQueued).toBe(7);
     expect(stores.box.limits.boxBytes).toBe(1000);
     await stores.close();

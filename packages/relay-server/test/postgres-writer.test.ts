@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { QueueFullError, StoreWriteError } from '../src/index.js';
+import { RelayQueueFullError, StoreWriteError } from '../src/index.js';
 import { PostgresStore, type PostgresStoreOptions, type WriteOp } from '../src/postgres.js';
 import { freshSchemaUrl } from './support/postgres-schemas.js';
 
@@ -125,7 +125,7 @@ describe('PostgresWriter', () => {
     expect(reason(1)).toBeInstanceOf(RangeError);
     expect(reason(3)).toBeInstanceOf(StoreWriteError);
     expect(reason(3).cause).toMatchObject({ code: '23505' });
-    expect(reason(5)).toBeInstanceOf(QueueFullError);
+    expect(reason(5)).toBeInstanceOf(RelayQueueFullError);
     expect((await db.query('SELECT v FROM t_log')).rows).toEqual([{ v: 'b' }]);
     expect(await s.queue.stats(BOB)).toMatchObject({ count: 2 });
   });

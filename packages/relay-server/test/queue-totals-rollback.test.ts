@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryQueueStore, QueueFullError, type QueueStore, StoreWriteError } from '../src/node.js';
+import { MemoryQueueStore, type QueueStore, RelayQueueFullError, StoreWriteError } from '../src/node.js';
 import { openDatabase, SqliteQueueStore, WriteQueue } from '../src/sqlite.js';
 
 // The SQLite queue keeps its running totals and next seqs in a write-back cache written once per
@@ -69,7 +69,7 @@ describe('SQLite queue totals when a transaction rolls back', () => {
       const answers = await again(sqlite);
       expect(answers).toEqual(await again(memory));
       expect(answers[1]).toEqual({ status: 'exists', seq: 3 });
-      expect(answers[2]).toBeInstanceOf(QueueFullError);
+      expect(answers[2]).toBeInstanceOf(RelayQueueFullError);
       expect(answers[6]).toEqual({ status: 'queued', seq: 4 });
       expect(await observe(sqlite)).toEqual(await observe(memory));
     } finally {

@@ -3,7 +3,7 @@ import { Peer, WmpSession } from '@wmp/session';
 import { HttpClientTransport } from '@wmp/transports/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryCoordinationHub } from '../src/coordination/memory/coordination.js';
-import { createRelay, MemoryStore, type Relay, type RelayConfig, type RelayStores } from '../src/node.js';
+import { createRelay, MemoryRelayStores, type Relay, type RelayConfig, type RelayStores } from '../src/node.js';
 import { CLIENT_CAPABILITIES, type Client, codeOf, collect, disconnect, openClient } from './fixtures/relay-clients.js';
 
 // The nodes of one relay in one process: one store and one coordination hub between them, as
@@ -13,7 +13,7 @@ import { CLIENT_CAPABILITIES, type Client, codeOf, collect, disconnect, openClie
 interface Cluster {
   readonly urls: string[];
   readonly nodes: Relay[];
-  readonly store: MemoryStore;
+  readonly store: MemoryRelayStores;
 }
 
 const running: Array<{ cluster: Cluster; clients: Client[] }> = [];
@@ -26,14 +26,14 @@ afterEach(async () => {
 });
 
 /** The shared store without its close: each node closes "its" stores, the test closes the real ones once. */
-function shared(store: MemoryStore): RelayStores {
+function shared(store: MemoryRelayStores): RelayStores {
   const { queue, box, sessions, keyPackages, groups } = store;
   return { queue, box, sessions, keyPackages, groups, close: async () => {} };
 }
 
 async function cluster(n: number, config: RelayConfig = {}): Promise<{ cluster: Cluster; clients: Client[] }> {
   const hub = new MemoryCoordinationHub();
-  const store = new MemoryStore();
+  const store = new MemoryRelayStores();
   const identity = { seed: generateKeypair().exportSeed() };
   const nodes: Relay[] = [];
   const urls: string[] = [];

@@ -1,7 +1,7 @@
 import { generateKeypair, verifyRelayChain } from '@wmp/jcs-signing';
 import { WmpSession } from '@wmp/session';
 import { describe, expect, it } from 'vitest';
-import { MemoryStore } from '../src/node.js';
+import { MemoryRelayStores } from '../src/node.js';
 import {
   asMessage,
   CLIENT_CAPABILITIES,
@@ -27,7 +27,7 @@ async function join(client: Client, groupId: string): Promise<Record<string, any
 
 describe('group sessions at the relay (DESIGN §3)', () => {
   it('fans out to every other participant, live or queued, and refuses everyone else', async () => {
-    const url = await setup({ store: new MemoryStore() });
+    const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);
     const bob = await open(url);
     const carolKey = generateKeypair();

@@ -2,7 +2,7 @@ import { generateKeypair } from '@wmp/jcs-signing';
 import { Peer, WmpSession } from '@wmp/session';
 import { HttpClientTransport } from '@wmp/transports';
 import { describe, expect, it } from 'vitest';
-import { MemoryStore } from '../src/node.js';
+import { MemoryRelayStores } from '../src/node.js';
 import { CLIENT_CAPABILITIES, relayTestbed } from './fixtures/relay-clients.js';
 
 // The relay's HTTP binding as clients that read no response header use it (DESIGN §5).
@@ -36,7 +36,7 @@ const list = (id: number, sessionId: string) => ({
 
 describe('the HTTP binding at the relay', () => {
   it('answers JSON-RPC errors with HTTP 200 and the request id, and returns the session token in results', async () => {
-    const url = await testbed.setup({ store: new MemoryStore() });
+    const url = await testbed.setup({ store: new MemoryRelayStores() });
     const { transport, session, peer } = await httpSession(url);
     try {
       const res = await post(url, list(7, session.id));
@@ -59,7 +59,7 @@ describe('the HTTP binding at the relay', () => {
   });
 
   it('with httpSessionIdBinding, binds hop sessions by id alone, never group sessions', async () => {
-    const url = await testbed.setup({ store: new MemoryStore(), httpSessionIdBinding: true });
+    const url = await testbed.setup({ store: new MemoryRelayStores(), httpSessionIdBinding: true });
     const hop = await httpSession(url);
     const group = await httpSession(url, [generateKeypair().did]);
     try {

@@ -1,6 +1,6 @@
 import { generateKeypair, verifyRelayChain } from '@wmp/jcs-signing';
 import { describe, expect, it } from 'vitest';
-import { MemoryStore } from '../src/node.js';
+import { MemoryRelayStores } from '../src/node.js';
 import { asMessage, codeOf, relayTestbed, waitFor } from './fixtures/relay-clients.js';
 
 const testbed = relayTestbed();
@@ -8,7 +8,7 @@ const { setup, open } = testbed;
 
 describe('live routing through the relay', () => {
   it('routes between two WebSocket clients and one on HTTP + SSE, with a verifiable relay_chain', async () => {
-    const url = await setup({ store: new MemoryStore() });
+    const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);
     const bob = await open(url);
     const carol = await open(url, { binding: 'http' });
@@ -49,7 +49,7 @@ describe('live routing through the relay', () => {
   });
 
   it('gives every registered device of an identity every message; acks give exactly one delivered', async () => {
-    const url = await setup({ store: new MemoryStore() });
+    const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);
     const bob = await open(url);
     const bob2 = await open(url, { keypair: bob.keypair });
@@ -71,7 +71,7 @@ describe('live routing through the relay', () => {
   });
 
   it('refuses a spoofed sender and a foreign session id (-31002)', async () => {
-    const url = await setup({ store: new MemoryStore() });
+    const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);
     const bob = await open(url);
     const mallory = await open(url);
@@ -100,7 +100,7 @@ describe('live routing through the relay', () => {
   });
 
   it('routes nothing to a client that never authenticates, and refuses its calls', async () => {
-    const url = await setup({ store: new MemoryStore() });
+    const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);
     const lurker = generateKeypair();
     const { connectPeer } = await import('./fixtures/relay-clients.js');
@@ -127,7 +127,7 @@ describe('live routing through the relay', () => {
   });
 
   it('needs the relay capability for third parties and a recipient list on a hop session', async () => {
-    const url = await setup({ store: new MemoryStore() });
+    const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url, { capabilities: { messaging: {} } });
     const bob = await open(url);
     expect(await codeOf(alice.session.send([bob.keypair.did], 'x'))).toBe(-31005);

@@ -2,7 +2,7 @@ import { generateKeypair } from '@wmp/jcs-signing';
 import { Peer, WmpSession } from '@wmp/session';
 import { HttpClientTransport, readSseStream, SseParser } from '@wmp/transports';
 import { describe, expect, it } from 'vitest';
-import { MemoryStore } from '../src/node.js';
+import { MemoryRelayStores } from '../src/node.js';
 import { CLIENT_CAPABILITIES, connectPeer, relayTestbed, waitFor } from './fixtures/relay-clients.js';
 
 // Statuses as DESIGN §3 defines them (core §5.3.1, §8.7.2): `delivered` when a message is written
@@ -16,7 +16,7 @@ const statusesOf = (statuses: Record<string, any>[], id: string) =>
 
 describe('delivery statuses (DESIGN §3)', () => {
   it('says delivered once when a message reaches a live connection, without any ack', async () => {
-    const url = await setup({ store: new MemoryStore() });
+    const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);
     const bob = await open(url);
     const first = ((await alice.session.send([bob.keypair.did], 'one')) as any).message_id as string;
@@ -32,7 +32,7 @@ describe('delivery statuses (DESIGN §3)', () => {
 
   it('says delivered for a queued message when the recipient resumes and gets it, and never expired after that', async () => {
     let now = Date.now();
-    const url = await setup({ store: new MemoryStore(), now: () => now });
+    const url = await setup({ store: new MemoryRelayStores(), now: () => now });
     const alice = await open(url);
     const bob = await open(url);
     await testbed.disconnect(bob);
@@ -61,7 +61,7 @@ describe('delivery statuses (DESIGN §3)', () => {
 
   it('says expired only for a message that never reached any connection of the recipient', async () => {
     let now = Date.now();
-    const url = await setup({ store: new MemoryStore(), now: () => now });
+    const url = await setup({ store: new MemoryRelayStores(), now: () => now });
     const alice = await open(url);
     const bob = generateKeypair();
     const id = (
@@ -79,7 +79,7 @@ describe('delivery statuses (DESIGN §3)', () => {
   });
 
   it('hands a resumed recipient what it did not acknowledge once per connection, not in a loop', async () => {
-    const url = await setup({ store: new MemoryStore() });
+    const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);
     const bob = await open(url);
     const id = ((await alice.session.send([bob.keypair.did], 'once')) as any).message_id as string;
@@ -101,7 +101,7 @@ describe('delivery statuses (DESIGN §3)', () => {
 
 describe('online means reachable (DESIGN §5)', () => {
   it('counts an HTTP session as online only while its event stream is open', async () => {
-    const url = await setup({ store: new MemoryStore() });
+    const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);
     // Bob over HTTP without an event stream: the relay cannot reach him, so it queues.
     const transport = new HttpClientTransport({ endpoint: `${url}/wmp`, events: false });
@@ -133,7 +133,7 @@ describe('online means reachable (DESIGN §5)', () => {
 
 describe('a session addressed to a participant (transport §6.2, DESIGN §3)', () => {
   it('reaches a listed participant who never joined, on its registered connection', async () => {
-    const url = await setup({ store: new MemoryStore() });
+    const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);
     const bob = await open(url);
     const group = await WmpSession.open(alice.peer, {
@@ -158,7 +158,7 @@ describe('a session addressed to a participant (transport §6.2, DESIGN §3)', (
 
 describe('refused notifications (DESIGN §3)', () => {
   it('counts a refused deliver notification, and tells its sender dropped', async () => {
-    const url = await setup({ store: new MemoryStore() });
+    const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);
     const bob = await open(url);
     // A spoofed sender: refused by the pipeline; a notification has no answer.

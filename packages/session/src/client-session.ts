@@ -1,6 +1,5 @@
 import { b64urlEncode, randomBytes, type Signer, signChallenge } from '@wmp/jcs-signing';
 import {
-  type Auth,
   type Capabilities,
   EncryptionRequiredError,
   errorFromJsonRpc,
@@ -16,103 +15,33 @@ import {
 } from '@wmp/jsonrpc-envelope';
 import { challengePayload } from './auth/challenge.js';
 import { signJws } from './auth/jws.js';
-import { type ExpectedResponder, verifyResponderAuth } from './auth/responder.js';
+import { verifyResponderAuth } from './auth/responder.js';
 import type { X509Identity } from './auth/x509-identity.js';
+import type {
+  CapabilityUpdate,
+  Listener,
+  OpenSessionOptions,
+  RestoredSessionState,
+  SessionEvents,
+} from './client-session-types.js';
 import { newRequestId } from './ids.js';
-import { type MlsJoin, openParams, type SessionCipher, sealParams } from './mls/cipher.js';
+import { openParams, type SessionCipher, sealParams } from './mls/cipher.js';
 import {
-  CONTENT_METHODS,
   encryptionRequiredFor,
   incomingCapabilities,
+  isContentMethod,
   isEncrypted,
   outgoingCapabilities,
 } from './mls/policy.js';
 import { WMP_VERSION } from './negotiate.js';
 import type { BaseContext, Peer, RequestOptions } from './peer.js';
-
-export interface OpenSessionOptions {
-  /** Our identity (`wmp.sender`). Defaults to the X.509 identity's id, else the signer's `did`. */
-  readonly sender?: string;
-  /** Signs the challenge when the responder asks for authentication. */
-  readonly signer?: Signer;
-  /** Authenticate with `x5c` (a certificate chain and its key, from `x509Identity`) instead. */
-  readonly x509?: X509Identity;
-  /**
-   * Mutual authentication (core §4.4.5): send a fresh nonce and refuse the session unless the
-   * responder's `auth` proves this responder (-31002 `responder_auth_failed`, nothing else sent).
-   */
-  readonly verifyResponder?: ExpectedResponder;
-  /** Inline credentials (e.g. `{ type: 'bearer', token }`). */
-  readonly auth?: Auth;
-  readonly participants?: readonly string[];
-  readonly capabilities?: Capabilities;
-  readonly security?: Security;
-  readonly ttl?: number;
-  readonly version?: string;
-  readonly requestOptions?: RequestOptions;
-  /**
-   * Join the group the responder creates for an `mls` / `mls-optional` session: our key package
-   * goes with create, the Welcome comes back and `join` turns it into the session's cipher.
-   */
-  readonly mls?: MlsJoin;
-  /** A group we already share with the other members (e.g. made through a relay): the session's cipher. */
-  readonly cipher?: SessionCipher;
-}
-
-/** What `updateCapabilities` changes (core §4.2.4). */
-export interface CapabilityUpdate {
-  readonly add?: Capabilities;
-  readonly remove?: readonly string[];
-  readonly security?: Security;
-  /** With an upgrade to MLS: join the group the responder creates, as at open. */
-  readonly mls?: MlsJoin;
-}
-
-/** An incoming message refused on our side (its request, if it was one, was answered with `error`). */
-export interface SessionErrorEvent {
-  readonly method: string;
-  readonly error: WmpError;
-}
-
-/** What `WmpSession.restore` needs: the public state of a session saved earlier or just joined. */
-export interface RestoredSessionState {
-  readonly id: string;
-  readonly version: string;
-  readonly sender: string | undefined;
-  readonly capabilities?: Capabilities | undefined;
-  readonly security?: Security | undefined;
-  readonly resumptionToken: string | undefined;
-  readonly lastReceivedId?: string | undefined;
-  /** Who the responder proved to be when the session was opened (kept across restarts). */
-  readonly responder?: string | undefined;
-}
-
-type Listener<T> = (params: T) => void;
-
-/** What a session tells its user. */
-export interface SessionEvents {
-  /** A `wmp.message.deliver` to us. */
-  message: Record<string, unknown>;
-  /** A `wmp.message.status` about something we sent. */
-  status: Record<string, unknown>;
-  /** Any other notification on this session (flow updates included). */
-  notification: { method: string; params: Record<string, unknown> };
-  /**
-   * An incoming message we refused: it does not decrypt (-31004), its MLS sender is not its
-   * `wmp.sender` (-31004), or it came in the clear where the security mode wants it encrypted
-   * (-31003). The session stays usable.
-   */
-  error: SessionErrorEvent;
-}
+import { routeSession, unrouteSession } from './session-routing.js';
 
 interface FlowWaiter {
   resolve(result: Record<string, unknown>): void;
   reject(error: unknown): void;
   onProgress?: (step: string, payload: Record<string, unknown> | undefined) => void;
 }
-
-/** Sessions by id on one peer: one set of notification handlers routes to all of them. */
-const sessionsByPeer = new WeakMap<Peer<BaseContext>, Map<string, WmpSession>>();
 
 /**
  * The initiator's side of a WMP session (core §4): create, authenticate with a signed challenge,
@@ -411,35 +340,13 @@ export class WmpSession {
 
   async close(reason: 'complete' | 'timeout' | 'error' | 'user_cancelled' = 'complete'): Promise<void> {
     await this.notify('wmp.session.close', { reason });
-    sessionsByPeer.get(this.#peer)?.delete(this.id);
+    unrouteSession(this.#peer, this.id);
     for (const waiter of this.#flows.values()) waiter.reject(new FlowError({ reason: 'session_closed' }));
     this.#flows.clear();
   }
 
   #register(peer: Peer<BaseContext>): void {
-    let sessions = sessionsByPeer.get(peer);
-    if (!sessions) {
-      sessions = new Map();
-      sessionsByPeer.set(peer, sessions);
-      const route = (method: string) => (params: unknown, ctx: BaseContext) => {
-        const p = (params ?? {}) as Record<string, unknown>;
-        const id = (p.wmp as { session_id?: string } | undefined)?.session_id ?? ctx.extra?.sessionId;
-        const target = id ? sessions!.get(id) : sessions!.size === 1 ? [...sessions!.values()][0] : undefined;
-        return target ? target.#incoming(method, p, ctx.requestId) : undefined;
-      };
-      for (const method of [
-        'wmp.message.deliver',
-        'wmp.message.status',
-        'wmp.flow.progress',
-        'wmp.flow.complete',
-        'wmp.flow.error',
-        'wmp.session.close',
-      ]) {
-        peer.setNotificationHandler(method, route(method));
-        peer.setRequestHandler(method, route(method));
-      }
-    }
-    sessions.set(this.id, this);
+    routeSession(peer, this.id, (method, params, requestId) => this.#incoming(method, params, requestId));
   }
 
   /**
@@ -461,7 +368,7 @@ export class WmpSession {
   ): Promise<void> {
     let opened: Record<string, unknown>;
     try {
-      if (!CONTENT_METHODS.has(method)) throw new InvalidParamsError({ reason: `${method} is never encrypted` });
+      if (!isContentMethod(method)) throw new InvalidParamsError({ reason: `${method} is never encrypted` });
       if (!this.#cipher) throw new MlsError({ reason: 'no_group' });
       const sender = (params.wmp as { sender?: unknown }).sender;
       opened = await openParams(this.#cipher, method, params, typeof sender === 'string' ? sender : undefined);

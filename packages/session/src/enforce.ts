@@ -1,9 +1,11 @@
 import {
   CapabilityNotSupportedError,
+  coreMethods,
   EncryptionRequiredError,
   InvalidRequestError,
   type JsonRpcNotification,
   type JsonRpcRequest,
+  type MethodRegistry,
   NotAuthorizedError,
   TimestampInvalidError,
   type WmpMetadata,
@@ -11,28 +13,15 @@ import {
 import { encryptionRequiredFor } from './mls/policy.js';
 import type { SessionRecord } from './session-model.js';
 
-/** Methods a pending (unauthenticated) session may still call. */
-export const PENDING_ALLOWED: ReadonlySet<string> = new Set(['wmp.session.authenticate', 'wmp.session.close']);
-
-/** Capability each method needs (core §4.2.2); methods not listed need none beyond a session. */
-const METHOD_CAPABILITY: Readonly<Record<string, string>> = {
-  'wmp.flow.start': 'flows',
-  'wmp.flow.progress': 'flows',
-  'wmp.flow.action': 'flows',
-  'wmp.flow.complete': 'flows',
-  'wmp.flow.error': 'flows',
-  'wmp.flow.cancel': 'flows',
-  'wmp.resolve': 'resolve',
-};
-
 /** The capabilities a message exercises: its method's, a profile flow's, `relay` for third parties. */
 export function capabilitiesUsed(
   message: JsonRpcRequest | JsonRpcNotification,
   session: SessionRecord,
   flowCapability: (type: string) => string | null | undefined,
+  methods: MethodRegistry = coreMethods,
 ): string[] {
   const used: string[] = [];
-  const byMethod = METHOD_CAPABILITY[message.method];
+  const byMethod = methods.get(message.method)?.capability;
   if (byMethod) used.push(byMethod);
   const params = (message.params ?? {}) as Record<string, unknown>;
   if (message.method === 'wmp.flow.start' && typeof params.flow_type === 'string') {
@@ -58,17 +47,20 @@ export function checkCapabilities(used: readonly string[], session: SessionRecor
 /**
  * -31003 when the security mode wants this message encrypted and it is not (core §4.2.3, §8.4):
  * under `mls` every content method, under `mls-optional` a content method exercising a listed
- * capability (a deliver always exercises `messaging`). `used` are the capabilities of the message.
+ * capability. `used` are the capabilities of the message.
  */
 export function checkEncryption(
   method: string,
   encrypted: boolean,
   used: readonly string[],
   session: SessionRecord,
+  methods: MethodRegistry = coreMethods,
 ): void {
   if (encrypted) return;
-  const capabilities = method === 'wmp.message.deliver' ? ['messaging', ...used] : used;
-  const capability = encryptionRequiredFor(session.security, method, capabilities);
+  // A deliver always exercises `messaging`, which calling it does not need (its content rule names it).
+  const contentCapability = methods.get(method)?.content?.capability;
+  const capabilities = contentCapability === undefined ? used : [contentCapability, ...used];
+  const capability = encryptionRequiredFor(session.security, method, capabilities, methods);
   if (capability !== undefined) throw new EncryptionRequiredError({ capability });
 }
 
@@ -93,12 +85,12 @@ export function checkSender(wmp: WmpMetadata | undefined, identity: string | und
   if (claimed !== expected) throw new NotAuthorizedError({ reason: 'sender is not the authenticated identity' });
 }
 
-const MAX_RECENT_IDS = 1024;
+/** How many request ids of a session each connection remembers. */
+export const MAX_RECENT_IDS = 1024;
 
-/** Refuses a request id already used in this session on this connection (bounded memory). */
+/** Refuses a request id already used in this session on this connection (bounded: `MAX_RECENT_IDS`). */
 export function checkDuplicateId(recent: Set<string | number>, id: string | number | undefined): void {
   if (id === undefined) return;
   if (recent.has(id)) throw new InvalidRequestError({ reason: 'duplicate request id' });
   recent.add(id);
-  if (recent.size > MAX_RECENT_IDS) recent.delete(recent.values().next().value as string | number);
 }

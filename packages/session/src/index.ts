@@ -37,14 +37,14 @@ export { type SignedChallengeOptions, signedChallengeAuthenticator } from './aut
 export type { TrustAnchors } from './auth/x509.js';
 export type { X509Identity } from './auth/x509-identity.js';
 export { type CappedBodyFailure, readCappedBody } from './capped-body.js';
-export {
-  type CapabilityUpdate,
-  type OpenSessionOptions,
-  type RestoredSessionState,
-  type SessionErrorEvent,
-  type SessionEvents,
-  WmpSession,
-} from './client-session.js';
+export { WmpSession } from './client-session.js';
+export type {
+  CapabilityUpdate,
+  OpenSessionOptions,
+  RestoredSessionState,
+  SessionErrorEvent,
+  SessionEvents,
+} from './client-session-types.js';
 export type { Connection, WmpContext } from './context.js';
 export { ConnectionClosedError, PeerError, RequestTimeoutError } from './errors.js';
 export {
@@ -61,7 +61,7 @@ export { newMessageId, newRequestId, newSecret, newSessionId, requestIdSequence 
 export { InMemoryTransport } from './in-memory-transport.js';
 export { MemorySessionStore } from './memory-session-store.js';
 export { type MlsJoin, openParams, type SessionCipher, sealParams } from './mls/cipher.js';
-export { CONTENT_METHODS, encryptionRequiredFor, isEncrypted } from './mls/policy.js';
+export { encryptionRequiredFor, isContentMethod, isEncrypted } from './mls/policy.js';
 export {
   DEFAULT_SECURITY_POLICY,
   negotiateCapabilities,

@@ -1,15 +1,16 @@
-import { verifyMessage } from '@wmp/jcs-signing';
+import { verifyMessage, WMP_SKEW_SECONDS } from '@wmp/jcs-signing';
 import {
-  type Capabilities,
+  BoundedSet,
   InvalidParamsError,
   type JsonRpcNotification,
   type JsonRpcRequest,
+  type MethodRegistry,
+  type MethodSpec,
   MlsError,
   NotAuthorizedError,
   RateLimitedError,
   SessionExpiredError,
   SessionNotFoundError,
-  validateParams,
   type WmpError,
   type WmpMetadata,
 } from '@wmp/jsonrpc-envelope';
@@ -24,7 +25,7 @@ import {
   checkEncryption,
   checkSender,
   checkTimestamp,
-  PENDING_ALLOWED,
+  MAX_RECENT_IDS,
 } from './enforce.js';
 import { FlowManager } from './flows.js';
 import { capabilityHandlers } from './handlers/capability.js';
@@ -35,21 +36,14 @@ import { sessionHandlers, withWmp } from './handlers/session.js';
 import { MemorySessionStore } from './memory-session-store.js';
 import { openParams, sealParams } from './mls/cipher.js';
 import { validateEncryptedParams } from './mls/encrypted-params.js';
-import { encryptionRequiredFor, isEncrypted } from './mls/policy.js';
+import { baseCapabilities, encryptionRequiredFor, isEncrypted } from './mls/policy.js';
 import { type BaseContext, Peer, type RequestHandler } from './peer.js';
+import { ServerConnections } from './server-connections.js';
+import { ServerMethods } from './server-methods.js';
 import type { ServerServices, WmpServerOptions } from './services.js';
 import { isExpired, type SessionRecord } from './session-model.js';
 import type { SessionStore } from './session-store.js';
 import type { Transport } from './transport.js';
-
-/** Methods that run without a session of the connection (they make or find one themselves). */
-const SESSIONLESS: ReadonlySet<string> = new Set(['wmp.session.create', 'wmp.session.resume', 'wmp.session.join']);
-
-const DEFAULT_CAPABILITIES: Capabilities = {
-  messaging: { max_size: 1024 * 1024 },
-  flows: { max_concurrent: 16 },
-  sign: { proof_types: ['jwt'] },
-};
 
 /**
  * A WMP responder: one Peer per connection, sessions shared through a store. Every incoming
@@ -61,15 +55,10 @@ export class WmpServer {
   readonly #store: SessionStore;
   readonly #flows: FlowManager;
   readonly #authenticators: Map<string, Authenticator>;
-  readonly #handlers = new Map<string, RequestHandler<WmpContext>>();
-  readonly #connections = new Set<Connection>();
-  /** Session id -> connections bound to it (one per device of a participant). */
-  readonly #bindings = new Map<string, Set<Connection>>();
+  readonly #methods: ServerMethods;
+  readonly #connections: ServerConnections;
   readonly #now: () => number;
-  readonly #supported: Capabilities;
   #nextConnectionId = 1;
-  /** Open connections with no authenticated session among them (their own cap, DESIGN §7). */
-  #unauthenticated = 0;
 
   constructor(options: WmpServerOptions = {}) {
     this.#options = options;
@@ -79,16 +68,11 @@ export class WmpServer {
       Object.entries(options.authenticators ?? { signed_challenge: signedChallengeAuthenticator() }),
     );
     this.#now = options.now ?? Date.now;
-    const resolveTypes = Object.keys(options.resolvers ?? {});
-    this.#supported = {
-      ...(options.capabilities ?? DEFAULT_CAPABILITIES),
-      ...(resolveTypes.length > 0 && !options.capabilities?.resolve
-        ? { resolve: { supported_types: resolveTypes } }
-        : {}),
-    };
+    this.#methods = new ServerMethods(options);
+    this.#connections = new ServerConnections(options);
     const services = this.#services();
     for (const group of [sessionHandlers, capabilityHandlers, messagingHandlers, flowHandlers, resolveHandlers]) {
-      for (const [method, handler] of Object.entries(group(services))) this.#handlers.set(method, handler);
+      for (const [method, handler] of Object.entries(group(services))) this.#methods.handle(method, handler);
     }
   }
 
@@ -105,15 +89,31 @@ export class WmpServer {
     return acceptedSchemes(this.#authenticators);
   }
 
-  /** Adds or replaces the handler of a method (a relay adds `wmp.relay.register`, say). */
+  /**
+   * Adds or replaces the handler of a method the server knows (a relay adds `wmp.relay.register`,
+   * say); a `MethodRegistryError` (`not_defined`) for a name no descriptor defines: see `method`.
+   */
   handle(method: string, handler: RequestHandler<WmpContext>): void {
-    // Every peer looks handlers up in this one table, open connections included.
-    this.#handlers.set(method, handler);
+    this.#methods.handle(method, handler);
+  }
+
+  /**
+   * Defines a custom method in one registration: its descriptor (schemas, the capability it needs,
+   * who may call it, whether its content is encrypted) and its handler. Its capability is offered
+   * for negotiation (core §9.2); calling it on a session that did not negotiate it is -31005.
+   */
+  method(name: string, spec: MethodSpec, handler: RequestHandler<WmpContext>): void {
+    this.#methods.define(name, spec, handler);
+  }
+
+  /** The methods this server knows, core and custom. */
+  get methods(): MethodRegistry {
+    return this.#methods.registry;
   }
 
   /** Open connections, and of those the ones with no authenticated session. */
   get connectionCounts(): { readonly open: number; readonly unauthenticated: number } {
-    return { open: this.#connections.size, unauthenticated: this.#unauthenticated };
+    return this.#connections.counts;
   }
 
   /**
@@ -122,19 +122,14 @@ export class WmpServer {
    * rejects with -31007 naming the cap.
    */
   async connect(transport: Transport): Promise<Connection> {
-    const cap =
-      this.#connections.size >= (this.#options.maxConnections ?? 100_000)
-        ? 'too many connections'
-        : this.#unauthenticated >= (this.#options.maxUnauthenticatedConnections ?? 1_000)
-          ? 'too many unauthenticated connections'
-          : undefined;
+    const cap = this.#connections.refusal();
     if (cap !== undefined) {
       await transport.close('overloaded');
       throw new RateLimitedError({ reason: cap });
     }
     const peer: Peer<WmpContext> = new Peer<WmpContext>(transport, {
       interceptor: (message, base) => this.#intercept(connection, message, base),
-      sharedHandlers: this.#handlers,
+      sharedHandlers: this.#methods.handlers,
       onNotificationRefused: (error, message) => this.#notificationRefused(connection, error, message),
       onHandlerError: (error, method) => this.#options.hooks?.handlerFailed?.(method, error),
       ...(this.#options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.#options.requestTimeoutMs }),
@@ -153,10 +148,8 @@ export class WmpServer {
       ...(transport.remoteAddress === undefined ? {} : { remoteAddress: transport.remoteAddress }),
       ...(transport.peerCertificates === undefined ? {} : { peerCertificates: transport.peerCertificates }),
     };
-    peer.onclose = () => this.#disconnect(connection);
+    peer.onclose = () => this.#connections.remove(connection);
     this.#connections.add(connection);
-    this.#unauthenticated++;
-    this.#armLoginTimer(connection);
     await peer.start();
     return connection;
   }
@@ -169,17 +162,17 @@ export class WmpServer {
     const session = await this.#store.get(sessionId);
     const full = session ? await this.#seal(session, method, withWmp(session, params)) : params;
     if (full === undefined) return;
-    const targets = [...(this.#bindings.get(sessionId) ?? [])];
+    const targets = this.#connections.of(sessionId);
     await Promise.all(targets.map((c) => c.peer.notify(method, full, sessionId).catch(() => undefined)));
   }
 
   /** Connections currently bound to a session. */
   connectionsOf(sessionId: string): Connection[] {
-    return [...(this.#bindings.get(sessionId) ?? [])];
+    return this.#connections.of(sessionId);
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.#connections].map((c) => c.peer.close().catch(() => undefined)));
+    await Promise.all(this.#connections.all.map((c) => c.peer.close().catch(() => undefined)));
   }
 
   /**
@@ -208,34 +201,6 @@ export class WmpServer {
     await this.#options.hooks?.adopted?.(session, identity, connection);
   }
 
-  /**
-   * Closes the connection (as `timeout`) if it still has no authenticated session when the timer
-   * fires; armed at connect and again whenever its last authenticated session goes.
-   */
-  #armLoginTimer(connection: Connection): void {
-    clearTimeout(connection.loginTimer);
-    const timer = setTimeout(() => {
-      connection.loginTimer = undefined;
-      if (!connection.authenticated) void connection.peer.transport.close('timeout').catch(() => undefined);
-    }, this.#options.unauthenticatedTimeoutMs ?? 30_000);
-    (timer as { unref?: () => void }).unref?.();
-    connection.loginTimer = timer;
-  }
-
-  /** Keeps `connection.authenticated` and the unauthenticated count in step with its bindings. */
-  #recount(connection: Connection): void {
-    if (!this.#connections.has(connection)) return;
-    let authenticated = false;
-    for (const binding of connection.sessions.values()) if (binding.identity !== undefined) authenticated = true;
-    if (authenticated === connection.authenticated) return;
-    connection.authenticated = authenticated;
-    this.#unauthenticated += authenticated ? -1 : 1;
-    if (authenticated) {
-      clearTimeout(connection.loginTimer);
-      connection.loginTimer = undefined;
-    } else this.#armLoginTimer(connection);
-  }
-
   #notificationRefused(connection: Connection, error: WmpError, message: JsonRpcNotification): void {
     const hook = this.#options.hooks?.notificationRefused;
     if (!hook) return;
@@ -257,7 +222,7 @@ export class WmpServer {
     params: Record<string, unknown>,
   ): Promise<Record<string, unknown> | undefined> {
     if (isEncrypted(params)) return params; // a member's ciphertext we pass on
-    const used = method === 'wmp.message.deliver' ? ['messaging'] : method.startsWith('wmp.flow.') ? ['flows'] : [];
+    const used = baseCapabilities(method, this.#methods.registry);
     const flow = typeof params.flow_id === 'string' ? this.#flows.get(session.id, params.flow_id) : undefined;
     if (flow) {
       // As `capabilitiesUsed` counts a start: a registered type's capability, an unknown type's name.
@@ -265,11 +230,11 @@ export class WmpServer {
       const capability = type ? type.capability : flow.type;
       if (capability) used.push(capability);
     }
-    if (encryptionRequiredFor(session.security, method, used) === undefined) return params;
+    if (encryptionRequiredFor(session.security, method, used, this.#methods.registry) === undefined) return params;
     const cipher = await this.#options.mls?.cipherOf?.(session.id);
     if (!cipher) return undefined;
     const { wmp, ...content } = params as { wmp: Record<string, unknown> };
-    return sealParams(cipher, method, { wmp: { ...wmp, sender: cipher.identity }, ...content });
+    return sealParams(cipher, method, { wmp: { ...wmp, sender: cipher.identity }, ...content }, this.#methods.registry);
   }
 
   /** The session ended (closed or expired): flows, bindings, the relay's hook and the MLS group go. */
@@ -281,61 +246,26 @@ export class WmpServer {
   }
 
   #services(): ServerServices {
+    const methods = this.#methods;
+    const connections = this.#connections;
     return {
       options: this.#options,
       store: this.#store,
       flows: this.#flows,
       authenticators: this.#authenticators,
-      supportedCapabilities: this.#supported,
+      // Read at each call: a custom method defined later adds its capability.
+      get supportedCapabilities() {
+        return methods.supported;
+      },
       now: () => this.#now(),
       notifySession: (id, method, params) => this.notifySession(id, method, params),
       seal: (session, method, params) => this.#seal(session, method, params),
       ended: (session) => this.#ended(session),
-      checkBind: (connection, sessionId) => {
-        if (
-          !connection.sessions.has(sessionId) &&
-          connection.sessions.size >= (this.#options.maxSessionsPerConnection ?? 16)
-        ) {
-          throw new RateLimitedError({ reason: 'too many sessions on this connection' });
-        }
-      },
-      bind: (connection, sessionId, identity) => {
-        if (connection.peer.closed) return;
-        connection.sessions.set(sessionId, { identity });
-        const set = this.#bindings.get(sessionId) ?? new Set<Connection>();
-        this.#bindings.set(sessionId, set);
-        set.add(connection);
-        this.#recount(connection);
-      },
-      unbind: (sessionId) => {
-        const set = this.#bindings.get(sessionId);
-        this.#bindings.delete(sessionId);
-        for (const c of set ?? []) {
-          c.sessions.delete(sessionId);
-          c.recentIds.delete(sessionId);
-          this.#recount(c);
-        }
-      },
-      unbindConnection: (connection, sessionId) => {
-        connection.sessions.delete(sessionId);
-        connection.recentIds.delete(sessionId);
-        const set = this.#bindings.get(sessionId);
-        set?.delete(connection);
-        if (set?.size === 0) this.#bindings.delete(sessionId);
-        this.#recount(connection);
-      },
+      checkBind: (connection, sessionId) => connections.checkBind(connection, sessionId),
+      bind: (connection, sessionId, identity) => connections.bind(connection, sessionId, identity),
+      unbind: (sessionId) => connections.unbind(sessionId),
+      unbindConnection: (connection, sessionId) => connections.unbindConnection(connection, sessionId),
     };
-  }
-
-  #disconnect(connection: Connection): void {
-    clearTimeout(connection.loginTimer);
-    if (!this.#connections.delete(connection)) return;
-    if (!connection.authenticated) this.#unauthenticated--;
-    for (const sessionId of connection.sessions.keys()) {
-      const set = this.#bindings.get(sessionId);
-      set?.delete(connection);
-      if (set?.size === 0) this.#bindings.delete(sessionId);
-    }
   }
 
   async #intercept(
@@ -345,15 +275,17 @@ export class WmpServer {
   ): Promise<WmpContext> {
     // Encrypted content is checked in two steps: its clear part here, the plaintext once decrypted.
     const encrypted = isEncrypted(message.params);
+    const methods = this.#methods.registry;
+    const spec = methods.require(message.method);
     const params = (
       encrypted
-        ? validateEncryptedParams(message.method, message.params)
-        : validateParams(message.method, message.params)
+        ? validateEncryptedParams(message.method, message.params, methods)
+        : methods.validateParams(message.method, message.params)
     ) as Record<string, unknown>;
     const wmp = (params as { wmp: WmpMetadata }).wmp;
     const now = this.#now();
-    checkTimestamp(wmp, now, this.#options.skewSeconds ?? 30);
-    if (SESSIONLESS.has(message.method)) {
+    checkTimestamp(wmp, now, this.#options.skewSeconds ?? WMP_SKEW_SECONDS);
+    if (spec.access === 'sessionless') {
       const context: WmpContext = { ...base, session: undefined, sender: undefined, connection };
       await this.#options.admitSessionless?.(message.method, context);
       return context;
@@ -375,7 +307,7 @@ export class WmpServer {
       binding = connection.sessions.get(sessionId);
     }
     if (!binding) throw new NotAuthorizedError({ reason: 'session not bound to this connection' });
-    if (session.state === 'pending' && !PENDING_ALLOWED.has(message.method)) {
+    if (session.state === 'pending' && spec.access !== 'pending') {
       throw new NotAuthorizedError({ reason: 'authentication required' });
     }
     const forwarder =
@@ -384,7 +316,7 @@ export class WmpServer {
     if ('id' in message) {
       let recent = connection.recentIds.get(sessionId);
       if (recent === undefined) {
-        recent = new Set<string | number>();
+        recent = new BoundedSet<string | number>(MAX_RECENT_IDS);
         connection.recentIds.set(sessionId, recent);
       }
       checkDuplicateId(recent, message.id);
@@ -405,12 +337,17 @@ export class WmpServer {
     if (this.#options.authorize && !(await this.#options.authorize(context))) throw new NotAuthorizedError();
     const reason = this.#options.validate?.(message.method, plain);
     if (reason !== undefined) throw new InvalidParamsError({ reason });
-    const used = capabilitiesUsed(handled, session, (type) => {
-      const flowType = this.#flows.type(type);
-      return flowType ? (flowType.capability ?? null) : undefined;
-    });
+    const used = capabilitiesUsed(
+      handled,
+      session,
+      (type) => {
+        const flowType = this.#flows.type(type);
+        return flowType ? (flowType.capability ?? null) : undefined;
+      },
+      methods,
+    );
     checkCapabilities(used, session);
-    checkEncryption(message.method, encrypted, used, session);
+    checkEncryption(message.method, encrypted, used, session, methods);
     const policy = this.#options.requireSignatures;
     if (policy === true || (Array.isArray(policy) && policy.includes(message.method))) {
       // Over the content as the handler sees it: a sender signs before it encrypts.
@@ -439,6 +376,10 @@ export class WmpServer {
       if (method === 'wmp.message.deliver') return params;
       throw new MlsError({ reason: 'no_group' });
     }
-    return validateParams(method, await openParams(cipher, method, params, sender)) as Record<string, unknown>;
+    const methods = this.#methods.registry;
+    return methods.validateParams(method, await openParams(cipher, method, params, sender, methods)) as Record<
+      string,
+      unknown
+    >;
   }
 }

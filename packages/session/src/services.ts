@@ -1,5 +1,5 @@
 import type { KeyResolver } from '@wmp/jcs-signing';
-import type { Capabilities, ParamsOf, WmpError } from '@wmp/jsonrpc-envelope';
+import type { Capabilities, MethodRegistry, ParamsOf, WmpError } from '@wmp/jsonrpc-envelope';
 import type { Authenticator } from './auth/authenticator.js';
 import type { ResponderIdentity } from './auth/responder.js';
 import type { Connection, WmpContext } from './context.js';
@@ -100,6 +100,11 @@ export interface WmpServerOptions {
   readonly supportedVersions?: readonly string[];
   /** What this responder supports, with its limits (the intersection with each offer is used). */
   readonly capabilities?: Capabilities;
+  /**
+   * The methods this responder knows to start from (default the WMP core table, `coreMethods`);
+   * the server copies it, and `WmpServer.method` adds to its own copy.
+   */
+  readonly methods?: MethodRegistry;
   readonly security?: SecurityPolicy;
   /** Authenticators by auth type; default: signed_challenge (did:key, did:jwk). */
   readonly authenticators?: Readonly<Record<string, Authenticator>>;

@@ -1,4 +1,5 @@
 import { createPrivateKey } from 'node:crypto';
+import { rfc3339 } from '@wmp/jsonrpc-envelope';
 import { challengePayload } from '../src/auth/challenge.js';
 import { importParams, type JwsAlgorithm, type JwsSigner, signJws, webCryptoSigner } from '../src/auth/jws.js';
 import type { Peer } from '../src/index.js';
@@ -22,7 +23,7 @@ export async function signerOf(key: TestKey, alg: JwsAlgorithm): Promise<JwsSign
 }
 
 export function nowRfc3339(ms = Date.now()): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return rfc3339(ms);
 }
 
 export interface ChallengeRound {

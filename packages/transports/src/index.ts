@@ -1,3 +1,4 @@
+export { abortableSleep } from './abortable-sleep.js';
 // Browser-safe bindings and framing: WHATWG APIs only (fetch, WebSocket, streams).
 
 export { ByteBudget } from './byte-budget.js';

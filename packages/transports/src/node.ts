@@ -1,7 +1,8 @@
 // Node-only bindings: stdio, the native messaging host, Unix sockets, the WebSocket server and
 // the HTTP binding's session transport. Everything browser-safe is re-exported too.
 
-export { createHttpBinding, type HttpBinding, type HttpBindingOptions, type IdOnlyVerdict } from './http-binding.js';
+export { createHttpBinding, type HttpBinding } from './http-binding.js';
+export type { HttpBindingOptions, IdOnlyVerdict } from './http-binding-options.js';
 export { type HttpPeerInfo, HttpSessionTransport } from './http-session.js';
 export { keyedSessionTokens, randomSessionTokens, type SessionTokens } from './http-session-tokens.js';
 export * from './index.js';

@@ -5,6 +5,8 @@
  * `wmp.session.resume` after reconnecting belongs to the session layer.
  */
 
+import { abortableSleep } from './abortable-sleep.js';
+
 export interface ReconnectPolicyOptions {
   /** Ceiling of the delay before the first attempt, in ms. Default 1000. */
   readonly initialDelayMs?: number;
@@ -135,7 +137,7 @@ export async function reconnect<T>(
   options: ReconnectOptions = {},
 ): Promise<T> {
   const { signal } = options;
-  const sleep = options.sleep ?? defaultSleep;
+  const sleep = options.sleep ?? abortableSleep;
   let lastError: unknown;
   let attempt = 1;
   for (; policy.shouldRetry(attempt); attempt++) {
@@ -152,22 +154,4 @@ export async function reconnect<T>(
     }
   }
   throw new ReconnectFailedError(attempt - 1, lastError);
-}
-
-function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -2,7 +2,7 @@
 // your mail) and other people's cards.
 import { readFile } from 'node:fs/promises';
 import type { Card } from '@wmp/client-sdk';
-import { verifyCard } from '@wmp/ohan-seal';
+import { verifyCardJson } from '../card-json.js';
 import type { CommandContext, CommandSpec, GroupSpec } from '../command.js';
 import { CliError, NotFoundError, UsageError } from '../errors.js';
 import { saveContactCard } from '../state.js';
@@ -123,13 +123,7 @@ const importCard: CommandSpec = {
       if (error instanceof CliError) throw error;
       throw new CliError(`cannot read ${file} (${code ?? 'error'})`, 'Check the path and permissions.');
     }
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      value = undefined;
-    }
-    const verdict = verifyCard(value);
+    const verdict = verifyCardJson(text);
     if (!verdict.ok) {
       throw new CliError(
         `${file} is not a valid signed card (${verdict.reason})`,

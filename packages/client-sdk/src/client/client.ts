@@ -1,6 +1,6 @@
 import type { Capabilities } from '@wmp/jsonrpc-envelope';
 import { ConnectionClosedError } from '@wmp/session';
-import { MemoryStore } from '../store/memory-store.js';
+import { MemoryClientStore } from '../store/memory-store.js';
 import { CallRunner } from './call-runner.js';
 import { Connection } from './connection.js';
 import { dialTransport } from './dial.js';
@@ -140,7 +140,7 @@ export class WmpClient {
       o.WebSocket !== undefined || typeof (globalThis as { WebSocket?: unknown }).WebSocket === 'function';
     const endpoint = await resolveEndpoint(url, { transport: o.transport, fetch: o.fetch, webSocket });
     const persistence = await Persistence.load({
-      store: options.store ?? new MemoryStore(),
+      store: options.store ?? new MemoryClientStore(),
       origin: endpoint.origin,
       did: o.identity.did,
       maxGroups: o.maxGroups,

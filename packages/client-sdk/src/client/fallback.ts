@@ -1,4 +1,4 @@
-import type { JsonRpcNotification } from '@wmp/jsonrpc-envelope';
+import { BoundedMap, type JsonRpcNotification } from '@wmp/jsonrpc-envelope';
 import type { MessageFallback, MessageStatusEvent, UndeliveredMessage } from './types.js';
 
 type Pending = Omit<UndeliveredMessage, 'to' | 'status' | 'queuedUntil'>;
@@ -40,7 +40,7 @@ export class FallbackWatcher {
   readonly #windowMs: number;
   readonly #onError: (error: unknown) => void;
   readonly #watches = new Map<string, Watch>();
-  readonly #early = new Map<string, MessageStatusEvent[]>();
+  readonly #early = new BoundedMap<string, MessageStatusEvent[]>(MAX_EARLY);
   #closed = false;
 
   constructor(max: number, windowMs: number, onError: (error: unknown) => void) {
@@ -70,7 +70,6 @@ export class FallbackWatcher {
       const list = this.#early.get(status.messageId) ?? [];
       if (list.length < 16) list.push(status);
       this.#early.set(status.messageId, list);
-      while (this.#early.size > MAX_EARLY) this.#early.delete(this.#early.keys().next().value as string);
       return;
     }
     const to = status.recipient;

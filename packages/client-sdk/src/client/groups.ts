@@ -1,4 +1,4 @@
-import { type Capabilities, Method } from '@wmp/jsonrpc-envelope';
+import { type Capabilities, coreMethods } from '@wmp/jsonrpc-envelope';
 import { ConnectionClosedError, type Peer, WmpSession } from '@wmp/session';
 import { type CallRunner, requestOptions } from './call-runner.js';
 import { WmpClientError } from './errors.js';
@@ -9,14 +9,8 @@ import type { SavedGroup } from './saved-state.js';
 import type { SessionCalls } from './session-calls.js';
 import type { ClientCallOptions } from './types.js';
 
-/** Group-session notifications that go to the session's end-to-end layer (the relay fans them out). */
-const GROUP_CONTROL_METHODS = [
-  Method.MlsGroupCreate,
-  Method.MlsGroupJoin,
-  Method.MlsGroupAdd,
-  Method.MlsGroupRemove,
-  Method.MlsGroupUpdate,
-] as const;
+/** Group-session notifications that go to the session's end-to-end layer (the relay fans them out): their descriptors say so. */
+const GROUP_CONTROL_METHODS = coreMethods.names((spec) => spec.toInitiator === 'group');
 
 interface HeldGroup {
   /** Undefined until the first connection resumed it (a group read from the store). */

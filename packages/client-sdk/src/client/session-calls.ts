@@ -1,4 +1,5 @@
 import { b64urlEncode, randomBytes } from '@wmp/jcs-signing';
+import { rfc3339 } from '@wmp/jsonrpc-envelope';
 import { type CallRunner, requestOptions } from './call-runner.js';
 import { type FallbackWatcher, fallbackEnvelope } from './fallback.js';
 import type { FlowActionResult, FlowHandle, FlowTracker } from './flows.js';
@@ -62,7 +63,7 @@ export class CallsOnSession implements SessionCalls {
     const context = this.#context;
     const clientMessageId = options.clientMessageId ?? `cmsg-${b64urlEncode(randomBytes(16))}`;
     const contentType = options.contentType ?? 'application/json';
-    const expiresAt = options.expiresAt instanceof Date ? rfc3339(options.expiresAt) : options.expiresAt;
+    const expiresAt = options.expiresAt instanceof Date ? rfc3339(options.expiresAt.getTime()) : options.expiresAt;
     const content = {
       ...(to ? { to: [...to] } : {}),
       content_type: contentType,
@@ -152,8 +153,4 @@ export class CallsOnSession implements SessionCalls {
   async cancelFlow(flowId: string, options: ClientCallOptions): Promise<void> {
     await this.request('wmp.flow.cancel', { flow_id: flowId }, options);
   }
-}
-
-function rfc3339(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -1,5 +1,5 @@
 import { b64urlEncode, randomBytes } from '@wmp/jcs-signing';
-import { MAX_KEY_PACKAGES_PER_PUBLISH } from '@wmp/jsonrpc-envelope';
+import { MAX_KEY_PACKAGES_PER_PUBLISH, rfc3339 } from '@wmp/jsonrpc-envelope';
 import { MlsGroup } from '@wmp/mls-bridge';
 import type { WmpClient } from '../client/client.js';
 import type { Listener } from '../client/emitter.js';
@@ -30,10 +30,6 @@ const NEW: Initial = Object.freeze({ announce: false, mls: undefined, submission
 
 /** The group attached to each group session in this process: a second `join`/`restore` returns it. */
 const attached = new WeakMap<GroupSession, Group>();
-
-function rfc3339(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 function keyringFor(client: WmpClient, options: { identity: GroupIdentity; store: ClientStore }): Promise<Keyring> {
   if (options.identity?.did !== client.did || options.identity.keypair?.did !== client.did) {
@@ -246,7 +242,7 @@ export class Group {
   async send(body: unknown, options: GroupMessageOptions = {}): Promise<GroupSendResult> {
     const core = this.#core;
     const clientMessageId = options.clientMessageId ?? `cmsg-${b64urlEncode(randomBytes(16))}`;
-    const expiresAt = options.expiresAt instanceof Date ? rfc3339(options.expiresAt) : options.expiresAt;
+    const expiresAt = options.expiresAt instanceof Date ? rfc3339(options.expiresAt.getTime()) : options.expiresAt;
     const sealed = await core.tasks.run(async (): Promise<Params> => {
       const mls = core.member();
       const to = options.to ? [...options.to] : mls.members.filter((m) => m !== core.did);

@@ -116,7 +116,7 @@ export class Identity {
    */
   static fromJSON(json: IdentityJson): Identity {
     if (json === null || typeof json !== 'object' || json.version !== 1) throw new IdentityError();
-    if (json.x509 !== undefined) throw new IdentityError('needs_restore');
+    if (json.x509 !== undefined) throw new IdentityError('ERR_IDENTITY_NEEDS_RESTORE');
     const identity = Identity.fromSecrets(secret32(json.signing_seed), secret32(json.enc_secret));
     if (json.did !== identity.did) throw new IdentityError();
     return identity;

@@ -1,14 +1,14 @@
 import {
   DEFAULT_MAX_EVENT_BYTES,
-  DEFAULT_SKEW_SECONDS,
   isBoxOrigin,
+  OHAN_SKEW_SECONDS,
   type OhanEvent,
   stampStrength,
   verifyCard,
 } from '@wmp/ohan-seal';
 import type { FetchLike } from '@wmp/transports';
 import type { Card, Identity } from '../identity/identity.js';
-import { MemoryStore } from '../store/memory-store.js';
+import { MemoryClientStore } from '../store/memory-store.js';
 import type { ClientStore } from '../store/store.js';
 import { BoxClient } from './box-client.js';
 import type { BoxLimitsInfo } from './box-limits.js';
@@ -30,7 +30,7 @@ const LIMITS_TTL_MS = 10 * 60_000;
 
 export interface MailboxOptions {
   readonly identity: Identity;
-  /** Cursors, the dedupe set and the card. Default: a new `MemoryStore` (nothing survives the process). */
+  /** Cursors, the dedupe set and the card. Default: a new `MemoryClientStore` (nothing survives the process). */
   readonly store?: ClientStore;
   /** This identity's boxes (fetch, watch, allow list). Default: the relays of the card published through this store. */
   readonly relays?: readonly string[];
@@ -102,7 +102,7 @@ export class Mailbox {
 
   constructor(options: MailboxOptions) {
     this.identity = options.identity;
-    this.store = options.store ?? new MemoryStore();
+    this.store = options.store ?? new MemoryClientStore();
     this.#options = options;
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.#now = options.now ?? Date.now;
@@ -112,7 +112,7 @@ export class Mailbox {
       identity: this.identity,
       store: this.store,
       now: this.#now,
-      skewSeconds: options.skewSeconds ?? DEFAULT_SKEW_SECONDS,
+      skewSeconds: options.skewSeconds ?? OHAN_SKEW_SECONDS,
       maxEventBytes: this.#maxEventBytes,
       maxSeen: options.maxSeen ?? 10_000,
     });

@@ -1,3 +1,4 @@
+import { BoundedMap } from '@wmp/jsonrpc-envelope';
 import type { ClientStore } from '../store/store.js';
 
 /** Where the dedupe set is kept. */
@@ -15,11 +16,10 @@ interface SeenDocument {
  * (the oldest go first). Kept in memory and saved as one document per commit.
  */
 export class SeenSet {
-  readonly #entries = new Map<string, number>();
-  readonly #max: number;
+  readonly #entries: BoundedMap<string, number>;
 
   private constructor(max: number) {
-    this.#max = max;
+    this.#entries = new BoundedMap(max);
   }
 
   static async load(store: ClientStore, max: number): Promise<SeenSet> {
@@ -67,9 +67,5 @@ export class SeenSet {
   #add(key: string, expiresAt: number): void {
     this.#entries.delete(key); // re-added at the end: the newest
     this.#entries.set(key, expiresAt);
-    while (this.#entries.size > this.#max) {
-      const oldest = this.#entries.keys().next().value as string;
-      this.#entries.delete(oldest);
-    }
   }
 }

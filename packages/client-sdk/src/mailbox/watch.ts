@@ -1,5 +1,5 @@
 import { parseStrictJson } from '@wmp/jsonrpc-envelope';
-import { ReconnectPolicy, type ReconnectPolicyOptions, SseParser } from '@wmp/transports';
+import { abortableSleep, ReconnectPolicy, type ReconnectPolicyOptions, SseParser } from '@wmp/transports';
 import type { BoxClient, ServedEvent } from './box-client.js';
 import { MailboxError } from './errors.js';
 import type { MailMessage, RejectedEvent } from './examine.js';
@@ -33,19 +33,6 @@ export interface WatchContext {
   readonly intake: Intake;
   readonly lock: AsyncLock;
   readonly maxEventBytes: number;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /**
@@ -120,7 +107,8 @@ async function watchRelay(
       firstAttempt();
     }
     attempt += 1;
-    await sleep(policy.nextDelay(attempt), stop);
+    // Stopping ends the wait early; the loop then sees `stop` aborted.
+    await abortableSleep(policy.nextDelay(attempt), stop).catch(() => undefined);
   }
 }
 

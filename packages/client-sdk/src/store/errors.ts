@@ -1,18 +1,18 @@
 /** Why a store refused a call. */
-export type StoreErrorCode = 'invalid_key' | 'invalid_value' | 'closed';
+export type ClientStoreErrorCode = 'ERR_STORE_INVALID_KEY' | 'ERR_STORE_INVALID_VALUE' | 'ERR_STORE_CLOSED';
 
-const MESSAGES: Readonly<Record<StoreErrorCode, string>> = Object.freeze({
-  invalid_key: 'store keys are 1..1024 characters of well-formed text',
-  invalid_value: 'store values are well-formed strings',
-  closed: 'the store is closed',
+const MESSAGES: Readonly<Record<ClientStoreErrorCode, string>> = Object.freeze({
+  ERR_STORE_INVALID_KEY: 'store keys are 1..1024 characters of well-formed text',
+  ERR_STORE_INVALID_VALUE: 'store values are well-formed strings',
+  ERR_STORE_CLOSED: 'the store is closed',
 });
 
 /** A refused store call: a stable `code` and a fixed message (never the key or the value). */
-export class StoreError extends Error {
-  readonly code: StoreErrorCode;
-  constructor(code: StoreErrorCode) {
+export class ClientStoreError extends Error {
+  readonly code: ClientStoreErrorCode;
+  constructor(code: ClientStoreErrorCode) {
     super(MESSAGES[code]);
-    this.name = 'StoreError';
+    this.name = 'ClientStoreError';
     this.code = code;
   }
 }

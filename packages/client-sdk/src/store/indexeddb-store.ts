@@ -1,4 +1,4 @@
-import { StoreError } from './errors.js';
+import { ClientStoreError } from './errors.js';
 import type { ClientStore } from './store.js';
 import { checkStoreKey, checkStorePrefix, checkStoreValue } from './store.js';
 
@@ -18,7 +18,7 @@ function committed(tx: IDBTransaction): Promise<void> {
   return new Promise((resolve, reject) => {
     tx.oncomplete = () => resolve();
     tx.onerror = () => reject(tx.error);
-    tx.onabort = () => reject(tx.error ?? new StoreError('closed'));
+    tx.onabort = () => reject(tx.error ?? new ClientStoreError('ERR_STORE_CLOSED'));
   });
 }
 
@@ -86,7 +86,7 @@ export class IndexedDbStore implements ClientStore {
     return keys.filter((k): k is string => typeof k === 'string' && k.startsWith(prefix)).sort();
   }
 
-  /** Closes the connection; later calls throw `StoreError('closed')`. */
+  /** Closes the connection; later calls throw `ClientStoreError('ERR_STORE_CLOSED')`. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
@@ -94,7 +94,7 @@ export class IndexedDbStore implements ClientStore {
   }
 
   #tx(mode: IDBTransactionMode): IDBTransaction {
-    if (this.#closed) throw new StoreError('closed');
+    if (this.#closed) throw new ClientStoreError('ERR_STORE_CLOSED');
     return this.#db.transaction(OBJECT_STORE, mode);
   }
 }

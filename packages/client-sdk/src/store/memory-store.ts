@@ -2,7 +2,7 @@ import type { ClientStore } from './store.js';
 import { checkStoreKey, checkStorePrefix, checkStoreValue } from './store.js';
 
 /** A store in memory: for tests, and for applications that keep nothing between runs. */
-export class MemoryStore implements ClientStore {
+export class MemoryClientStore implements ClientStore {
   readonly #values = new Map<string, string>();
 
   async get(key: string): Promise<string | undefined> {

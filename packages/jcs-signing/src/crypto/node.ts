@@ -1,4 +1,5 @@
 import { createHash, createPrivateKey, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import { BoundedMap } from '@wmp/jsonrpc-envelope';
 import { isWeakEd25519 } from '../multikey.js';
 import type { CryptoBackend } from './backend.js';
 
@@ -10,7 +11,7 @@ const b64u = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, 
  * decompression) runs once per key here, keeping both paths equally strict.
  */
 const MAX_CACHED_KEYS = 4096;
-const publicKeys = new Map<string, KeyObject | null>();
+const publicKeys = new BoundedMap<string, KeyObject | null>(MAX_CACHED_KEYS);
 
 function importPublicKey(publicKey: Uint8Array): KeyObject | null {
   const id = b64u(publicKey);
@@ -21,7 +22,6 @@ function importPublicKey(publicKey: Uint8Array): KeyObject | null {
     key = isWeakEd25519(publicKey)
       ? null
       : createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: id }, format: 'jwk' });
-    if (publicKeys.size >= MAX_CACHED_KEYS) publicKeys.delete(publicKeys.keys().next().value as string);
   }
   publicKeys.set(id, key);
   return key;

@@ -9,7 +9,7 @@ import {
   stringList,
   timestamp,
 } from './common.js';
-import { either, notification, params, request, result } from './method-spec.js';
+import { eitherMethod, methodParams, methodResult, notificationMethod, requestMethod } from './method-spec.js';
 
 export const MessageStatusSchema = v.picklist(['queued', 'delivered', 'expired', 'dropped']);
 export const AckStatusSchema = v.picklist(['received', 'read', 'processed', 'failed']);
@@ -22,8 +22,8 @@ const messageIds = v.pipe(
 
 export const messagingMethods = {
   // Sent as a notification by most clients; as a request by those that want an acknowledgement.
-  'wmp.message.deliver': either(
-    params({
+  'wmp.message.deliver': eitherMethod(
+    methodParams({
       to: v.optional(identifierList),
       content_type: v.optional(v.string()),
       body: v.optional(v.unknown()),
@@ -35,24 +35,27 @@ export const messagingMethods = {
       recipient_assurance_level: v.optional(v.string()),
       applicable_policies: v.optional(stringList),
     }),
-    result({ message_id: v.optional(v.string()), status: v.optional(MessageStatusSchema) }),
+    methodResult({ message_id: v.optional(v.string()), status: v.optional(MessageStatusSchema) }),
+    // Sending it needs no capability beyond a session; `relay` for third parties is judged on `to`.
+    { content: { capability: 'messaging', clear: ['to'] }, toInitiator: 'session' },
   ),
-  'wmp.message.ack': notification(params({ message_ids: messageIds, status: AckStatusSchema })),
-  'wmp.message.status': notification(
-    params({
+  'wmp.message.ack': notificationMethod(methodParams({ message_ids: messageIds, status: AckStatusSchema })),
+  'wmp.message.status': notificationMethod(
+    methodParams({
       message_id: v.pipe(v.string(), v.minLength(1)),
       status: MessageStatusSchema,
       recipient: v.optional(identifier),
       queued_until: v.optional(timestamp),
       reason: v.optional(v.string()),
     }),
+    { toInitiator: 'session' },
   ),
-  'wmp.message.poll': request(
-    params({ since: v.optional(v.string()), limit: v.optional(positiveInteger) }),
-    result({ messages: v.array(anyObject), has_more: v.optional(v.boolean()) }),
+  'wmp.message.poll': requestMethod(
+    methodParams({ since: v.optional(v.string()), limit: v.optional(positiveInteger) }),
+    methodResult({ messages: v.array(anyObject), has_more: v.optional(v.boolean()) }),
   ),
-  'wmp.message.fetch': request(
-    params({ since_epoch: v.optional(nonNegativeInteger), sessions: v.optional(stringList) }),
-    result({ messages: v.array(anyObject), has_more: v.optional(v.boolean()) }),
+  'wmp.message.fetch': requestMethod(
+    methodParams({ since_epoch: v.optional(nonNegativeInteger), sessions: v.optional(stringList) }),
+    methodResult({ messages: v.array(anyObject), has_more: v.optional(v.boolean()) }),
   ),
 } as const;

@@ -8,6 +8,7 @@ import {
   hash,
   type KeyObject,
 } from 'node:crypto';
+import { BoundedMap } from '@wmp/jsonrpc-envelope';
 import type { SealBackend } from './backend.js';
 
 const b64u = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
@@ -32,7 +33,7 @@ const importPrivateKey: (secret: Uint8Array) => KeyObject = (() => {
 
 /** A recipient opens many events with one secret: keep a few imported (bounded; ephemeral keys are never reused). */
 const MAX_CACHED_SECRETS = 16;
-const privateKeys = new Map<string, KeyObject>();
+const privateKeys = new BoundedMap<string, KeyObject>(MAX_CACHED_SECRETS);
 
 function privateKey(secret: Uint8Array, cache: boolean): KeyObject {
   if (!cache) return importPrivateKey(secret);
@@ -40,7 +41,6 @@ function privateKey(secret: Uint8Array, cache: boolean): KeyObject {
   let key = privateKeys.get(id);
   if (!key) {
     key = importPrivateKey(secret);
-    if (privateKeys.size >= MAX_CACHED_SECRETS) privateKeys.delete(privateKeys.keys().next().value as string);
     privateKeys.set(id, key);
   }
   return key;

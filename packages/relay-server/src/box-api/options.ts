@@ -1,9 +1,9 @@
 import {
   DEFAULT_MAX_EVENT_BYTES,
-  DEFAULT_SKEW_SECONDS,
   isBoxOrigin,
   MemoryNonceCache,
   type NonceCache,
+  OHAN_SKEW_SECONDS,
 } from '@wmp/ohan-seal';
 import type { ByteBudget } from '@wmp/transports';
 import type { Context } from 'hono';
@@ -147,7 +147,7 @@ export function resolveBoxOptions(options: BoxAppOptions): ResolvedBoxOptions {
     now,
     maxEventBytes,
     maxBodyBytes: positive(options.maxBodyBytes, maxEventBytes, 'maxBodyBytes', 256),
-    skewSeconds: positive(options.skewSeconds, DEFAULT_SKEW_SECONDS, 'skewSeconds', 0),
+    skewSeconds: positive(options.skewSeconds, OHAN_SKEW_SECONDS, 'skewSeconds', 0),
     rateLimit: rate,
     limiter: options.limiter,
     wakeUps: options.wakeUps,

@@ -170,7 +170,7 @@ export interface RelayConfig {
   readonly publicUrl?: string;
   /**
    * The stores, or a factory that gets the store caps of this config (so they are enforced by the
-   * store, in the same atomic operation as each write). Default: `MemoryStore`. The relay closes
+   * store, in the same atomic operation as each write). Default: `MemoryRelayStores`. The relay closes
    * its stores on `close()`.
    */
   readonly store?: RelayStores | ((limits: RelayStoreLimits) => RelayStores);

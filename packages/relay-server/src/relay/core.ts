@@ -4,7 +4,7 @@ import { ByteBudget } from '@wmp/transports';
 import type { Coordination } from '../coordination/contracts/coordination.js';
 import { memoryCoordination } from '../coordination/memory/coordination.js';
 import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
-import { MemoryStore } from '../storage/memory/memory-store.js';
+import { MemoryRelayStores } from '../storage/memory/memory-store.js';
 import { endpointUrls } from './auth-context.js';
 import { type RelayConfig, type ResolvedConfig, relayStoreLimits, resolveConfig } from './config.js';
 import { deliverHook } from './deliver.js';
@@ -20,7 +20,7 @@ import { Presence } from './presence.js';
 import { QueueWakeUps } from './queue-wake-ups.js';
 import { RefusalLog } from './refusals.js';
 import { isLoopbackAddress, relayLimiters } from './relay-limiters.js';
-import { relayMethods } from './relay-methods.js';
+import { registerRelayMethods } from './relay-methods.js';
 import type { RelayBudgets, RelayServices } from './services.js';
 import { StatusNotifier } from './statuses.js';
 import { Sweeper } from './sweeper.js';
@@ -67,7 +67,7 @@ export interface RelayCore {
  */
 function openStores(input: RelayConfig, limits: RelayStoreLimits): RelayStores {
   if (typeof input.store === 'function') return input.store(limits);
-  if (input.store === undefined) return new MemoryStore(limits);
+  if (input.store === undefined) return new MemoryRelayStores(limits);
   const asked = input.limits ?? {};
   const { queue, sessions } = input.store;
   const differs = (wanted: number | undefined, own: number) => wanted !== undefined && wanted !== own;
@@ -214,7 +214,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     ...(federation ? { forwardsFor: (id: string, method: string) => federation.forwardsFor(id, method) } : {}),
     now,
   });
-  for (const [method, handler] of Object.entries(relayMethods(services))) server.handle(method, handler);
+  registerRelayMethods(server, services);
 
   const sweeper = new Sweeper(stores, statuses, timings, logger, now);
   let connections = 0;

@@ -1,7 +1,7 @@
 import { NotAuthorizedError, type ParamsOf, ParticipantNotFoundError, RateLimitedError } from '@wmp/jsonrpc-envelope';
 import { newMessageId, type RequestHandler, type SessionRecord, type WmpContext } from '@wmp/session';
 import type { MlsGroupRecord } from '../storage/contracts/mls-group-store.js';
-import { QueueFullError } from '../storage/errors.js';
+import { RelayQueueFullError } from '../storage/errors.js';
 import type { RoutedMessage } from './forwarder.js';
 import { canonicalGroupId, checkWelcome, commitOf, digest, groupInfoOf, mlsRefusal } from './mls-input.js';
 import { isGroupSession } from './recipients.js';
@@ -107,7 +107,7 @@ export function mlsGroupMethods(s: RelayServices): Record<string, RequestHandler
   async function assertRoom(session: SessionRecord, sender: string): Promise<void> {
     const { maxQueued } = s.queueLimits;
     for (const p of session.participants) {
-      if (p !== sender && (await s.queue.stats(p)).count >= maxQueued) throw new QueueFullError('max_queued');
+      if (p !== sender && (await s.queue.stats(p)).count >= maxQueued) throw new RelayQueueFullError('max_queued');
     }
   }
 

@@ -1,5 +1,5 @@
-import { NotAuthorizedError, type ParamsOf } from '@wmp/jsonrpc-envelope';
-import type { RequestHandler, SessionRecord, WmpContext } from '@wmp/session';
+import { NotAuthorizedError, ohanMethods, type ParamsOf } from '@wmp/jsonrpc-envelope';
+import type { RequestHandler, SessionRecord, WmpContext, WmpServer } from '@wmp/session';
 import { publishKeyPackages, takeKeyPackage } from './key-packages.js';
 import { messageFetchHandler } from './message-fetch.js';
 import { mlsGroupMethods } from './mls-groups.js';
@@ -11,15 +11,22 @@ function identityOf(ctx: WmpContext): string {
   return ctx.sender;
 }
 
-/** The methods a relay adds to the session engine, by name (dispatch by map, `server.handle`). */
+/** The core WMP methods a relay serves beyond a plain responder, by name (dispatch by map). */
 export function relayMethods(s: RelayServices): Record<string, RequestHandler<WmpContext>> {
   return {
     'wmp.relay.register': registerHandler(s),
     'wmp.message.fetch': messageFetchHandler(s),
     ...mlsGroupMethods(s),
+  };
+}
 
-    // Our methods (DESIGN §3): a participant publishes its own key packages, anyone authenticated
-    // takes one (a few per hour of each other identity: key-package-budget.ts).
+/**
+ * Our own methods (DESIGN §3), with their descriptors from `ohanMethods`: a participant publishes
+ * its own key packages, anyone authenticated takes one (a few per hour of each other identity:
+ * key-package-budget.ts).
+ */
+export function ohanMethodHandlers(s: RelayServices): Record<keyof typeof ohanMethods, RequestHandler<WmpContext>> {
+  return {
     'ohan.mls.keypackage.publish': async (raw, ctx) => {
       const params = raw as ParamsOf<'ohan.mls.keypackage.publish'>;
       const session = ctx.session as SessionRecord;
@@ -46,4 +53,13 @@ export function relayMethods(s: RelayServices): Record<string, RequestHandler<Wm
       };
     },
   };
+}
+
+/** Adds the relay's handlers to the session engine: the core ones by name, ours as custom methods. */
+export function registerRelayMethods(server: WmpServer, s: RelayServices): void {
+  for (const [method, handler] of Object.entries(relayMethods(s))) server.handle(method, handler);
+  const ours = ohanMethodHandlers(s);
+  for (const method of Object.keys(ours) as (keyof typeof ohanMethods)[]) {
+    server.method(method, ohanMethods[method], ours[method]);
+  }
 }

@@ -3,15 +3,10 @@ import { type JsonRpcNotification, RateLimitedError, rfc3339 } from '@wmp/jsonrp
 import type { Connection, SessionRecord } from '@wmp/session';
 import { utf8Length } from '../storage/contracts/bytes.js';
 import type { AppendResult } from '../storage/contracts/queue-store.js';
-import { QueueFullError } from '../storage/errors.js';
+import { RelayQueueFullError } from '../storage/errors.js';
 import type { Federation } from './federation/federation.js';
 import type { RoutedMessage } from './forwarder.js';
 import { metaFor, type RelayServices } from './services.js';
-
-/** The connections bound to a session (the session engine knows them). */
-export interface GroupConnections {
-  connectionsOf(sessionId: string): Connection[];
-}
 
 /**
  * The message as the relay forwards and stores it: the sender's content untouched, `wmp` with
@@ -67,12 +62,12 @@ export interface RouteOutcome {
   /** Recipients whose queue took it (or already had it). */
   readonly accepted: number;
   /** The first full queue's error, when some recipient's queue was full. */
-  readonly full: QueueFullError | undefined;
+  readonly full: RelayQueueFullError | undefined;
 }
 
 type Outcome = { readonly recipient: string } & (
   | { readonly appended: AppendResult; readonly message: RoutedMessage }
-  | { readonly full: QueueFullError }
+  | { readonly full: RelayQueueFullError }
 );
 
 /**
@@ -119,7 +114,7 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
       return appended.then(
         (appended): Outcome => ({ recipient, appended, message }),
         (e: unknown): Outcome => {
-          if (e instanceof QueueFullError) return { recipient, full: e };
+          if (e instanceof RelayQueueFullError) return { recipient, full: e };
           throw e;
         },
       );
@@ -155,7 +150,7 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
       );
     }
   }
-  const full = outcomes.find((o): o is Outcome & { full: QueueFullError } => 'full' in o)?.full;
+  const full = outcomes.find((o): o is Outcome & { full: RelayQueueFullError } => 'full' in o)?.full;
   return { accepted, full };
 }
 

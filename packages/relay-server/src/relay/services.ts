@@ -1,5 +1,5 @@
 import type { RelayHop } from '@wmp/jcs-signing';
-import type { SessionStore } from '@wmp/session';
+import type { Connection, SessionStore } from '@wmp/session';
 import type { ByteBudget } from '@wmp/transports';
 import type { KeyPackageBudgets } from '../coordination/contracts/key-package-budgets.js';
 import type { KeyPackageStore } from '../storage/contracts/key-package-store.js';
@@ -13,8 +13,12 @@ import type { RelayMetrics } from './metrics.js';
 import type { Presence } from './presence.js';
 import type { RefusalLog } from './refusals.js';
 import type { RelayLimiters } from './relay-limiters.js';
-import type { GroupConnections } from './route.js';
 import type { StatusNotifier } from './statuses.js';
+
+/** The connections bound to a session (the session engine knows them). */
+export interface GroupConnections {
+  connectionsOf(sessionId: string): Connection[];
+}
 
 /** Memory shared by every connection of the relay (DESIGN §7: bound the totals). */
 export interface RelayBudgets {
@@ -54,7 +58,5 @@ export interface RelayServices {
   now(): number;
 }
 
-/** `wmp` of what the relay sends on a session. */
-export function metaFor(sessionId: string, version = '0.1'): { version: string; session_id: string } {
-  return { version, session_id: sessionId };
-}
+// Defined beside the status notifier it also serves; re-exported for the method handlers.
+export { metaFor } from './session-meta.js';

@@ -6,7 +6,7 @@ import { reachable, STATUS_METHOD } from './forwarder.js';
 import type { Logger } from './logger.js';
 import type { RelayMetrics } from './metrics.js';
 import type { Presence } from './presence.js';
-import { metaFor } from './services.js';
+import { metaFor } from './session-meta.js';
 
 export type MessageStatus = 'queued' | 'delivered' | 'expired' | 'dropped';
 

@@ -1,6 +1,6 @@
 import { QueueFullError as WmpQueueFullError } from '@wmp/jsonrpc-envelope';
 
-export type StoreErrorCode =
+export type RelayStoreErrorCode =
   | 'ERR_STORE_CLOSED'
   | 'ERR_STORE_INPUT'
   | 'ERR_STORE_WRITE'
@@ -13,17 +13,17 @@ export type StoreErrorCode =
  * bounds, a failed commit, an unknown schema. Stable `code`, fixed messages (no paths, no keys),
  * so a relay can log them and answer -32603 / 500 without leaking anything.
  */
-export class StoreError extends Error {
-  readonly code: StoreErrorCode;
-  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+export class RelayStoreError extends Error {
+  readonly code: RelayStoreErrorCode;
+  constructor(code: RelayStoreErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'StoreError';
+    this.name = 'RelayStoreError';
     this.code = code;
   }
 }
 
 /** The store was closed: nothing more is read or written. */
-export class StoreClosedError extends StoreError {
+export class StoreClosedError extends RelayStoreError {
   constructor() {
     super('ERR_STORE_CLOSED', 'store is closed');
     this.name = 'StoreClosedError';
@@ -31,7 +31,7 @@ export class StoreClosedError extends StoreError {
 }
 
 /** A caller passed something the store refuses to handle (too many ids, a bad limit or size). */
-export class StoreInputError extends StoreError {
+export class StoreInputError extends RelayStoreError {
   constructor(message: string) {
     super('ERR_STORE_INPUT', message);
     this.name = 'StoreInputError';
@@ -42,7 +42,7 @@ export class StoreInputError extends StoreError {
  * A transaction could not be committed (disk full, I/O error): none of its writes happened, and
  * every caller in the batch is told so. `cause` keeps the driver's error for the logs.
  */
-export class StoreWriteError extends StoreError {
+export class StoreWriteError extends RelayStoreError {
   constructor(cause: unknown) {
     super('ERR_STORE_WRITE', 'store write failed', { cause });
     this.name = 'StoreWriteError';
@@ -64,7 +64,7 @@ const UNAVAILABLE_MESSAGES: Readonly<Record<StoreUnavailableReason, string>> = {
  * the same cause are `StoreWriteError`s (the batch did not commit). `cause` keeps the driver's
  * error for the logs; the message never holds the URL.
  */
-export class StoreUnavailableError extends StoreError {
+export class StoreUnavailableError extends RelayStoreError {
   readonly reason: StoreUnavailableReason;
   constructor(reason: StoreUnavailableReason, cause: unknown) {
     super('ERR_STORE_UNAVAILABLE', UNAVAILABLE_MESSAGES[reason], { cause });
@@ -74,7 +74,7 @@ export class StoreUnavailableError extends StoreError {
 }
 
 /** The database file was written by a newer version of this package. */
-export class StoreSchemaError extends StoreError {
+export class StoreSchemaError extends RelayStoreError {
   constructor(message: string) {
     super('ERR_STORE_SCHEMA', message);
     this.name = 'StoreSchemaError';
@@ -86,7 +86,7 @@ export class StoreSchemaError extends StoreError {
  * recipient's queue (DESIGN §3: nobody fills another's inbox), or the bytes of the whole store.
  */
 /** Another process holds the database (one SQLite file serves one relay process). */
-export class StoreLockedError extends StoreError {
+export class StoreLockedError extends RelayStoreError {
   constructor() {
     super('ERR_STORE_LOCKED', 'database in use by another process');
     this.name = 'StoreLockedError';
@@ -100,11 +100,11 @@ export type QueueFullReason = 'max_queued' | 'max_bytes' | 'sender_share' | 'tot
  * (-31014, canonical message, `instanceof` the envelope's `QueueFullError`), so the relay answers
  * with it as is; `reason` says which cap, for metrics, and stays off the wire.
  */
-export class QueueFullError extends WmpQueueFullError {
+export class RelayQueueFullError extends WmpQueueFullError {
   readonly reason: QueueFullReason;
   constructor(reason: QueueFullReason) {
     super();
-    this.name = 'QueueFullError';
+    this.name = 'RelayQueueFullError';
     this.reason = reason;
   }
 }

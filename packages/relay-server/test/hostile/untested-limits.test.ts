@@ -2,7 +2,7 @@
 // a SQLite file over real sockets. (maxConnections is in connection-slots.test.ts, the batch form
 // of maxSessionsPerConnection in session-store.test.ts.)
 import { generateKeypair, MAX_RELAY_HOPS, relayChainWith, verifyRelayChain } from '@wmp/jcs-signing';
-import { MAX_KEY_PACKAGES_PER_PUBLISH } from '@wmp/jsonrpc-envelope';
+import { MAX_KEY_PACKAGES_PER_PUBLISH, rfc3339 } from '@wmp/jsonrpc-envelope';
 import { MlsGroup } from '@wmp/mls-bridge';
 import { WmpSession } from '@wmp/session';
 import { describe, expect, it } from 'vitest';
@@ -72,7 +72,7 @@ describe('limits nothing tested before (issue 12 item 12)', { timeout: 60_000 },
     const sent = Date.now();
     const result = must(
       await socket.deliver(login, [did()], 'long-lived', {
-        expires_at: new Date(sent + 365 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        expires_at: rfc3339(sent + 365 * 86_400_000),
       }),
     );
     const status = await socket.next(

@@ -1,4 +1,4 @@
-import { DEFAULT_SKEW_SECONDS, jcsBytes, timingSafeEqualString } from '@wmp/jcs-signing';
+import { jcsBytes, timingSafeEqualString, WMP_SKEW_SECONDS } from '@wmp/jcs-signing';
 import { NotAuthorizedError, TimestampInvalidError } from '@wmp/jsonrpc-envelope';
 import type { AuthAttempt } from './authenticator.js';
 
@@ -27,7 +27,7 @@ export function challengePayload(input: ChallengeInput): Uint8Array {
  */
 export function challengeInputOf(
   attempt: AuthAttempt,
-  skewSeconds = DEFAULT_SKEW_SECONDS,
+  skewSeconds = WMP_SKEW_SECONDS,
 ): ChallengeInput & { signature: string } {
   const { auth, sender, challenge, sessionId, now } = attempt;
   if (!sender) throw new NotAuthorizedError({ reason: 'sender required' });

@@ -1,5 +1,5 @@
-import { MlsError, WmpError } from '@wmp/jsonrpc-envelope';
-import { CLEAR_ROUTING_FIELDS } from './policy.js';
+import { coreMethods, type MethodRegistry, MlsError, WmpError } from '@wmp/jsonrpc-envelope';
+import { clearFieldsOf } from './policy.js';
 
 type Params = Record<string, unknown>;
 
@@ -47,10 +47,15 @@ function sameJson(a: unknown, b: unknown): boolean {
  * deliver) are also copied in the clear, so a relay can route what it cannot read; the encrypted
  * copy is the authoritative one.
  */
-export async function sealParams(cipher: SessionCipher, method: string, params: Params): Promise<Params> {
+export async function sealParams(
+  cipher: SessionCipher,
+  method: string,
+  params: Params,
+  methods: MethodRegistry = coreMethods,
+): Promise<Params> {
   const sealed = await cipher.encryptParams(params);
   const clear: Params = {};
-  for (const field of CLEAR_ROUTING_FIELDS[method] ?? []) if (params[field] !== undefined) clear[field] = params[field];
+  for (const field of clearFieldsOf(method, methods)) if (params[field] !== undefined) clear[field] = params[field];
   return { ...sealed, ...clear };
 }
 
@@ -64,6 +69,7 @@ export async function openParams(
   method: string,
   params: Params,
   sender: string | undefined,
+  methods: MethodRegistry = coreMethods,
 ): Promise<Params> {
   if (sender === undefined) throw new MlsError({ reason: 'sender_mismatch' });
   const wmp = (params.wmp ?? {}) as Params;
@@ -75,7 +81,7 @@ export async function openParams(
     if (e instanceof WmpError) throw e;
     throw new MlsError({ reason: 'decrypt_failed' });
   }
-  for (const field of CLEAR_ROUTING_FIELDS[method] ?? []) {
+  for (const field of clearFieldsOf(method, methods)) {
     if (params[field] !== undefined && !sameJson(params[field], opened[field])) {
       throw new MlsError({ reason: 'routing_mismatch' });
     }

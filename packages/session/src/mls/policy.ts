@@ -1,27 +1,29 @@
-import type { Security } from '@wmp/jsonrpc-envelope';
+import { coreMethods, type MethodRegistry, type Security } from '@wmp/jsonrpc-envelope';
 
 /**
- * The methods that carry application content (core §5.2), and so are MLS-encrypted under the
- * `mls` mode and, under `mls-optional`, when one of their capabilities is listed. Everything else
- * is control traffic that the responder must read to do its job and always travels in the clear:
- * `wmp.session.*`, `wmp.capability.*`, `wmp.message.ack`/`status`/`poll`/`fetch`,
- * `wmp.flow.cancel` (an id and a reason), `wmp.resolve` (a lookup answered by the responder
- * itself, whose result is a plain JSON-RPC result), `wmp.mls.*` (already MLS messages) and the
- * relay's own methods.
+ * Whether a method carries application content (core §5.2): its descriptor's `content` rules.
+ * Such methods are MLS-encrypted under the `mls` mode and, under `mls-optional`, when one of their
+ * capabilities is listed. Everything else is control traffic that the responder must read to do
+ * its job and always travels in the clear.
  */
-export const CONTENT_METHODS: ReadonlySet<string> = new Set([
-  'wmp.message.deliver',
-  'wmp.flow.start',
-  'wmp.flow.action',
-  'wmp.flow.progress',
-  'wmp.flow.complete',
-  'wmp.flow.error',
-]);
+export function isContentMethod(method: string, methods: MethodRegistry = coreMethods): boolean {
+  return methods.get(method)?.content !== undefined;
+}
 
-/** Fields copied in the clear next to `ciphertext`, by method: what a relay routes on. */
-export const CLEAR_ROUTING_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  'wmp.message.deliver': ['to'],
-};
+/** Fields copied in the clear next to `ciphertext`: what a relay routes on. */
+export function clearFieldsOf(method: string, methods: MethodRegistry = coreMethods): readonly string[] {
+  return methods.get(method)?.content?.clear ?? [];
+}
+
+/**
+ * The capability a method's content counts under even when no other is exercised: the content
+ * rule's own (a deliver is `messaging`), else the capability calling the method needs.
+ */
+export function baseCapabilities(method: string, methods: MethodRegistry = coreMethods): string[] {
+  const spec = methods.get(method);
+  const capability = spec?.content?.capability ?? spec?.capability;
+  return capability === undefined ? [] : [capability];
+}
 
 /** Whether params claim MLS encryption (`wmp.encrypted: true`). */
 export function isEncrypted(params: unknown): boolean {
@@ -38,8 +40,9 @@ export function encryptionRequiredFor(
   security: Security | undefined,
   method: string,
   capabilities: readonly string[],
+  methods: MethodRegistry = coreMethods,
 ): string | undefined {
-  if (!security || !CONTENT_METHODS.has(method)) return undefined;
+  if (!security || !isContentMethod(method, methods)) return undefined;
   if (security.mode === 'mls') return capabilities[0] ?? 'messaging';
   if (security.mode === 'mls-optional') {
     const listed = security.encrypted_capabilities ?? [];
@@ -59,25 +62,23 @@ export function outgoingCapabilities(
   method: string,
   params: Record<string, unknown>,
   participants: readonly string[] | undefined,
+  methods: MethodRegistry = coreMethods,
 ): string[] {
+  const used = baseCapabilities(method, methods);
   if (method === 'wmp.message.deliver') {
     // Participants unknown (a session restored without them): any recipient may be a third party.
     const to = Array.isArray(params.to) ? params.to : [];
-    const relayed = to.some((r) => participants === undefined || !participants.includes(r as string));
-    return relayed ? ['messaging', 'relay'] : ['messaging'];
+    if (to.some((r) => participants === undefined || !participants.includes(r as string))) used.push('relay');
   }
-  if (method === 'wmp.flow.start' && typeof params.flow_type === 'string') return ['flows', params.flow_type];
-  if (method.startsWith('wmp.flow.')) return ['flows'];
-  return [];
+  if (method === 'wmp.flow.start' && typeof params.flow_type === 'string') used.push(params.flow_type);
+  return used;
 }
 
 /**
- * The capabilities an initiator holds an incoming content message to: a deliver is `messaging`
- * (a plain message that reached us as `relay` traffic was already judged by the responder on the
- * sender's session), flow notifications are `flows`.
+ * The capabilities an initiator holds an incoming content message to: its method's (a deliver is
+ * `messaging`: a plain message that reached us as `relay` traffic was already judged by the
+ * responder on the sender's session; flow notifications are `flows`).
  */
-export function incomingCapabilities(method: string): string[] {
-  if (method === 'wmp.message.deliver') return ['messaging'];
-  if (method.startsWith('wmp.flow.')) return ['flows'];
-  return [];
+export function incomingCapabilities(method: string, methods: MethodRegistry = coreMethods): string[] {
+  return baseCapabilities(method, methods);
 }

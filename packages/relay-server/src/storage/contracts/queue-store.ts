@@ -101,7 +101,7 @@ export const DEFAULT_QUEUE_LIMITS: QueueLimits = Object.freeze({
 export interface QueueStore {
   /**
    * Appends a message; resolves once it is durable. Idempotent on `message.id` per recipient.
-   * Rejects with `QueueFullError` (-31014) when the recipient is at `maxQueued`, the bytes would
+   * Rejects with `RelayQueueFullError` (-31014) when the recipient is at `maxQueued`, the bytes would
    * exceed `maxBytes`, the sender would pass its share of the recipient's queue, or the store its
    * `maxTotalBytes`; the checks and the insert are one atomic operation. A retry of a queued id
    * is answered `exists` even then.

@@ -12,7 +12,7 @@ import type {
   QueueStore,
 } from '../contracts/queue-store.js';
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
-import { QueueFullError, StoreClosedError } from '../errors.js';
+import { RelayQueueFullError, StoreClosedError } from '../errors.js';
 
 interface Row extends QueueRecord {
   readonly recipient: string;
@@ -64,7 +64,7 @@ export class MemoryQueueStore implements QueueStore {
       total: this.#totals,
     };
     const full = queueCapRefusal(this.limits, counts, record.bytes);
-    if (full !== undefined) throw new QueueFullError(full);
+    if (full !== undefined) throw new RelayQueueFullError(full);
     if (queue === undefined) {
       // Kept after it empties: its nextSeq is what keeps seqs from being reused.
       queue = { nextSeq: 1, bytes: 0, senders: new Map(), bySeq: new Map(), byId: new Map() };

@@ -22,7 +22,7 @@ export interface MemoryStoreOptions {
  * `MemorySessionStore` of @wmp/session (the one the session engine is tested with); the shared
  * session suite runs it next to `SqliteSessionStore`.
  */
-export class MemoryStore implements RelayStores {
+export class MemoryRelayStores implements RelayStores {
   readonly queue: MemoryQueueStore;
   readonly box: MemoryBoxStore;
   readonly sessions: MemorySessionStore;

@@ -13,7 +13,7 @@ import type {
   QueueStore,
 } from '../contracts/queue-store.js';
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
-import { QueueFullError, StoreClosedError } from '../errors.js';
+import { RelayQueueFullError, StoreClosedError } from '../errors.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import type { Settled, TxState, TxStateKey, WriteGroup, WriteTx } from './postgres-writer.js';
 
@@ -510,7 +510,7 @@ export class PostgresQueueStore implements QueueStore {
       const counts = { queue, sender: state.sender(recipient, record.sender), total };
       const full = queueCapRefusal(this.limits, counts, record.bytes);
       if (full !== undefined) {
-        outcomes.push({ ok: false, error: new QueueFullError(full) });
+        outcomes.push({ ok: false, error: new RelayQueueFullError(full) });
         continue;
       }
       // The store-wide cap was decided on the totals read at the start: checked again at COMMIT.

@@ -76,15 +76,9 @@ function statements(db: BetterSqlite3.Database) {
        RETURNING next_seq - 1`,
       )
       .pluck(),
-    insert: db.prepare(
-      `INSERT INTO ohan_events (recipient, seq, id, sender, lane, strength, expires_at, size, body)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
+    insert: db.prepare(INSERT_EVENT),
     // The fast path's only statement: an id already stored inserts nothing (the answer is "exists").
-    insertNew: db.prepare(
-      `INSERT INTO ohan_events (recipient, seq, id, sender, lane, strength, expires_at, size, body)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-    ),
+    insertNew: db.prepare(`${INSERT_EVENT} ON CONFLICT (id) DO NOTHING`),
     savepoint: db.prepare('SAVEPOINT box_admit'),
     rollbackTo: db.prepare('ROLLBACK TO box_admit'),
     release: db.prepare('RELEASE box_admit'),
@@ -131,6 +125,24 @@ function statements(db: BetterSqlite3.Database) {
       'DELETE FROM ohan_cards WHERE rowid IN (SELECT rowid FROM ohan_cards WHERE expires_at <= ? LIMIT ?)',
     ),
   };
+}
+
+/** The one event insert; `eventRow` binds its columns in order. */
+const INSERT_EVENT = `INSERT INTO ohan_events (recipient, seq, id, sender, lane, strength, expires_at, size, body)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+function eventRow(record: BoxEventRecord, lane: Lane, seq: number) {
+  return [
+    record.recipient,
+    seq,
+    record.id,
+    record.sender,
+    LANE_CODE[lane],
+    record.strength,
+    record.expiresAt,
+    record.size,
+    record.json,
+  ] as const;
 }
 
 /**
@@ -207,17 +219,7 @@ export class SqliteBoxStore implements BoxStore {
     const lane = laneWithoutEviction(this.#view, record, this.limits);
     if (lane === undefined) return this.#admitByRules(record);
     const seq = this.#totals.recipient(record.recipient).nextSeq;
-    const inserted = this.#s.insertNew.run(
-      record.recipient,
-      seq,
-      record.id,
-      record.sender,
-      LANE_CODE[lane],
-      record.strength,
-      record.expiresAt,
-      record.size,
-      record.json,
-    );
+    const inserted = this.#s.insertNew.run(...eventRow(record, lane, seq));
     if (inserted.changes === 0) return { status: 'exists', id: record.id };
     this.#totals.added(record);
     return { status: 'stored', id: record.id, seq, evicted: 0 };
@@ -380,17 +382,7 @@ export class SqliteBoxStore implements BoxStore {
   #insert(record: BoxEventRecord, lane: Lane): number {
     const s = this.#s;
     const seq = s.nextSeq.get(record.recipient, record.size)!;
-    s.insert.run(
-      record.recipient,
-      seq,
-      record.id,
-      record.sender,
-      LANE_CODE[lane],
-      record.strength,
-      record.expiresAt,
-      record.size,
-      record.json,
-    );
+    s.insert.run(...eventRow(record, lane, seq));
     s.addSender.run(record.sender, record.size);
     s.addPair.run(record.recipient, record.sender, record.size);
     s.addBox.run(1, record.size);

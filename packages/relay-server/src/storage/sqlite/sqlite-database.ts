@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { StoreError, StoreLockedError, StoreSchemaError } from '../errors.js';
+import { RelayStoreError, StoreLockedError, StoreSchemaError } from '../errors.js';
 import { MIGRATIONS, SCHEMA, SCHEMA_VERSION } from './sqlite-schema.js';
 
 export interface OpenDatabaseOptions {
@@ -23,7 +23,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
   try {
     if (options.exclusive) lockExclusively(db);
     const mode = db.pragma('journal_mode = WAL', { simple: true });
-    if (mode !== 'wal' && !db.memory) throw new StoreError('ERR_STORE_SCHEMA', 'database does not support WAL');
+    if (mode !== 'wal' && !db.memory) throw new RelayStoreError('ERR_STORE_SCHEMA', 'database does not support WAL');
     db.pragma('synchronous = FULL');
     db.pragma('busy_timeout = 5000');
     db.pragma(`cache_size = -${Math.trunc(options.cacheKiB ?? 65536)}`);

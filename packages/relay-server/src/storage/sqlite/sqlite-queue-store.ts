@@ -13,7 +13,7 @@ import type {
   QueueStore,
 } from '../contracts/queue-store.js';
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
-import { QueueFullError, StoreClosedError } from '../errors.js';
+import { RelayQueueFullError, StoreClosedError } from '../errors.js';
 import { type QueueCounter, QueueTotalsCache } from './queue-totals-cache.js';
 import type { WriteQueue } from './write-queue.js';
 
@@ -229,7 +229,7 @@ export class SqliteQueueStore implements QueueStore {
       // A retry of a queued message is answered even when the queue is full.
       const existing = this.#s.seqOf.get(recipient, record.id);
       if (existing !== undefined) return { status: 'exists', seq: existing };
-      throw new QueueFullError(full);
+      throw new RelayQueueFullError(full);
     }
     const seq = queue.nextSeq;
     const { changes } = this.#s.insert.run(

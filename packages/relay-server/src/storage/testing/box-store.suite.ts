@@ -1,4 +1,5 @@
-import { createCard, formatUtcTime, type OhanEvent } from '@wmp/ohan-seal';
+import { rfc3339 } from '@wmp/jsonrpc-envelope';
+import { createCard, type OhanEvent } from '@wmp/ohan-seal';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type BoxLimits,
@@ -469,7 +470,7 @@ export function boxStoreSuite(name: string, factory: BoxFactory, durable = false
 
     describe('cards and the directory', () => {
       const card = (p: Party, ts: number) =>
-        createCard({ signer: p.signer, enc: p.enc.multikey, relays: ['https://box.example'], ts: formatUtcTime(ts) });
+        createCard({ signer: p.signer, enc: p.enc.multikey, relays: ['https://box.example'], ts: rfc3339(ts) });
 
       it('stores cards by key; a strictly newer ts replaces the stored one', async () => {
         const box = await open();

@@ -1,10 +1,10 @@
 import { QueueFullError as WmpQueueFullError } from '@wmp/jsonrpc-envelope';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  QueueFullError,
   type QueueLimits,
   type QueueMessageInput,
   type QueueStore,
+  RelayQueueFullError,
   StoreClosedError,
   StoreInputError,
 } from '../../index.js';
@@ -113,11 +113,11 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
     });
 
     describe('caps', () => {
-      it('refuses the message after max_queued with QueueFullError (-31014)', async () => {
+      it('refuses the message after max_queued with RelayQueueFullError (-31014)', async () => {
         const queue = await open({ maxQueued: 3 });
         for (let i = 0; i < 3; i++) await queue.append(BOB, msg(`did:key:z6MkS${i}`), later());
         const full = await queue.append(BOB, msg('did:key:z6MkS9'), later()).catch((e: unknown) => e);
-        expect(full).toBeInstanceOf(QueueFullError);
+        expect(full).toBeInstanceOf(RelayQueueFullError);
         expect(full).toBeInstanceOf(WmpQueueFullError);
         expect(full).toMatchObject({ code: -31014, message: 'Queue full', reason: 'max_queued' });
         // A retry of a queued message is still answered; other recipients are not affected.
@@ -172,7 +172,7 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
         const results = await Promise.allSettled(Array.from({ length: 12 }, () => queue.append(BOB, msg(), later())));
         expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
         expect(
-          results.every((r) => r.status === 'fulfilled' || (r.reason as QueueFullError).reason === 'max_queued'),
+          results.every((r) => r.status === 'fulfilled' || (r.reason as RelayQueueFullError).reason === 'max_queued'),
         ).toBe(true);
         expect(await queue.stats(BOB)).toMatchObject({ count: 5 });
         expect((await queue.after(BOB, undefined, 10)).messages.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5]);

@@ -1,0 +1,106 @@
+// The structure check: relative imports between the source files of the packages and apps, and
+// the cycles among them. Type-only imports count too (a type cycle is the same tangle for a reader,
+// and the next edit often turns it into a value import). Package imports (`@wmp/...`) are the
+// layering DESIGN §2 draws and are left to TypeScript's project references and the package graph.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+/** Every `.ts` file under `dir`, tests and declaration files left out. */
+export function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name !== 'node_modules' && entry.name !== 'dist') out.push(...sourceFiles(path));
+    } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts')) {
+      out.push(path);
+    }
+  }
+  return out.sort();
+}
+
+const SPECIFIER = /(?:^|[\s;])(?:import|export)\s(?:[^'";]*?\sfrom\s)?['"](\.{1,2}\/[^'"]+)['"]/g;
+const DYNAMIC = /import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+
+/** The relative specifiers a file imports or re-exports (static and dynamic). */
+export function relativeImports(text: string): string[] {
+  const found: string[] = [];
+  for (const re of [SPECIFIER, DYNAMIC]) for (const m of text.matchAll(re)) found.push(m[1] as string);
+  return found;
+}
+
+function resolveSpecifier(from: string, specifier: string): string | undefined {
+  const base = resolve(dirname(from), specifier);
+  const candidates = [base.replace(/\.js$/, '.ts'), base, `${base}.ts`, join(base, 'index.ts')];
+  return candidates.find((c) => {
+    try {
+      return statSync(c).isFile();
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** file -> the files it imports, for the given files only. */
+export function importGraph(files: readonly string[]): Map<string, string[]> {
+  const known = new Set(files);
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const targets = relativeImports(readFileSync(file, 'utf8'))
+      .map((s) => resolveSpecifier(file, s))
+      .filter((t): t is string => t !== undefined && known.has(t));
+    graph.set(file, [...new Set(targets)]);
+  }
+  return graph;
+}
+
+/** The strongly connected components of more than one file, or a file importing itself (Tarjan). */
+export function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string): void => {
+    index.set(node, next);
+    low.set(node, next);
+    next++;
+    stack.push(node);
+    onStack.add(node);
+    for (const to of graph.get(node) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(node, Math.min(low.get(node)!, low.get(to)!));
+      } else if (onStack.has(to)) low.set(node, Math.min(low.get(node)!, index.get(to)!));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1 || graph.get(node)?.includes(node)) found.push(component.sort());
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+/** The import cycles of every package's and app's `src/`, as paths relative to `root`. */
+export function repositoryCycles(root: string): string[][] {
+  const files = ['packages', 'apps'].flatMap((group) =>
+    readdirSync(join(root, group), { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .flatMap((d) => {
+        const src = join(root, group, d.name, 'src');
+        try {
+          return statSync(src).isDirectory() ? sourceFiles(src) : [];
+        } catch {
+          return [];
+        }
+      }),
+  );
+  return cycles(importGraph(files)).map((c) => c.map((f) => relative(root, f)));
+}
