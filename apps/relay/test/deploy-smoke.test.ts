@@ -7,8 +7,8 @@ import { REPO_ROOT } from './fixtures/relay-process.js';
 
 describe('scripts/deploy-smoke.sh', () => {
   it('builds and prunes the relay like the Dockerfile, and the output runs with plain node', () => {
-    const r = spawnSync('scripts/deploy-smoke.sh', { cwd: REPO_ROOT, encoding: 'utf8', timeout: 280_000 });
+    const r = spawnSync('scripts/deploy-smoke.sh', { cwd: REPO_ROOT, encoding: 'utf8', timeout: 560_000 });
     expect(r.stderr + r.stdout).toMatch(/deploy-smoke: ok: pnpm deploy output answered \/health/);
     expect(r.status).toBe(0);
-  }, 300_000);
+  }, 600_000);
 });

@@ -420,7 +420,8 @@ describe('the box against a reference model of §4.7', () => {
     expect([...tally.refused].sort()).toEqual(EVERY_REFUSAL);
     expect(tally.evicted).toBeGreaterThan(50);
     expect(tally.exists).toBeGreaterThan(20);
-  });
+    // 120 generated runs: about 12 s alone, several times that beside a busy suite.
+  }, 120_000);
 
   // Fewer runs: each step is a few round trips to the server, and observing the state after it
   // another 16 queries (about 2 s per 10 runs here, against 0.5 s for memory and SQLite

@@ -101,7 +101,7 @@ describe('StdioTransport over PassThrough streams', () => {
     t.onclose = () => order.push('close');
     await t.start();
     input.end('{"a":1}\n{"b":2}');
-    await vi.waitFor(() => expect(order).toContain('close'));
+    await vi.waitFor(() => expect(order).toContain('close'), { timeout: 10_000 });
     await t.close();
     expect(order).toEqual(['message {"a":1}', 'message {"b":2}', 'close']);
     await expect(t.send(request(1))).rejects.toMatchObject({ code: 'ERR_CLOSED' });
@@ -122,7 +122,7 @@ describe('StdioTransport over PassThrough streams', () => {
     const { input, t, seen } = pipes();
     await t.start();
     input.destroy(new Error('boom'));
-    await vi.waitFor(() => expect(seen.closes).toBe(1));
+    await vi.waitFor(() => expect(seen.closes).toBe(1), { timeout: 10_000 });
     expect(seen.errors.map((e) => e.message)).toEqual(['boom']);
   });
 
@@ -219,7 +219,7 @@ describe('StdioTransport over real pipes to a child process', () => {
     await t.start();
 
     await t.send(request(1, { text: 'h\u00e9llo \u{1f600}' }));
-    await vi.waitFor(() => expect(seen.frames).toHaveLength(1));
+    await vi.waitFor(() => expect(seen.frames).toHaveLength(1), { timeout: 10_000 });
     expect(JSON.parse(seen.frames[0] as string)).toEqual({
       jsonrpc: '2.0',
       id: 1,
@@ -247,7 +247,7 @@ describe('StdioTransport over real pipes to a child process', () => {
     const t = new StdioTransport({ input: child.stdout, output: child.stdin });
     const seen = record(t);
     await t.start();
-    await vi.waitFor(() => expect(seen.closes).toBe(1));
+    await vi.waitFor(() => expect(seen.closes).toBe(1), { timeout: 10_000 });
     expect(seen.frames).toEqual(['{"jsonrpc":"2.0","method":"bye"}']);
     await expect(t.send(request(1))).rejects.toMatchObject({ code: 'ERR_CLOSED' });
   });
