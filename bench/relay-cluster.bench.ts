@@ -8,7 +8,8 @@
 // forwarder and bare batched PostgreSQL inserts of the same stored rows (the store's INSERT,
 // unnest, 100 per transaction). Target >= 50%. Latency send -> receive across nodes paced at
 // 2k msg/s: p99 <= 25 ms. The single-node SQLite relay of relay-routing is measured in the same
-// rounds (it must not fall).
+// rounds (it must not fall). BENCH_PG_STATS=1 prints the statements that took PostgreSQL's time;
+// BENCH_LOG_LEVEL=warn shows the nodes' logs.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,11 +27,34 @@ const WARMUP_MS = 800;
 const PACED_RATE = 2000;
 const ms = (v: number) => Math.round(v * 100) / 100;
 
+/** BENCH_PG_STATS=1: the statements that took the database's time (pg_stat_statements), for profiling. */
+async function printStatements(url: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    const { rows } = await client.query(
+      'SELECT calls, round(total_exec_time) AS ms, round(mean_exec_time::numeric, 3) AS mean, rows, left(query, 200) AS query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 15',
+    );
+    for (const r of rows)
+      console.error(`${r.calls}\t${r.ms} ms\t${r.mean} ms\t${r.rows}\t${String(r.query).replace(/\s+/g, ' ')}`);
+  } finally {
+    await client.end();
+  }
+}
+
 const bench: Benchmark = {
   name: 'relay-cluster',
   async run(): Promise<BenchReport> {
     const dir = mkdtempSync(join(tmpdir(), 'wmp-bench-cluster-'));
-    const [postgres, redis] = await Promise.all([startPostgres({ name: 'bench-cluster' }), startRedis()]);
+    const [postgres, redis] = await Promise.all([
+      startPostgres({
+        name: 'bench-cluster',
+        ...(process.env.BENCH_PG_STATS ? { settings: { shared_preload_libraries: 'pg_stat_statements' } } : {}),
+      }),
+      startRedis(),
+    ]);
     const children: BenchChild[] = [];
     const fleets: Fleet[] = [];
     try {
@@ -96,6 +120,7 @@ const bench: Benchmark = {
         pacedFailure = (error as Error).message;
       }
       const stats = await Promise.all(children.slice(0, 3).map((n) => n.ask('stats')));
+      if (process.env.BENCH_PG_STATS) await printStatements(databaseUrl);
 
       const forwarded = { name: 'bare ws forwarder, 100 connections', value: median(w), unit: 'msg/s' };
       const inserts = {
