@@ -1,6 +1,6 @@
 // The relay's authentication and TLS settings (issue 16): which files hold trust anchors and TLS
 // material, and how did:web documents are fetched. Pure like config.ts: files are read at start.
-import type { OptionSpec } from './config.js';
+import type { OptionSpec } from './config-spec.js';
 
 /** Authentication and TLS, as the flags gave them (paths as given; the caller resolves them). */
 export interface AuthSettings {
