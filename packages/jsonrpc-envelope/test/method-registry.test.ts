@@ -84,7 +84,11 @@ describe('method descriptors', () => {
   });
 
   it('keep the OHAN methods out of the WMP table', () => {
-    expect(Object.keys(ohanMethods)).toEqual(['ohan.mls.keypackage.publish', 'ohan.mls.keypackage.fetch']);
+    expect(Object.keys(ohanMethods)).toEqual([
+      'ohan.mls.keypackage.publish',
+      'ohan.mls.keypackage.fetch',
+      'ohan.relay.resolve',
+    ]);
     for (const name of Object.keys(ohanMethods)) expect(coreMethods.has(name)).toBe(false);
     expect(coreMethods.names()).toEqual(Object.keys(wmpMethods));
   });
