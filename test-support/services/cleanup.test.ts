@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'tsup';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../wait-for.js';
 import { isProcessAlive, removeDir } from './common.js';
 
 interface Started {
@@ -70,7 +71,6 @@ async function runChild(mode: 'exit' | 'sigkill', dir: string, user?: string): P
 }
 
 async function expectNothingLeft(started: Started, dir: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
   const leftovers = () =>
     [
       isProcessAlive(started.postgres.pid) && `postgres pid ${started.postgres.pid}`,
@@ -78,7 +78,7 @@ async function expectNothingLeft(started: Started, dir: string): Promise<void> {
       existsSync(started.postgres.baseDir) && started.postgres.baseDir,
       existsSync(started.redis.baseDir) && started.redis.baseDir,
     ].filter(Boolean);
-  while (leftovers().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await waitFor(() => leftovers().length === 0, 10_000, 'the servers to be gone').catch(() => undefined);
   expect(leftovers()).toEqual([]);
   expect(readdirSync(dir).filter((f) => f.startsWith('wmp-'))).toEqual([]);
 }

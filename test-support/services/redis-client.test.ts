@@ -2,6 +2,7 @@
 // Debian package ships (7.0.15; node-redis officially supports >= 7.2). docs/decisions.md has why.
 import { type CommandParser, createClient, defineScript } from '@redis/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../wait-for.js';
 import { type RedisServer, startRedis } from './index.js';
 
 // A token-bucket-like step: INCR a counter and (re)arm its expiry in one round trip.
@@ -26,13 +27,8 @@ function client() {
   return c;
 }
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 10_000) =>
+  waitFor(check, timeoutMs, what);
 
 beforeAll(async () => {
   server = await startRedis({ name: 'client' });

@@ -43,10 +43,11 @@ async function recipient(url: string, checker: DeliveryChecker) {
 }
 
 /**
- * Sends {n} to `to`, one at a time, until stopped; records each acknowledged one. Errors (the
- * fault) are collected; after one the loop backs off briefly so a dead relay is not spun on.
+ * Sends {n} to `to` through the node at `url`, one at a time, until stopped; records each
+ * acknowledged one. Errors (the fault) are collected; after one the loop goes on once the node
+ * answers /health again (its own state), so a refusing relay is not spun on.
  */
-function sender(from: Client, to: string, checker: DeliveryChecker) {
+function sender(from: Client, url: string, to: string, checker: DeliveryChecker) {
   let stopped = false;
   let n = 0;
   const errors: { code?: number; message?: string }[] = [];
@@ -58,7 +59,7 @@ function sender(from: Client, to: string, checker: DeliveryChecker) {
         checker.acknowledged(mine);
       } catch (error) {
         errors.push(error as { code?: number; message?: string });
-        await new Promise((r) => setTimeout(r, 20)); // backoff of a load loop, not a wait for state
+        await health(url).catch(() => undefined);
       }
     }
   })();
@@ -81,7 +82,7 @@ describe('a wmp-relay cluster under faults', { timeout: 120_000 }, () => {
     const checker = new DeliveryChecker();
     const alice = await client(urls[0]!);
     const bob = await recipient(urls[1]!, checker);
-    const load = sender(alice, bob.client.keypair.did, checker);
+    const load = sender(alice, urls[0]!, bob.client.keypair.did, checker);
     await acknowledged(checker, 100);
 
     const victim = cluster.nodes.find((n) => n.url === urls[1])!;
@@ -105,7 +106,7 @@ describe('a wmp-relay cluster under faults', { timeout: 120_000 }, () => {
     const checker = new DeliveryChecker();
     const alice = await client(urls[0]!);
     const bob = await recipient(urls[1]!, checker);
-    const load = sender(alice, bob.client.keypair.did, checker);
+    const load = sender(alice, urls[0]!, bob.client.keypair.did, checker);
     await acknowledged(checker, 50);
 
     await cluster.redis.kill();
@@ -131,7 +132,7 @@ describe('a wmp-relay cluster under faults', { timeout: 120_000 }, () => {
     const checker = new DeliveryChecker();
     const alice = await client(urls[0]!);
     const bob = await recipient(urls[1]!, checker);
-    const load = sender(alice, bob.client.keypair.did, checker);
+    const load = sender(alice, urls[0]!, bob.client.keypair.did, checker);
     await acknowledged(checker, 50);
 
     await cluster.postgres.stop({ mode: 'immediate' });

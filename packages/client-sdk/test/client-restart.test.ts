@@ -2,7 +2,7 @@ import { randomBytes } from '@wmp/jcs-signing';
 import { describe, expect, it } from 'vitest';
 import type { StateChange } from '../src/node.js';
 import { FileStore } from '../src/node.js';
-import { clientTestbed, eventually, sleep, waitFor } from './client-testbed.js';
+import { clientTestbed, eventually, waitFor } from './client-testbed.js';
 
 const bed = clientTestbed();
 
@@ -17,7 +17,6 @@ async function stream(
     await send(n);
     progress.sent = n;
     if (n === Math.floor(count / 3) && pauseAt) await pauseAt;
-    await sleep(2); // pacing only: spreads the stream over the restart; nothing waits on it
   }
 }
 

@@ -197,7 +197,7 @@ describe('WmpClient through a relay', () => {
     const done: number[] = [];
     bob.on('message', async (m) => {
       got.push((m.body as { n: number }).n);
-      await new Promise((r) => setTimeout(r, 5)); // the listener's own work takes a while: under test
+      await new Promise((r) => setImmediate(r)); // the listener's own work yields to the event loop: under test
       done.push((m.body as { n: number }).n);
     });
     await waitFor(() => done.length === 3);

@@ -12,6 +12,7 @@ import {
   type Relay,
 } from '@wmp/relay-server/node';
 import { afterEach } from 'vitest';
+import { waitFor } from '../../../test-support/wait-for.js';
 import { Identity, Mailbox, type MailboxOptions } from '../src/index.js';
 
 export interface TestRelay {
@@ -117,10 +118,4 @@ export function deliver(from: Identity, to: Identity, body: string, id: string |
   };
 }
 
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { waitFor };
