@@ -132,6 +132,60 @@ describe('PostgreSQL stores on several nodes', () => {
     ]);
   });
 
+  it('keeps queue counts exact while one node appends, another acknowledges and a third sweeps', async () => {
+    const { nodes } = await cluster(3);
+    const [writer, reader, sweeper] = nodes as [PostgresStore, PostgresStore, PostgresStore];
+    const recipients = Array.from({ length: 6 }, (_, i) => `did:key:z6MkQ${i}`);
+    const rounds = 12;
+    for (let round = 0; round < rounds; round++) {
+      const now = Date.now();
+      await Promise.all([
+        // Half of each round expires at once: the sweep takes them while acks and appends run.
+        ...recipients.flatMap((r) =>
+          [0, 1, 2, 3].map((k) =>
+            writer.queue.append(
+              r,
+              { id: `${round}-${k}-${r}`, sender: `did:key:z6MkS${k}`, body: `{"k":${k}}` },
+              { expiresAt: k % 2 ? now - 1 : now + HOUR },
+            ),
+          ),
+        ),
+        ...recipients.map((r) => reader.queue.ack(r, [`${round - 1}-0-${r}`, `${round - 1}-1-${r}`])),
+        ...recipients.map((r) => reader.queue.ackThrough(r, `${round - 2}-2-${r}`)),
+        sweeper.queue.sweepExpired(now, 50),
+      ]);
+    }
+    await sweeper.queue.sweepExpired(Date.now(), 1000);
+    let total = 0;
+    for (const r of recipients) {
+      const page = await reader.queue.after(r, undefined, 500);
+      const bytes = page.messages.reduce((sum, m) => sum + m.bytes, 0);
+      expect(await writer.queue.stats(r)).toEqual({ count: page.messages.length, bytes });
+      total += page.messages.length;
+    }
+    expect((await reader.queue.totals()).count).toBe(total);
+    expect(nodes.map((s) => s.writeStats.failures)).toEqual([0, 0, 0]);
+  });
+
+  it('marks delivered without waiting for a transaction that holds a message (an ack deleting it)', async () => {
+    const { url, nodes } = await cluster(1);
+    const store = nodes[0]!;
+    const held = (await store.queue.append(BOB, { id: 'held', sender: ALICE, body: '{}' }, later())).seq;
+    const free = (await store.queue.append(BOB, { id: 'free', sender: ALICE, body: '{}' }, later())).seq;
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT 1 FROM wmp_messages WHERE recipient = $1 AND seq = $2 FOR UPDATE', [BOB, held]);
+      // Not waited for: the row held is left to its holder, the other one is marked.
+      expect((await store.queue.markDelivered(BOB, [held, free])).map((m) => m.id)).toEqual(['free']);
+      await other.query('ROLLBACK');
+    } finally {
+      await other.end();
+    }
+    expect((await store.queue.markDelivered(BOB, [held, free])).map((m) => m.id)).toEqual(['held']);
+  });
+
   it('queues a message id once when two nodes append it at once (a retry on another node)', async () => {
     const { nodes } = await cluster(2);
     for (let i = 0; i < 20; i++) {

@@ -63,6 +63,8 @@ describe('a relay of several nodes (one store, one coordination)', () => {
     expect(about.filter((s) => s.status !== 'queued')).toEqual([
       expect.objectContaining({ status: 'delivered', recipient: bob.keypair.did }),
     ]);
+    // It came live from node 1 through the coordination: nothing was kept in Alice's queue for it.
+    expect(await c.store.queue.stats(alice.keypair.did)).toMatchObject({ count: 0 });
     // Both nodes are one relay: one relay_id in the chain.
     expect(bob.inbox[0]!.wmp.relay_chain[0].relay_id).toBe(c.nodes[0]!.id);
     expect(c.nodes[1]!.id).toBe(c.nodes[0]!.id);

@@ -128,6 +128,11 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     logger,
     now,
   );
+  if (input.coordination !== undefined) {
+    // A status for a sender online on another node goes there, live (DESIGN §3 "Cluster").
+    statuses.elsewhere = (sender, note) => wakeUps.note(sender, note);
+    wakeUps.onnote = (identity, note) => statuses.noted(identity, note);
+  }
   // Written to a live connection for the first time: its sender hears `delivered` now (DESIGN §3).
   forwarder.ondelivered = (marked) => statuses.terminal(marked, 'delivered');
   // An HTTP session opened its event stream: what waited for it goes out now.

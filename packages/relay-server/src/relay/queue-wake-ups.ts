@@ -33,6 +33,8 @@ export class QueueWakeUps {
   readonly #safetyPollMs: number | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   #stopReconnect: (() => void) | undefined;
+  /** A note another node passed on for an identity with endpoints here (a status: `note`). */
+  onnote: ((identity: string, note: string) => void) | undefined;
 
   constructor(
     coordination: Coordination,
@@ -81,7 +83,9 @@ export class QueueWakeUps {
       unsubscribe: undefined,
       wanted: true,
       ready: this.#coordination.wakeUps
-        .subscribe(identity, (seq) => this.#wake(identity, seq))
+        .subscribe(identity, (seq, note) =>
+          note === undefined ? this.#wake(identity, seq) : this.onnote?.(identity, note),
+        )
         .then(
           (unsubscribe) => {
             if (unsubscribe === undefined) this.#logger.warn('relay.wake_up_unwatched', { reason: 'bound' });
@@ -109,6 +113,14 @@ export class QueueWakeUps {
   /** A message for `identity` was committed at `seq`: wake the nodes where it is (after COMMIT only). */
   committed(identity: string, seq: number): void {
     void this.#coordination.wakeUps.publish(identity, seq);
+  }
+
+  /**
+   * Passes `note` to the other nodes where `identity` has endpoints (their `onnote`), best effort;
+   * resolves how many took it (0: none, or the backend is down).
+   */
+  note(identity: string, note: string): Promise<number> {
+    return this.#coordination.wakeUps.notify(identity, note);
   }
 
   #unwatch(identity: string, watch: Watch): void {

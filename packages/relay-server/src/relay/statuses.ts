@@ -1,4 +1,4 @@
-import { newMessageId } from '@wmp/session';
+import { b64urlEncode, sha256, utf8 } from '@wmp/jcs-signing';
 import type { QueueRemoval, QueueStore } from '../storage/contracts/queue-store.js';
 import { isOutboxKey, parseOutboxEntryId } from './federation/outbox-entry.js';
 import type { Forwarder, RoutedMessage } from './forwarder.js';
@@ -9,6 +9,8 @@ import type { Presence } from './presence.js';
 import { metaFor } from './session-meta.js';
 
 export type MessageStatus = 'queued' | 'delivered' | 'expired' | 'dropped';
+
+const STATUSES: ReadonlySet<string> = new Set<MessageStatus>(['queued', 'delivered', 'expired', 'dropped']);
 
 export interface StatusParams {
   readonly message_id: string;
@@ -48,6 +50,11 @@ export class StatusNotifier {
   readonly #now: () => number;
   /** A status for a sender reached through a peer relay goes back there: true when it took it. */
   onremote: ((sender: string, params: StatusParams) => boolean) | undefined;
+  /**
+   * A cluster: passes a status for a sender with no endpoint here to the nodes where it has one
+   * (they call `noted`); resolves how many took it.
+   */
+  elsewhere: ((sender: string, note: string) => Promise<number>) | undefined;
 
   constructor(
     presence: Presence,
@@ -69,12 +76,40 @@ export class StatusNotifier {
 
   /**
    * Sends to the sender's live status connections; keeps a terminal status nobody took when
-   * `keep` (the sender asked for statuses).
+   * `keep` (the sender asked for statuses). In a cluster, a sender with no endpoint on this node
+   * gets it from the node where it is online, live, without a write (DESIGN §3 "Cluster"); only
+   * when no node takes it is it kept.
    */
   send(sender: string, params: StatusParams, keep: boolean): void {
     if (sender === this.#keeping.relayId) return; // a kept status left the queue: nothing to report
     if (this.onremote?.(sender, params) === true) return;
     this.#metrics.status(params.status);
+    if (this.#sendLive(sender, params) > 0) return;
+    const keeps = keep && params.status !== 'queued';
+    // Endpoints here that take no status now: this node is where the sender is (no one to ask).
+    if (this.elsewhere === undefined || this.#presence.isOnline(sender)) {
+      if (keeps) void this.#keep(sender, params);
+      return;
+    }
+    void this.elsewhere(sender, JSON.stringify({ params, keep })).then((taken) => {
+      if (taken === 0 && keeps) void this.#keep(sender, params);
+    });
+  }
+
+  /**
+   * A status another node of the cluster passed on (`elsewhere`): sent live here, else kept, as
+   * that node would have. Each node that took it may keep it: the kept copy's id is the status's
+   * own (`keptStatusId`), so the sender's queue holds one.
+   */
+  noted(sender: string, note: string): void {
+    const parsed = parseNote(note);
+    if (parsed === undefined) return;
+    if (this.#sendLive(sender, parsed.params) > 0) return;
+    if (parsed.keep && parsed.params.status !== 'queued') void this.#keep(sender, parsed.params);
+  }
+
+  /** Sends to the sender's connections here that take statuses now; how many. */
+  #sendLive(sender: string, params: StatusParams): number {
     const now = this.#now();
     let live = 0;
     for (const e of this.#presence.endpoints(sender)) {
@@ -88,7 +123,7 @@ export class StatusNotifier {
         .notify(STATUS_METHOD, { wmp: metaFor(session), ...params }, session)
         .catch(() => undefined);
     }
-    if (live === 0 && params.status !== 'queued' && keep) void this.#keep(sender, params);
+    return live;
   }
 
   /**
@@ -115,7 +150,7 @@ export class StatusNotifier {
     try {
       const { count } = await this.#queue.stats(sender);
       if (count >= Math.floor(this.#keeping.maxQueued / 2)) return;
-      const id = newMessageId();
+      const id = keptStatusId(params);
       const message: RoutedMessage = {
         jsonrpc: '2.0',
         method: STATUS_METHOD,
@@ -126,9 +161,31 @@ export class StatusNotifier {
         { id, sender: this.#keeping.relayId, body: JSON.stringify(message) },
         { expiresAt: this.#now() + this.#keeping.ttlMs },
       );
+      // `exists`: another node kept it already.
       if (appended.status === 'queued') this.#forwarder.offer(sender, appended.seq, message);
     } catch (e) {
       this.#logger.warn('relay.status_not_kept', { error: (e as { code?: string | number }).code ?? 'unknown' });
     }
+  }
+}
+
+/**
+ * The id of a kept status: derived from what it reports (message, recipient, status, and the
+ * sender for a peer relay), so that keeping one twice (two nodes, a retry) keeps it once.
+ */
+export function keptStatusId(params: StatusParams): string {
+  const what = [params.message_id, params.recipient ?? '', params.status, params.sender ?? ''].join('\n');
+  return `msg-${b64urlEncode(sha256(utf8(what)).subarray(0, 16))}`;
+}
+
+/** A note of `StatusNotifier.elsewhere`, or undefined when it is none (it comes from our own nodes). */
+function parseNote(note: string): { params: StatusParams; keep: boolean } | undefined {
+  try {
+    const { params, keep } = JSON.parse(note) as { params?: StatusParams; keep?: unknown };
+    if (typeof params !== 'object' || params === null || typeof params.message_id !== 'string') return undefined;
+    if (!STATUSES.has(params.status) || typeof keep !== 'boolean') return undefined;
+    return { params, keep };
+  } catch {
+    return undefined;
   }
 }

@@ -4,7 +4,10 @@
  * do). Wake-ups carry nothing else, and may be lost, merged, duplicated or out of order: the store
  * is the truth, and a node also rescans on reconnect and on a slow safety poll.
  */
-export type WakeHandler = (seq: number | undefined) => void;
+export type WakeHandler = (seq: number | undefined, note?: string) => void;
+
+/** The longest note `WakeUps.notify` carries (characters); a longer one reaches nobody. */
+export const MAX_WAKE_NOTE_CHARS = 16_384;
 
 /** Stops one handler (idempotent, synchronous). The last handler of a recipient unsubscribes the node. */
 export type WakeUnsubscribe = () => void;
@@ -36,6 +39,15 @@ export interface WakeUps {
    * hint: 0 when nobody listens or it could not be sent now).
    */
   publish(recipient: string, seq?: number): Promise<number>;
+  /**
+   * Hands `note` to the handlers of `recipient` on the other nodes (never this one's), as the
+   * handler's second argument: something live for the recipient's endpoints there, that needs no
+   * read (a status for a sender online on another node). Best effort: not sent again after an
+   * outage, lost with a node that dies holding it. Resolves how many other nodes took it; 0 when
+   * none listens, the note is longer than `MAX_WAKE_NOTE_CHARS` or the backend is down (the caller
+   * then does what it does for a recipient online nowhere). Never rejects.
+   */
+  notify(recipient: string, note: string): Promise<number>;
   /**
    * Calls `handler` for every later wake-up of `recipient`. Resolves once remote publishers reach
    * it (or at once when the backend is down: it is active after reconnect, followed by

@@ -1,5 +1,6 @@
 import {
   DEFAULT_WAKE_UP_LIMITS,
+  MAX_WAKE_NOTE_CHARS,
   type WakeHandler,
   type WakeUnsubscribe,
   type WakeUpLimits,
@@ -34,6 +35,17 @@ export class MemoryWakeBus {
     for (const node of [...set]) node.wake(recipient, seq);
     return set.size;
   }
+
+  /** Hands a note to every node listening to `recipient` but `from`; returns how many. */
+  note(recipient: string, note: string, from: MemoryWakeUps): number {
+    let n = 0;
+    for (const node of [...(this.#listeners.get(recipient) ?? [])]) {
+      if (node === from) continue;
+      node.wake(recipient, undefined, note);
+      n++;
+    }
+    return n;
+  }
 }
 
 /**
@@ -65,6 +77,11 @@ export class MemoryWakeUps implements WakeUps {
     return this.#bus.deliver(recipient, seq);
   }
 
+  async notify(recipient: string, note: string): Promise<number> {
+    if (note.length > MAX_WAKE_NOTE_CHARS) return 0;
+    return this.#bus.note(recipient, note, this);
+  }
+
   async subscribe(recipient: string, handler: WakeHandler): Promise<WakeUnsubscribe | undefined> {
     return this.subscribeNow(recipient, handler);
   }
@@ -79,7 +96,7 @@ export class MemoryWakeUps implements WakeUps {
       this.#bus.join(recipient, this);
     }
     // One registration per call, even for the same function twice.
-    const own: WakeHandler = (seq) => handler(seq);
+    const own: WakeHandler = (seq, note) => handler(seq, note);
     set.add(own);
     this.#count++;
     let done = false;
@@ -106,12 +123,12 @@ export class MemoryWakeUps implements WakeUps {
   }
 
   /** @internal Called by the bus. */
-  wake(recipient: string, seq: number | undefined): void {
+  wake(recipient: string, seq: number | undefined, note?: string): void {
     const set = this.#handlers.get(recipient);
     if (set === undefined) return;
     for (const handler of [...set]) {
       try {
-        handler(seq);
+        handler(seq, note);
       } catch (error) {
         this.#onError(error);
       }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   DEFAULT_WAKE_UP_LIMITS,
+  MAX_WAKE_NOTE_CHARS,
   type WakeHandler,
   type WakeUnsubscribe,
   type WakeUpLimits,
@@ -23,7 +24,7 @@ interface Channel {
 
 /**
  * Wake-ups over Redis sharded pub/sub: `SPUBLISH {prefix}{kind}:{recipient} "<seq>:<tag>"` after a
- * commit, one `SSUBSCRIBE` per recipient with local handlers on this node (the recipient inside a
+ * commit (a note: `"!<tag>:<note>"`, which a node of an older version takes for a wake-up), one `SSUBSCRIBE` per recipient with local handlers on this node (the recipient inside a
  * hash tag). A publish calls this node's handlers at once and Redis carries it to the others (this
  * node ignores its own echo by `tag`). Subscriptions are desired state: a reconcile loop per
  * channel subscribes or unsubscribes until the server agrees, and every (re)connect of the
@@ -91,6 +92,19 @@ export class RedisWakeUps implements WakeUps {
     }
   }
 
+  async notify(recipient: string, note: string): Promise<number> {
+    if (this.#closed || note.length > MAX_WAKE_NOTE_CHARS) return 0;
+    const name = this.#keys.channel(this.#kind, recipient);
+    // Our own subscriber hears it too (and drops it, by tag): it is not another node.
+    const own = this.#channels.get(name)?.active === true ? 1 : 0;
+    try {
+      const reached = await this.#link.call((c) => c.sPublish(name, `!${this.#tag}:${note}`));
+      return Math.max(0, reached - own);
+    } catch {
+      return 0;
+    }
+  }
+
   async subscribe(recipient: string, handler: WakeHandler): Promise<WakeUnsubscribe | undefined> {
     if (this.#closed) return undefined;
     const name = this.#keys.channel(this.#kind, recipient);
@@ -101,7 +115,7 @@ export class RedisWakeUps implements WakeUps {
       this.#channels.set(name, channel);
     }
     // One registration per call, even for the same function twice.
-    const own: WakeHandler = (seq) => handler(seq);
+    const own: WakeHandler = (seq, note) => handler(seq, note);
     channel.handlers.add(own);
     this.#count++;
     const held = channel;
@@ -222,6 +236,12 @@ export class RedisWakeUps implements WakeUps {
   }
 
   #onMessage(message: string, name: string): void {
+    if (message.startsWith('!')) {
+      const tagEnd = message.indexOf(':');
+      if (tagEnd < 0 || message.slice(1, tagEnd) === this.#tag) return;
+      this.#deliver(name, undefined, message.slice(tagEnd + 1));
+      return;
+    }
     const colon = message.indexOf(':');
     if (colon < 0 || message.slice(colon + 1) === this.#tag) return; // not ours to read, or our own echo
     const text = message.slice(0, colon);
@@ -230,12 +250,12 @@ export class RedisWakeUps implements WakeUps {
   }
 
   /** Calls this node's handlers of channel `name`; whether there were any. */
-  #deliver(name: string, seq: number | undefined): boolean {
+  #deliver(name: string, seq: number | undefined, note?: string): boolean {
     const channel = this.#channels.get(name);
     if (channel === undefined || channel.handlers.size === 0) return false;
     for (const handler of [...channel.handlers]) {
       try {
-        handler(seq);
+        handler(seq, note);
       } catch (error) {
         this.#onError(error);
       }

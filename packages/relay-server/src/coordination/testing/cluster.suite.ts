@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { WakeHandler } from '../contracts/wake-ups.js';
+import { MAX_WAKE_NOTE_CHARS, type WakeHandler } from '../contracts/wake-ups.js';
 import { Clusters, type CoordinationFactory, holdsFor, until } from './harness.js';
 
 let n = 0;
@@ -117,6 +117,38 @@ export function wakeUpsSuite(name: string, factory: CoordinationFactory): void {
     it('counts no node when nobody listens', async () => {
       const { a } = await clusters.two();
       expect(await a.wakeUps.publish(someone(), 1)).toBe(0);
+    });
+
+    it('hands a note to the other nodes’ handlers only, counting them, never as a wake-up', async () => {
+      const { a, b } = await clusters.two();
+      const who = someone();
+      const onA: [number | undefined, string | undefined][] = [];
+      const onB: [number | undefined, string | undefined][] = [];
+      await a.wakeUps.subscribe(who, (seq, note) => onA.push([seq, note]));
+      await b.wakeUps.subscribe(who, (seq, note) => onB.push([seq, note]));
+      expect(await a.wakeUps.notify(who, '{"status":"delivered"}')).toBe(1);
+      await until('the note on b', () => onB.length === 1);
+      expect(onB).toEqual([[undefined, '{"status":"delivered"}']]);
+      // A wake-up after it reaches b after the note: a never had its own note.
+      await a.wakeUps.publish(who, 3);
+      await until('the wake-up on b', () => onB.length === 2);
+      expect(onB[1]).toEqual([3, undefined]);
+      expect(onA).toEqual([[3, undefined]]);
+    });
+
+    it('counts no node for a note nobody else listens to, or one too long to carry', async () => {
+      const { a, b } = await clusters.two();
+      const who = someone();
+      const onA = recorder();
+      await a.wakeUps.subscribe(who, onA.handler);
+      expect(await a.wakeUps.notify(who, 'x')).toBe(0);
+      expect(await a.wakeUps.notify(someone(), 'x')).toBe(0);
+      const onB = recorder();
+      await b.wakeUps.subscribe(who, onB.handler);
+      expect(await a.wakeUps.notify(who, 'x'.repeat(MAX_WAKE_NOTE_CHARS + 1))).toBe(0);
+      expect(await a.wakeUps.notify(who, 'x'.repeat(MAX_WAKE_NOTE_CHARS))).toBe(1);
+      await until('the longest note on b', () => onB.seqs.length === 1);
+      expect(onA.seqs).toEqual([]);
     });
 
     it('wakes every handler of a node; unsubscribing one keeps the others; the last one unsubscribes the node', async () => {

@@ -64,15 +64,21 @@ const SQL = {
               WHERE m.recipient = u.r AND m.message_id = u.id RETURNING ${REMOVED.replace(/(\w+)/g, 'm.$1')}`,
   deleteThrough: `DELETE FROM wmp_messages WHERE recipient = $1 AND seq <= $2 RETURNING ${REMOVED}`,
   // Only rows not marked yet come back: each sender hears `delivered` once, whatever node wrote it.
+  // A row another transaction holds (an ack deleting it) is skipped, never waited for: that
+  // transaction reports its status.
   markDelivered: `UPDATE wmp_messages AS m SET delivered = true
-                  FROM (SELECT DISTINCT r, s FROM unnest($1::text[], $2::bigint[]) AS u(r, s)) AS u
-                  WHERE m.recipient = u.r AND m.seq = u.s AND NOT m.delivered
+                  FROM (SELECT x.recipient, x.seq FROM wmp_messages AS x
+                        JOIN (SELECT DISTINCT r, s FROM unnest($1::text[], $2::bigint[]) AS u(r, s)) AS u
+                          ON x.recipient = u.r AND x.seq = u.s
+                        WHERE NOT x.delivered FOR UPDATE OF x SKIP LOCKED) AS u
+                  WHERE m.recipient = u.recipient AND m.seq = u.seq
                   RETURNING m.recipient, m.seq, m.message_id, m.sender, m.notify`,
   expiredRecipients: `SELECT DISTINCT recipient FROM
                       (SELECT recipient FROM wmp_messages WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2) AS e`,
+  // Rows an ack holds are left to it (the sweep holds queue rows the ack locks at COMMIT).
   deleteExpired: `DELETE FROM wmp_messages AS m USING
                   (SELECT recipient, seq FROM wmp_messages WHERE expires_at <= $1 AND recipient = ANY($2::text[])
-                   ORDER BY expires_at, recipient, seq LIMIT $3) AS e
+                   ORDER BY expires_at, recipient, seq LIMIT $3 FOR UPDATE SKIP LOCKED) AS e
                   WHERE m.recipient = e.recipient AND m.seq = e.seq
                   RETURNING ${REMOVED.replace(/(\w+)/g, 'm.$1')}, m.expires_at`,
   putQueues: `UPDATE wmp_queues AS q SET next_seq = u.n, count = u.c, bytes = u.b
@@ -81,6 +87,10 @@ const SQL = {
   addSenders: `INSERT INTO wmp_queue_senders AS s (recipient, sender, count, bytes)
                SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
                ON CONFLICT (recipient, sender) DO UPDATE SET count = s.count + excluded.count, bytes = s.bytes + excluded.bytes`,
+  // Lowered at COMMIT without a lock taken at BEGIN: rows locked in order first, then changed.
+  lockReleased: 'SELECT 1 FROM wmp_queues WHERE recipient = ANY($1::text[]) ORDER BY recipient FOR UPDATE',
+  release: `UPDATE wmp_queues AS q SET count = q.count - u.c, bytes = q.bytes - u.b
+            FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS u(r, c, b) WHERE q.recipient = u.r`,
   // A sender with nothing left in a queue has no row: the table stays as small as the queues.
   dropSenders: `DELETE FROM wmp_queue_senders AS s USING unnest($1::text[], $2::text[]) AS u(r, x)
                 WHERE s.recipient = u.r AND s.sender = u.x AND s.count <= 0`,
@@ -114,6 +124,8 @@ class QueueTx implements TxState {
   readonly #queues = new Map<string, Counter>();
   readonly #dirty = new Set<string>();
   readonly #senders = new Map<string, SenderPart>();
+  /** What removals lowered in queues this transaction did not lock at BEGIN (see `released`). */
+  readonly #released = new Map<string, { count: number; bytes: number }>();
 
   constructor(tx: WriteTx) {
     this.#tx = tx;
@@ -194,9 +206,17 @@ class QueueTx implements TxState {
     });
   }
 
-  /** Takes deleted messages out of the counts (their recipients are locked). */
+  /**
+   * Takes deleted messages out of the counts: of a recipient locked at BEGIN in its counter row;
+   * of any other as a decrement sent before COMMIT (`release`), which locks the row only then.
+   */
   removed(rows: readonly { readonly recipient: string; readonly sender: string; readonly bytes: number }[]): void {
+    const locked = this.#tx.locked('queues');
     for (const row of rows) {
+      if (!locked.has(row.recipient)) {
+        this.#release(row.recipient, row.sender, row.bytes);
+        continue;
+      }
       const q = this.queue(row.recipient) as Counter;
       const part = this.#part(row.recipient, row.sender);
       q.count--;
@@ -213,8 +233,43 @@ class QueueTx implements TxState {
     }
   }
 
-  /** Sends every changed counter: recipient rows as values, sender parts as increments. */
+  #release(recipient: string, sender: string, bytes: number): void {
+    let r = this.#released.get(recipient);
+    if (r === undefined) {
+      r = { count: 0, bytes: 0 };
+      this.#released.set(recipient, r);
+    }
+    const part = this.#part(recipient, sender);
+    r.count++;
+    r.bytes += bytes;
+    part.count--;
+    part.bytes -= bytes;
+    const undo = r;
+    this.#tx.undo(() => {
+      undo.count--;
+      undo.bytes -= bytes;
+      part.count++;
+      part.bytes += bytes;
+    });
+  }
+
+  /**
+   * Sends every changed counter: recipient rows locked at BEGIN as values; the others' decrements,
+   * their rows locked in recipient order; sender parts as increments.
+   */
   beforeCommit(tx: WriteTx): void {
+    const released = [...this.#released]
+      .filter(([, r]) => r.count !== 0)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    if (released.length > 0) {
+      const r = released.map(([k]) => k);
+      tx.send(SQL.lockReleased, [r], 'wmp_queue_lock_released');
+      tx.send(
+        SQL.release,
+        [r, released.map(([, x]) => x.count), released.map(([, x]) => x.bytes)],
+        'wmp_queue_release',
+      );
+    }
     if (this.#dirty.size > 0) {
       const r = [...this.#dirty];
       const q = r.map((k) => this.#queues.get(k)!);
@@ -410,13 +465,13 @@ export class PostgresQueueStore implements QueueStore {
     this.#open();
     checkIds(ids);
     if (ids.length === 0) return [];
-    return this.#db.writer.group(this.#ack, { recipient, ids }, { queues: [recipient] });
+    return this.#db.writer.group(this.#ack, { recipient, ids }, { releases: true });
   }
 
   async ackThrough(recipient: string, id: string): Promise<QueueRemoval[]> {
     this.#open();
     return this.#db.writer.run({
-      locks: { queues: [recipient] },
+      locks: { releases: true },
       atomic: true,
       run: async (tx) => {
         const found = await tx.query<{ seq: number }>(SQL.seqOf, [recipient, id], 'wmp_queue_seq_of');
@@ -432,7 +487,7 @@ export class PostgresQueueStore implements QueueStore {
     this.#open();
     checkSeqs(seqs);
     if (seqs.length === 0) return [];
-    return this.#db.writer.group(this.#mark, { recipient, seqs }, { queues: [recipient] });
+    return this.#db.writer.group(this.#mark, { recipient, seqs }, {});
   }
 
   async undelivered(recipient: string, now: number, exceptSender?: string): Promise<number> {

@@ -20,9 +20,16 @@ export interface Locks {
   readonly groups?: readonly string[];
   /** Transaction-level advisory locks on names (e.g. `kp:<identity>`), for keys that have no row. */
   readonly keys?: readonly string[];
+  /**
+   * The operation lowers queue counters it did not lock (removals): their rows are locked right
+   * before COMMIT, so it never waits for the appends in flight to those queues. Such a lock comes
+   * after the batch's first ones: it shares a transaction only with operations that lock no
+   * sessions, groups or keys (which come after queues in lock order).
+   */
+  readonly releases?: boolean;
 }
 
-export type LockKind = keyof Locks;
+export type LockKind = Exclude<keyof Locks, 'releases'>;
 
 interface LockKindSpec {
   readonly kind: LockKind;
@@ -613,11 +620,25 @@ export class PostgresWriter {
     }
   }
 
-  /** The next batch: up to `maxBatch` operations, or one `alone` operation by itself. */
+  /**
+   * The next batch: up to `maxBatch` operations, or one `alone` operation by itself; it ends
+   * before an operation whose late queue locks (`releases`) would come after another's sessions,
+   * groups or keys (or the other way round), which keeps every transaction in lock order.
+   */
   #take(): Pending[] {
     if (this.#pending[0]!.alone) return this.#pending.splice(0, 1);
     let n = 0;
-    while (n < this.#pending.length && n < this.#maxBatch && !this.#pending[n]!.alone) n++;
+    let releases = false;
+    let later = false;
+    while (n < this.#pending.length && n < this.#maxBatch && !this.#pending[n]!.alone) {
+      const locks = this.#pending[n]!.locks;
+      const r = locks?.releases === true;
+      const l = (locks?.sessions?.length ?? 0) + (locks?.groups?.length ?? 0) + (locks?.keys?.length ?? 0) > 0;
+      if ((r && later) || (l && releases)) break;
+      releases ||= r;
+      later ||= l;
+      n++;
+    }
     return this.#pending.splice(0, n);
   }
 
