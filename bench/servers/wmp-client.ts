@@ -3,6 +3,7 @@
 // so the load generator spends its CPU on the traffic and not on client machinery. Once open,
 // the socket is the caller's: it builds its own frames and reads its own.
 import { generateKeypair, type Keypair, signChallenge } from '@wmp/jcs-signing';
+import { rfc3339 } from '@wmp/jsonrpc-envelope';
 import { WebSocket } from 'ws';
 
 export interface WmpClient {
@@ -17,10 +18,6 @@ export interface WmpClient {
 export const CLIENT_CAPABILITIES = { messaging: {}, relay: {}, offline: {} };
 
 const VERSION = '0.1';
-
-function rfc3339(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /**
  * Opens a WebSocket (subprotocol wmp.v1) and resolves once it is open. `localAddress` (a loopback
@@ -70,7 +67,7 @@ export async function openClient(
   });
   const sessionId = created.wmp.session_id as string;
   const wmp = { version: VERSION, session_id: sessionId, sender };
-  const timestamp = rfc3339();
+  const timestamp = rfc3339(Date.now());
   const challenge = created.challenge as string;
   const signature = await signChallenge({ challenge, session_id: sessionId, sender, timestamp }, keypair);
   await call(socket, 'req-2', 'wmp.session.authenticate', {

@@ -1,7 +1,7 @@
 // Shared by the throwaway PostgreSQL and Redis servers of the tests: typed errors, free ports,
 // readiness polling and the clean-up that runs however the test process ends.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 export type ServiceName = 'postgres' | 'redis';
@@ -75,6 +75,24 @@ export function isProcessAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Process ids in process group `pgid` that are still alive (zombies count as gone). Linux /proc. */
+export function aliveInGroup(pgid: number): number[] {
+  const alive: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] !== 'Z' && Number(fields[2]) === pgid) alive.push(Number(entry));
+  }
+  return alive;
 }
 
 /** Quotes one word for /bin/sh. */

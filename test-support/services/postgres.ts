@@ -8,14 +8,12 @@
 //   await pg.stop({ mode: 'immediate' });           // a crash: recovery runs at the next start
 //   await pg.start();
 //   await pg.destroy();                             // stop and remove everything
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { chmod, chown, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import {
+  aliveInGroup,
   type CleanupHandle,
   freePort,
   pollUntil,
@@ -25,6 +23,15 @@ import {
   ServiceStartError,
   shellQuote,
 } from './common.js';
+import {
+  DEBIAN_PACKAGE,
+  postgresBinDir,
+  type RunResult,
+  runTool,
+  type ServerUser,
+  serverUser,
+} from './postgres-binaries.js';
+import { createDatabase, safeName } from './postgres-database.js';
 
 export type PostgresStopMode = 'smart' | 'fast' | 'immediate';
 
@@ -70,128 +77,10 @@ export interface PostgresServer {
   destroy(): Promise<void>;
 }
 
-const DEBIAN_PACKAGE = 'postgresql';
-const PREFERRED_VERSION = '15';
-
-/** Finds initdb/pg_ctl, or throws ServiceBinaryMissingError naming the Debian package. */
-export function postgresBinDir(explicit?: string): string {
-  const chosen = explicit ?? process.env.WMP_PG_BINDIR;
-  if (chosen) {
-    for (const tool of ['initdb', 'pg_ctl', 'postgres']) {
-      if (!existsSync(join(chosen, tool)))
-        throw new ServiceBinaryMissingError('postgres', join(chosen, tool), DEBIAN_PACKAGE);
-    }
-    return chosen;
-  }
-  const root = '/usr/lib/postgresql';
-  const versions = existsSync(root)
-    ? readdirSync(root)
-        .filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl')) && existsSync(join(root, v, 'bin', 'initdb')))
-        .sort((a, b) => Number(b) - Number(a))
-    : [];
-  const version = versions.includes(PREFERRED_VERSION) ? PREFERRED_VERSION : versions[0];
-  if (version === undefined) {
-    throw new ServiceBinaryMissingError(
-      'postgres',
-      `${root}/${PREFERRED_VERSION}/bin/initdb`,
-      DEBIAN_PACKAGE,
-      'or set WMP_PG_BINDIR to the directory of initdb and pg_ctl',
-    );
-  }
-  return join(root, version, 'bin');
-}
-
-interface RunResult {
-  readonly code: number;
-  readonly output: string;
-}
-
-function run(file: string, args: readonly string[], cwd: string, timeoutMs: number): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    execFile(file, args, { cwd, encoding: 'utf8', timeout: timeoutMs }, (error, stdout, stderr) => {
-      const e = error as (NodeJS.ErrnoException & { code?: number | string }) | null;
-      if (e && e.code === 'ENOENT') {
-        reject(e);
-        return;
-      }
-      resolve({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, output: `${stdout}${stderr}` });
-    });
-  });
-}
-
-interface ServerUser {
-  readonly uid: number;
-  readonly gid: number;
-}
-
-/** As root: the `postgres` user's ids (initdb/postgres refuse root); otherwise undefined. */
-async function serverUser(cwd: string): Promise<ServerUser | undefined> {
-  if (process.getuid?.() !== 0) return undefined;
-  const ids = await Promise.all(['-u', '-g'].map((flag) => run('id', [flag, 'postgres'], cwd, 10_000)));
-  const [uid, gid] = ids.map((r) => (r.code === 0 ? Number(r.output.trim()) : Number.NaN));
-  if (uid === undefined || gid === undefined || !Number.isInteger(uid) || !Number.isInteger(gid)) {
-    throw new ServiceBinaryMissingError(
-      'postgres',
-      'the postgres user',
-      DEBIAN_PACKAGE,
-      'running as root, the server must run as the user postgres, which the Debian package creates',
-    );
-  }
-  return { uid, gid };
-}
-
-function sanitize(name: string, fallback: string): string {
-  const clean = name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 24);
-  return clean.length > 0 ? clean : fallback;
-}
-
-let databaseCounter = 0;
-
-/**
- * Creates a fresh database on the server at `serverUrl` and returns its URL. `name` is a prefix;
- * the suffix (pid, counter, random) keeps names unique across test processes sharing a server.
- */
-export async function createDatabase(serverUrl: string, name = 'test'): Promise<string> {
-  const database =
-    `${sanitize(name, 'test').toLowerCase()}_${process.pid}_${++databaseCounter}_${randomBytes(3).toString('hex')}`.slice(
-      0,
-      63,
-    );
-  const client = new pg.Client({ connectionString: serverUrl });
-  client.on('error', () => {}); // a server killed under an idle admin connection
-  await client.connect();
-  try {
-    await client.query(`CREATE DATABASE "${database}"`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
-  return url.toString();
-}
-
-/** Process ids in process group `pgid` that are still alive (zombies count as gone). Linux /proc. */
-function aliveInGroup(pgid: number): number[] {
-  const alive: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    // pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] !== 'Z' && Number(fields[2]) === pgid) alive.push(Number(entry));
-  }
-  return alive;
-}
-
 /** Starts a throwaway PostgreSQL server (initdb + pg_ctl start -w); about 1.5 s. */
 export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresServer> {
   const binDir = postgresBinDir(options.binDir);
-  const name = sanitize(options.name ?? 'test', 'test');
+  const name = safeName(options.name ?? 'test', 'test');
   const timeoutSeconds = options.timeoutSeconds ?? 60;
   const timeoutMs = (timeoutSeconds + 10) * 1000;
   const baseDir = await mkdtemp(join(options.parentDir ?? tmpdir(), `wmp-pg-${name}-`));
@@ -225,8 +114,8 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     const file = join(binDir, tool);
     try {
       return user
-        ? await run('runuser', ['-u', 'postgres', '--', file, ...args], baseDir, timeoutMs)
-        : await run(file, args, baseDir, timeoutMs);
+        ? await runTool('runuser', ['-u', 'postgres', '--', file, ...args], baseDir, timeoutMs)
+        : await runTool(file, args, baseDir, timeoutMs);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
         throw user

@@ -1,6 +1,7 @@
 // Helpers for vitest tests (they import `inject` from vitest; the rest of ./index.ts does not).
 import { inject } from 'vitest';
-import { createDatabase, type PostgresServer, startPostgres } from './postgres.js';
+import { type PostgresServer, startPostgres } from './postgres.js';
+import { createDatabase } from './postgres-database.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,118 +1,47 @@
-import { b64urlEncode, randomBytes, timingSafeEqual } from '@wmp/jcs-signing';
-import { type CipherSuiteId, cipherSuiteIdOf } from './cipher-suites.js';
+import { b64urlEncode } from '@wmp/jcs-signing';
+import type { CipherSuiteId } from './cipher-suites.js';
 import { type ClientInternals, clientInternals, type MlsClient } from './client.js';
 import { encryptedParams, encryptedPartsOf, type Params, paramsFromPlaintext, plaintextOf } from './content.js';
 import { asBridgeError, MlsBridgeError } from './errors.js';
-import { credentialMatchesKey, identityOf } from './identity.js';
-import { generateOwnKeyPackage, KEY_PACKAGE_LIFETIME_SECONDS, readKeyPackage } from './key-package.js';
-import { type CommitKind, type DecodedState, decodeSavedGroup, encodeSavedGroup } from './saved-state.js';
-import { identityAt, leafAt, leafIndexOf, membersOf } from './tree.js';
+import {
+  assertActive,
+  checkHeader,
+  commitSummary,
+  headerOf,
+  type IncomingCommit,
+  openPrivateMessage,
+  withReceiverDataOf,
+} from './group-incoming.js';
+import { addProposals, commitResultOf, pendingCommitOf, pendingCommitViewOf } from './group-outgoing.js';
+import { createdGroupState, joinedGroupState, restoredGroupState } from './group-setup.js';
+import type {
+  CommitResult,
+  CreateGroupOptions,
+  DecryptedMessage,
+  DecryptParamsOptions,
+  EncryptedMessage,
+  MlsGroupOptions,
+  PendingCommit,
+  PendingCommitState,
+  ProcessedMessage,
+} from './group-types.js';
+import { type CommitKind, encodeSavedGroup } from './saved-state.js';
+import { identityAt, leafIndexOf, membersOf } from './tree.js';
 import {
   type CiphersuiteImpl,
   type ClientState,
   type CreateCommitOptions,
   createApplicationMessage,
-  createCommit,
-  createGroup,
   createGroupInfoWithExternalPubAndRatchetTree,
   createProposal,
-  type EpochReceiverData,
   emptyPskIndex,
   type IncomingMessageCallback,
-  joinGroup,
   type PrivateMessage,
   type Proposal,
-  type ProposalWithSender,
   processMessage,
-  unprotectPrivateMessage,
   zeroOutUint8Array,
 } from './ts-mls.js';
-import { decodeMessage, encodeMessage, epochNumber, type MlsMessageOf } from './wire.js';
-
-export interface MlsGroupOptions {
-  /**
-   * Called with the `save()` bytes after every change of state (message sent or read, commit made,
-   * confirmed or discarded), before the keys the change used up are zeroed. If it throws, the
-   * operation fails and the group stays as it was, so a crash never loses keys that are still needed.
-   * Without it, call `save()` yourself after each operation.
-   */
-  readonly persist?: (saved: Uint8Array) => void | Promise<void>;
-}
-
-export interface CreateGroupOptions extends MlsGroupOptions {
-  /** 1 to 255 bytes; 16 random bytes by default. */
-  readonly groupId?: Uint8Array;
-}
-
-/** A commit of ours to send; the group waits for `confirmCommit()` or `discardPendingCommit()`. */
-export interface CommitResult {
-  /** The commit MLSMessage, base64url: for every current member. */
-  readonly commit: string;
-  /** The Welcome MLSMessage, base64url, with the ratchet tree: for the added members. */
-  readonly welcome?: string;
-  /** The epoch the commit is made in (the delivery service orders commits on it: first one wins). */
-  readonly epoch: number;
-  /** The epoch the group reaches once the commit is confirmed. */
-  readonly nextEpoch: number;
-}
-
-export interface PendingCommit extends CommitResult {
-  readonly kind: CommitKind;
-}
-
-export interface EncryptedMessage {
-  /** The MLSMessage (private message), base64url: `params.ciphertext`. */
-  readonly ciphertext: string;
-  /** The epoch it was encrypted in: `wmp.epoch`. */
-  readonly epoch: number;
-}
-
-export interface DecryptedMessage {
-  readonly plaintext: Uint8Array;
-  /** The DID of the member who signed it (authenticated by MLS, unlike `wmp.sender`). */
-  readonly sender: string;
-  readonly epoch: number;
-}
-
-/** What `process()` did with an incoming message. */
-export type ProcessedMessage =
-  | ({ readonly kind: 'application' } & DecryptedMessage)
-  | {
-      readonly kind: 'commit';
-      /** The committer, or undefined for a commit by a non-member. */
-      readonly sender: string | undefined;
-      /** The epoch the group is in now. */
-      readonly epoch: number;
-      readonly added: readonly string[];
-      readonly removed: readonly string[];
-      /** This member was removed by the commit: the group can no longer be used. */
-      readonly removedSelf: boolean;
-    }
-  | { readonly kind: 'proposal'; readonly sender: string | undefined; readonly epoch: number };
-
-export interface DecryptParamsOptions {
-  /**
-   * Refuse (`sender_mismatch`) a message whose `wmp.sender` is not the DID that signed it inside
-   * MLS (default true). Turn off only where `wmp.sender` uses another identifier scheme.
-   */
-  readonly checkSender?: boolean;
-}
-
-interface Pending {
-  readonly kind: CommitKind;
-  readonly state: ClientState;
-  readonly commit: string;
-  readonly welcome: string | undefined;
-  readonly epoch: bigint;
-  /** Keys the commit used up; zeroed once it is confirmed (empty after a restore). */
-  readonly consumed: readonly Uint8Array[];
-}
-
-interface MessageHeader {
-  readonly groupId: Uint8Array;
-  readonly epoch: bigint;
-  readonly contentType: 'application' | 'proposal' | 'commit';
-}
+import { decodeMessage, encodeMessage, epochNumber } from './wire.js';
 
 /**
  * An MLS group as one member sees it. Every operation runs one at a time (they are queued), adopts
@@ -122,7 +51,7 @@ interface MessageHeader {
  */
 export class MlsGroup {
   private state: ClientState;
-  private pending: Pending | undefined;
+  private pending: PendingCommitState | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly internals: ClientInternals;
   private readonly cs: CiphersuiteImpl;
@@ -131,7 +60,7 @@ export class MlsGroup {
   private constructor(
     private readonly client: MlsClient,
     state: ClientState,
-    pending: Pending | undefined,
+    pending: PendingCommitState | undefined,
     options: MlsGroupOptions,
   ) {
     this.internals = clientInternals(client);
@@ -143,22 +72,7 @@ export class MlsGroup {
 
   /** A new group with this client as its only member, at epoch 0. */
   static async create(client: MlsClient, options: CreateGroupOptions = {}): Promise<MlsGroup> {
-    const i = clientInternals(client);
-    const groupId = options.groupId ?? randomBytes(16);
-    if (!(groupId instanceof Uint8Array) || groupId.length === 0 || groupId.length > 255) {
-      throw new MlsBridgeError('invalid_params');
-    }
-    // The creator's leaf comes from a key package nobody else sees as such; its lifetime still
-    // travels in the tree until the creator's next commit, so it gets the usual one.
-    const kp = await generateOwnKeyPackage(
-      client.identity,
-      i.publicKey,
-      i.seed.slice(),
-      client.cipherSuite,
-      KEY_PACKAGE_LIFETIME_SECONDS,
-    );
-    const state = await createGroup(groupId.slice(), kp.publicPackage, kp.privatePackage, [], i.cs, i.config);
-    zeroOutUint8Array(kp.privatePackage.initPrivateKey);
+    const state = await createdGroupState(client, options.groupId);
     const group = new MlsGroup(client, state, undefined, options);
     await group.adopt(state, undefined, []);
     return group;
@@ -171,32 +85,12 @@ export class MlsGroup {
    * is refused by the default-deny check).
    */
   static async join(client: MlsClient, welcome: string, options: MlsGroupOptions = {}): Promise<MlsGroup> {
-    const i = clientInternals(client);
-    const w = decodeMessage(welcome, 'mls_welcome').welcome;
-    if (cipherSuiteIdOf(w.cipherSuite) !== client.cipherSuite) throw new MlsBridgeError('welcome_not_for_us');
-    const own = i.findKeyPackage(new Set(w.secrets.map((s) => b64urlEncode(s.newMember))));
-    if (!own) throw new MlsBridgeError('welcome_not_for_us');
-    let state: ClientState;
-    try {
-      state = await joinGroup(
-        w,
-        own.publicPackage,
-        { ...own.privatePackage, signaturePrivateKey: i.seed.slice() },
-        emptyPskIndex,
-        i.cs,
-        undefined,
-        undefined,
-        i.config,
-      );
-    } catch (e) {
-      throw new MlsBridgeError('invalid_welcome', { cause: e });
-    }
+    const { state, forgetKeyPackage } = await joinedGroupState(client, welcome);
     const group = new MlsGroup(client, state, undefined, options);
     // Persist the group before the key package is forgotten: a crash in between only means the
     // Welcome can be joined again.
     await group.adopt(state, undefined, []);
-    await i.consumeKeyPackage(own.published.ref);
-    zeroOutUint8Array(own.privatePackage.initPrivateKey);
+    await forgetKeyPackage();
     return group;
   }
 
@@ -206,24 +100,8 @@ export class MlsGroup {
    * confirm or discard it as the delivery service decided. Throws `invalid_state`.
    */
   static async restore(saved: Uint8Array, client: MlsClient, options: MlsGroupOptions = {}): Promise<MlsGroup> {
-    const i = clientInternals(client);
-    const attach = (s: DecodedState): ClientState => {
-      const state: ClientState = { ...s, signaturePrivateKey: i.seed.slice(), clientConfig: i.config };
-      const own = leafAt(state.ratchetTree, state.privatePath.leafIndex);
-      // A removed member's leaf is gone from the tree; its state can do nothing but say so.
-      const removed = state.groupActiveState.kind === 'removedFromGroup';
-      const ours =
-        cipherSuiteIdOf(state.groupContext.cipherSuite) === client.cipherSuite &&
-        (removed ||
-          (own !== undefined &&
-            identityOf(own.credential) === client.identity &&
-            credentialMatchesKey(own.credential, i.publicKey, client.cipherSuite)));
-      if (!ours) throw new MlsBridgeError('invalid_state');
-      return state;
-    };
-    const { state, pending } = decodeSavedGroup(saved, attach);
-    const restored = pending && { ...pending, epoch: state.groupContext.epoch, consumed: [] };
-    return new MlsGroup(client, state, restored, options);
+    const { state, pending } = restoredGroupState(saved, client);
+    return new MlsGroup(client, state, pending, options);
   }
 
   /** The group id, base64url (as in `wmp.mls.group.create`). */
@@ -259,10 +137,7 @@ export class MlsGroup {
   get pendingCommit(): PendingCommit | undefined {
     const p = this.pending;
     if (!p) return undefined;
-    return withWelcome(
-      { kind: p.kind, commit: p.commit, epoch: epochNumber(p.epoch), nextEpoch: epochNumber(p.epoch + 1n) },
-      p.welcome,
-    );
+    return pendingCommitViewOf(p);
   }
 
   /**
@@ -275,15 +150,7 @@ export class MlsGroup {
     return this.exclusive(async () => {
       this.assertCanCommit();
       const list = typeof keyPackages === 'string' ? [keyPackages] : [...keyPackages];
-      if (list.length === 0) throw new MlsBridgeError('invalid_params');
-      const members = new Set(this.members);
-      const proposals: Proposal[] = [];
-      for (const text of list) {
-        const { keyPackage, info } = await readKeyPackage(text, this.cipherSuite);
-        if (members.has(info.identity)) throw new MlsBridgeError('already_member');
-        members.add(info.identity);
-        proposals.push({ proposalType: 'add', add: { keyPackage } });
-      }
+      const proposals = await addProposals(list, this.members, this.cipherSuite);
       return this.commit('add', { extraProposals: proposals });
     });
   }
@@ -399,8 +266,8 @@ export class MlsGroup {
         if (m.wireformat !== 'mls_private_message') throw new MlsBridgeError('malformed');
         return { kind: 'application' as const, ...(await this.openPrivate(m.privateMessage, undefined)) };
       }
-      this.checkHeader(header);
-      let commit: { senderLeafIndex: number | undefined; proposals: ProposalWithSender[] } | undefined;
+      checkHeader(this.state, this.pending !== undefined, header);
+      let commit: IncomingCommit | undefined;
       let proposalSender: number | undefined;
       const callback: IncomingMessageCallback = (incoming) => {
         if (incoming.kind === 'commit') commit = incoming;
@@ -417,21 +284,7 @@ export class MlsGroup {
       await this.adopt(r.newState, undefined, r.consumed);
       const epoch = this.epoch;
       if (!commit) return { kind: 'proposal', sender: identityAt(before.ratchetTree, proposalSender), epoch };
-      const added: string[] = [];
-      const removed: string[] = [];
-      for (const { proposal } of commit.proposals) {
-        if (proposal.proposalType === 'add') added.push(identityOf(proposal.add.keyPackage.leafNode.credential) ?? '');
-        if (proposal.proposalType === 'remove')
-          removed.push(identityAt(before.ratchetTree, proposal.remove.removed) ?? '');
-      }
-      return {
-        kind: 'commit',
-        sender: identityAt(before.ratchetTree, commit.senderLeafIndex),
-        epoch,
-        added,
-        removed,
-        removedSelf: !this.active,
-      };
+      return commitSummary(commit, before, epoch, this.active);
     });
   }
 
@@ -492,7 +345,7 @@ export class MlsGroup {
   }
 
   /** Persist, then adopt, then zero (notes §1.5): a failed persist leaves everything as it was. */
-  private async adopt(state: ClientState, pending: Pending | undefined, consumed: readonly Uint8Array[]) {
+  private async adopt(state: ClientState, pending: PendingCommitState | undefined, consumed: readonly Uint8Array[]) {
     if (this.persistHook) await this.persistHook(encodeSavedGroup(state, pending));
     this.state = state;
     this.pending = pending;
@@ -500,20 +353,10 @@ export class MlsGroup {
   }
 
   private async commit(kind: CommitKind, options: CreateCommitOptions): Promise<CommitResult> {
-    const epoch = this.state.groupContext.epoch;
-    let r: Awaited<ReturnType<typeof createCommit>>;
-    try {
-      // The ratchet tree goes into any Welcome, so joiners need nothing out of band. The commit
-      // stays a private message: the relay orders it by its clear epoch without reading it.
-      r = await createCommit({ state: this.state, cipherSuite: this.cs }, { ...options, ratchetTreeExtension: true });
-    } catch (e) {
-      throw asBridgeError(e, 'commit_invalid');
-    }
-    const commit = encodeMessage(r.commit);
-    const welcome = r.welcome && encodeMessage({ version: 'mls10', wireformat: 'mls_welcome', welcome: r.welcome });
+    const pending = await pendingCommitOf(this.state, this.cs, kind, options);
     // The current state stays current (and saved) beside the new one until the caller confirms.
-    await this.adopt(this.state, { kind, state: r.newState, commit, welcome, epoch, consumed: r.consumed }, []);
-    return withWelcome({ commit, epoch: epochNumber(epoch), nextEpoch: epochNumber(epoch + 1n) }, welcome);
+    await this.adopt(this.state, pending, []);
+    return commitResultOf(pending);
   }
 
   private async openApplication(message: string, expectedEpoch: number | undefined): Promise<DecryptedMessage> {
@@ -521,78 +364,18 @@ export class MlsGroup {
     return this.openPrivate(m.privateMessage, expectedEpoch);
   }
 
-  /**
-   * What ts-mls `processMessage` does for an application message, keeping the sender it drops:
-   * unprotect with the current epoch's keys or a retained past epoch's, then store the advanced
-   * secret tree.
-   */
+  /** Opens an application message with the current or a retained past epoch's keys. */
   private async openPrivate(pm: PrivateMessage, expectedEpoch: number | undefined): Promise<DecryptedMessage> {
     if (pm.contentType !== 'application') throw new MlsBridgeError('malformed');
-    this.checkHeader(pm);
+    checkHeader(this.state, this.pending !== undefined, pm);
     if (expectedEpoch !== undefined && BigInt(expectedEpoch) !== pm.epoch) throw new MlsBridgeError('epoch_mismatch');
-    const current = this.state;
-    const past = pm.epoch < current.groupContext.epoch ? current.historicalReceiverData.get(pm.epoch) : undefined;
-    const keys: Omit<EpochReceiverData, 'resumptionPsk'> = past ?? {
-      senderDataSecret: current.keySchedule.senderDataSecret,
-      secretTree: current.secretTree,
-      ratchetTree: current.ratchetTree,
-      groupContext: current.groupContext,
-    };
-    let r: Awaited<ReturnType<typeof unprotectPrivateMessage>>;
-    try {
-      r = await unprotectPrivateMessage(
-        keys.senderDataSecret,
-        pm,
-        keys.secretTree,
-        keys.ratchetTree,
-        keys.groupContext,
-        current.clientConfig.keyRetentionConfig,
-        this.cs,
-      );
-    } catch (e) {
-      throw new MlsBridgeError('decrypt_failed', { cause: e });
-    }
-    const content = r.content.content;
-    const sender =
-      content.sender.senderType === 'member' ? identityAt(keys.ratchetTree, content.sender.leafIndex) : undefined;
-    if (content.contentType !== 'application' || sender === undefined) throw new MlsBridgeError('decrypt_failed');
-    const next: ClientState = past
-      ? {
-          ...current,
-          historicalReceiverData: new Map(current.historicalReceiverData).set(pm.epoch, {
-            ...past,
-            secretTree: r.tree,
-          }),
-        }
-      : { ...current, secretTree: r.tree };
-    await this.adopt(next, this.pending, r.consumed);
-    return { plaintext: content.applicationData, sender, epoch: epochNumber(pm.epoch) };
-  }
-
-  /** Refuses, before any key is touched, what this member cannot or must not process now. */
-  private checkHeader(h: MessageHeader): void {
-    const ours = this.state.groupContext;
-    if (h.groupId.length !== ours.groupId.length || !timingSafeEqual(h.groupId, ours.groupId)) {
-      throw new MlsBridgeError('wrong_group');
-    }
-    this.assertActive();
-    if (h.epoch > ours.epoch) {
-      // Our own commit was accepted and others already moved on: confirm it first, then retry.
-      throw new MlsBridgeError(this.pending && h.epoch === ours.epoch + 1n ? 'commit_pending' : 'unknown_epoch');
-    }
-    if (h.contentType === 'application') {
-      if (h.epoch < ours.epoch && !this.state.historicalReceiverData.has(h.epoch)) {
-        throw new MlsBridgeError('epoch_too_old');
-      }
-      return;
-    }
-    if (h.epoch < ours.epoch) throw new MlsBridgeError('epoch_too_old');
-    // A commit for our epoch while ours is pending is the one that won: discard ours first.
-    if (this.pending) throw new MlsBridgeError('commit_pending');
+    const { message, next, consumed } = await openPrivateMessage(this.state, pm, this.cs);
+    await this.adopt(next, this.pending, consumed);
+    return message;
   }
 
   private assertActive(): void {
-    if (this.state.groupActiveState.kind !== 'active') throw new MlsBridgeError('removed');
+    assertActive(this.state);
   }
 
   private assertCanCommit(): void {
@@ -605,27 +388,4 @@ export class MlsGroup {
     if (index === undefined) throw new MlsBridgeError('not_a_member');
     return index;
   }
-}
-
-function headerOf(m: MlsMessageOf<'mls_private_message' | 'mls_public_message'>): MessageHeader {
-  return m.wireformat === 'mls_private_message' ? m.privateMessage : m.publicMessage.content;
-}
-
-/**
- * The confirmed state, with the past-epoch receiver keys taken from the pre-commit state as it is
- * now. ts-mls snapshotted them when the commit was made; messages read since then advanced (and
- * zeroed) ratchets in that snapshot, which would otherwise break reading later ones of that epoch.
- */
-function withReceiverDataOf(next: ClientState, before: ClientState): ClientState {
-  const previous = before.groupContext.epoch;
-  const data = new Map<bigint, EpochReceiverData>();
-  for (const [epoch, entry] of next.historicalReceiverData) {
-    if (epoch === previous) data.set(epoch, { ...entry, secretTree: before.secretTree });
-    else data.set(epoch, before.historicalReceiverData.get(epoch) ?? entry);
-  }
-  return { ...next, historicalReceiverData: data };
-}
-
-function withWelcome<T extends object>(result: T, welcome: string | undefined): T & { welcome?: string } {
-  return welcome === undefined ? result : { ...result, welcome };
 }

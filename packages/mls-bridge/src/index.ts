@@ -6,17 +6,17 @@ export {
 } from './cipher-suites.js';
 export { type KeyRetention, MlsClient, type MlsClientOptions } from './client.js';
 export { MlsBridgeError, type MlsFailureReason } from './errors.js';
-export {
-  type CommitResult,
-  type CreateGroupOptions,
-  type DecryptedMessage,
-  type DecryptParamsOptions,
-  type EncryptedMessage,
-  MlsGroup,
-  type MlsGroupOptions,
-  type PendingCommit,
-  type ProcessedMessage,
-} from './group.js';
+export { MlsGroup } from './group.js';
+export type {
+  CommitResult,
+  CreateGroupOptions,
+  DecryptedMessage,
+  DecryptParamsOptions,
+  EncryptedMessage,
+  MlsGroupOptions,
+  PendingCommit,
+  ProcessedMessage,
+} from './group-types.js';
 export { type MlsIdentity, signatureKeyOfDid } from './identity.js';
 export {
   KEY_PACKAGE_LIFETIME_SECONDS,

@@ -1,9 +1,7 @@
-import { b64urlEncode, randomBytes, type Signer, signChallenge } from '@wmp/jcs-signing';
+import { b64urlEncode, randomBytes } from '@wmp/jcs-signing';
 import {
   type Capabilities,
   EncryptionRequiredError,
-  errorFromJsonRpc,
-  FlowError,
   InvalidParamsError,
   type JsonRpcId,
   MlsError,
@@ -13,10 +11,9 @@ import {
   toWmpError,
   type WmpError,
 } from '@wmp/jsonrpc-envelope';
-import { challengePayload } from './auth/challenge.js';
-import { signJws } from './auth/jws.js';
+import { type ChallengeProver, challengeAnswer } from './auth/challenge-answer.js';
 import { verifyResponderAuth } from './auth/responder.js';
-import type { X509Identity } from './auth/x509-identity.js';
+import { type FlowProgressListener, FlowWaiters } from './client-flows.js';
 import type {
   CapabilityUpdate,
   Listener,
@@ -36,12 +33,6 @@ import {
 import { WMP_VERSION } from './negotiate.js';
 import type { BaseContext, Peer, RequestOptions } from './peer.js';
 import { routeSession, unrouteSession } from './session-routing.js';
-
-interface FlowWaiter {
-  resolve(result: Record<string, unknown>): void;
-  reject(error: unknown): void;
-  onProgress?: (step: string, payload: Record<string, unknown> | undefined) => void;
-}
 
 /**
  * The initiator's side of a WMP session (core §4): create, authenticate with a signed challenge,
@@ -63,7 +54,7 @@ export class WmpSession {
     notification: new Set(),
     error: new Set(),
   };
-  readonly #flows = new Map<string, FlowWaiter>();
+  readonly #flows = new FlowWaiters();
   #cipher: SessionCipher | undefined;
   /** Who the responder counts as the session's participants, when known (see `outgoingCapabilities`). */
   #participants: readonly string[] | undefined;
@@ -192,27 +183,10 @@ export class WmpSession {
   }
 
   /** `wmp.session.authenticate`: a `signed_challenge` with a Signer, an `x5c` with an X509Identity. */
-  async authenticate(signer: Signer | X509Identity, challenge: string): Promise<string> {
+  async authenticate(signer: ChallengeProver, challenge: string): Promise<string> {
     if (!this.sender) throw new NotAuthorizedError({ reason: 'sender required' });
     const timestamp = rfc3339(Date.now());
-    const auth =
-      'x5c' in signer
-        ? {
-            type: 'x5c',
-            x5c: [...signer.x5c],
-            challenge,
-            timestamp,
-            signature: await signJws(
-              challengePayload({ challenge, sessionId: this.id, sender: this.sender, timestamp }),
-              signer.signer,
-            ),
-          }
-        : {
-            type: 'signed_challenge',
-            challenge,
-            timestamp,
-            signature: await signChallenge({ challenge, session_id: this.id, sender: this.sender, timestamp }, signer),
-          };
+    const auth = await challengeAnswer(signer, { challenge, sessionId: this.id, sender: this.sender, timestamp });
     const result = (await this.request('wmp.session.authenticate', { auth })) as {
       identity?: string;
       participant_id?: string;
@@ -291,15 +265,10 @@ export class WmpSession {
   async startFlow(
     flowType: string,
     params: Record<string, unknown> = {},
-    options: { flowId?: string; timeout?: number; onProgress?: FlowWaiter['onProgress'] } = {},
+    options: { flowId?: string; timeout?: number; onProgress?: FlowProgressListener } = {},
   ): Promise<{ flowId: string; done: Promise<Record<string, unknown>> }> {
     const flowId = options.flowId ?? `flow-${newRequestId().slice(4)}`;
-    let waiter!: FlowWaiter;
-    const done = new Promise<Record<string, unknown>>((resolve, reject) => {
-      waiter = { resolve, reject, ...(options.onProgress ? { onProgress: options.onProgress } : {}) };
-    });
-    done.catch(() => undefined); // a caller that never awaits `done` must not crash the process
-    this.#flows.set(flowId, waiter);
+    const done = this.#flows.wait(flowId, options.onProgress);
     try {
       await this.request('wmp.flow.start', {
         flow_type: flowType,
@@ -308,7 +277,7 @@ export class WmpSession {
         ...(options.timeout ? { timeout: options.timeout } : {}),
       });
     } catch (e) {
-      this.#flows.delete(flowId);
+      this.#flows.forget(flowId);
       throw e;
     }
     return { flowId, done };
@@ -341,8 +310,7 @@ export class WmpSession {
   async close(reason: 'complete' | 'timeout' | 'error' | 'user_cancelled' = 'complete'): Promise<void> {
     await this.notify('wmp.session.close', { reason });
     unrouteSession(this.#peer, this.id);
-    for (const waiter of this.#flows.values()) waiter.reject(new FlowError({ reason: 'session_closed' }));
-    this.#flows.clear();
+    this.#flows.rejectAll();
   }
 
   #register(peer: Peer<BaseContext>): void {
@@ -396,24 +364,7 @@ export class WmpSession {
       for (const l of this.#listeners.status) l(params);
       return;
     }
-    const flowId = typeof params.flow_id === 'string' ? params.flow_id : undefined;
-    const waiter = flowId ? this.#flows.get(flowId) : undefined;
-    if (waiter && method === 'wmp.flow.progress')
-      waiter.onProgress?.(String(params.step), params.payload as Record<string, unknown> | undefined);
-    if (waiter && method === 'wmp.flow.complete') {
-      this.#flows.delete(flowId!);
-      waiter.resolve((params.result ?? {}) as Record<string, unknown>);
-    }
-    if (waiter && method === 'wmp.flow.error') {
-      this.#flows.delete(flowId!);
-      waiter.reject(
-        errorFromJsonRpc({
-          code: Number(params.code ?? -31006),
-          message: String(params.message ?? ''),
-          data: params.data,
-        }),
-      );
-    }
+    this.#flows.receive(method, params);
     for (const l of this.#listeners.notification) l({ method, params });
   }
 }

@@ -1,5 +1,5 @@
 import { b64urlDecode, b64urlEncode, decodeEd25519Multikey, fromUtf8, type KeyResolver } from '@wmp/jcs-signing';
-import { parseStrictJson } from '@wmp/jsonrpc-envelope';
+import { BoundedMap, parseStrictJson } from '@wmp/jsonrpc-envelope';
 import { readCappedBody } from '../capped-body.js';
 import { ipLiteralOf, isPrivateAddress } from './addresses.js';
 
@@ -281,18 +281,17 @@ export class DidWebResolver {
   readonly #fetcher: DidDocumentFetcher;
   readonly #timeoutMs: number;
   readonly #maxBytes: number;
-  readonly #maxEntries: number;
   readonly #maxCacheMs: number;
   readonly #maxConcurrent: number;
   readonly #now: () => number;
-  readonly #cache = new Map<string, { doc: DidDocument; expiresAt: number }>();
+  readonly #cache: BoundedMap<string, { doc: DidDocument; expiresAt: number }>;
   readonly #inFlight = new Map<string, Promise<DidDocument>>();
 
   constructor(options: DidWebResolverOptions) {
     this.#fetcher = options.fetcher;
     this.#timeoutMs = options.timeoutMs ?? 5000;
     this.#maxBytes = options.maxBytes ?? 64 * 1024;
-    this.#maxEntries = Math.max(1, options.maxEntries ?? 1000);
+    this.#cache = new BoundedMap(Math.max(1, options.maxEntries ?? 1000));
     this.#maxCacheMs = (options.maxCacheSeconds ?? 3600) * 1000;
     this.#maxConcurrent = options.maxConcurrentFetches ?? 32;
     this.#now = options.now ?? Date.now;
@@ -380,10 +379,10 @@ export class DidWebResolver {
   }
 
   #remember(did: string, doc: DidDocument, expiresAt: number): void {
-    if (this.#cache.size >= this.#maxEntries) {
+    // Full: the expired go first; if none has, setting drops the least recently used.
+    if (this.#cache.size >= this.#cache.maxSize) {
       const now = this.#now();
       for (const [key, entry] of this.#cache) if (entry.expiresAt <= now) this.#cache.delete(key);
-      if (this.#cache.size >= this.#maxEntries) this.#cache.delete(this.#cache.keys().next().value as string);
     }
     this.#cache.set(did, { doc, expiresAt });
   }

@@ -1,10 +1,9 @@
-import { type KeyResolver, type Signer, signChallenge } from '@wmp/jcs-signing';
+import type { KeyResolver, Signer } from '@wmp/jcs-signing';
 import type { Auth } from '@wmp/jsonrpc-envelope';
 import { NotAuthorizedError, rfc3339, type WmpError } from '@wmp/jsonrpc-envelope';
 import type { Authenticator } from './authenticator.js';
-import { challengePayload } from './challenge.js';
+import { challengeAnswer } from './challenge-answer.js';
 import type { DidWebResolver } from './did-web.js';
-import { signJws } from './jws.js';
 import { reasonOf } from './reasons.js';
 import { signedChallengeAuthenticator } from './signed-challenge.js';
 import type { TrustAnchors } from './x509.js';
@@ -28,26 +27,9 @@ export async function responderAuth(
   sessionId: string,
   now: number,
 ): Promise<Record<string, unknown>> {
-  const timestamp = rfc3339(now);
-  if (isX509(identity)) {
-    const payload = challengePayload({ challenge: nonce, sessionId, sender: identity.id, timestamp });
-    return {
-      type: 'x5c',
-      x5c: [...identity.x5c],
-      challenge: nonce,
-      timestamp,
-      sender: identity.id,
-      signature: await signJws(payload, identity.signer),
-    };
-  }
-  const claims = { challenge: nonce, session_id: sessionId, sender: identity.id, timestamp };
-  return {
-    type: 'signed_challenge',
-    challenge: nonce,
-    timestamp,
-    sender: identity.id,
-    signature: await signChallenge(claims, identity.signer),
-  };
+  const input = { challenge: nonce, sessionId, sender: identity.id, timestamp: rfc3339(now) };
+  const answer = await challengeAnswer(isX509(identity) ? identity : identity.signer, input);
+  return { ...answer, sender: identity.id };
 }
 
 /** Who the initiator expects to answer (at least one of `id` and `trustAnchors`). */

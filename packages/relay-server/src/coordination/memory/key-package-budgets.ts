@@ -1,3 +1,4 @@
+import { BoundedMap } from '@wmp/jsonrpc-envelope';
 import {
   KEY_PACKAGE_FETCH_WINDOW_MS,
   type KeyPackageBudgetOptions,
@@ -23,15 +24,14 @@ const free: KeyPackageRefund = async () => {};
 export class MemoryKeyPackageBudgets implements KeyPackageBudgets {
   readonly #perTarget: number;
   readonly #windowMs: number;
-  readonly #maxTargets: number;
   readonly #now: () => number;
   /** In order of window start (a new window re-inserts), so the front is the oldest. */
-  readonly #windows = new Map<string, Window>();
+  readonly #windows: BoundedMap<string, Window>;
 
   constructor(options: KeyPackageBudgetOptions) {
     this.#perTarget = options.perTarget;
     this.#windowMs = options.windowMs ?? KEY_PACKAGE_FETCH_WINDOW_MS;
-    this.#maxTargets = options.maxTargets ?? MAX_KEY_PACKAGE_BUDGET_TARGETS;
+    this.#windows = new BoundedMap(options.maxTargets ?? MAX_KEY_PACKAGE_BUDGET_TARGETS);
     this.#now = options.now ?? Date.now;
   }
 
@@ -55,7 +55,7 @@ export class MemoryKeyPackageBudgets implements KeyPackageBudgets {
     }
     if (window === undefined) {
       if (this.#perTarget < 1) return undefined;
-      this.#makeRoom(now);
+      this.#dropExpired(now);
       window = { start: now, used: 0 };
       this.#windows.set(target, window);
     }
@@ -72,12 +72,11 @@ export class MemoryKeyPackageBudgets implements KeyPackageBudgets {
     };
   }
 
-  /** Drops expired windows from the front, then the oldest live one if the map is still full. */
-  #makeRoom(now: number): void {
+  /** Drops expired windows from the front; if the map is still full, setting drops the oldest live one. */
+  #dropExpired(now: number): void {
     for (const [key, window] of this.#windows) {
       if (now - window.start < this.#windowMs) break;
       this.#windows.delete(key);
     }
-    if (this.#windows.size >= this.#maxTargets) this.#windows.delete(this.#windows.keys().next().value as string);
   }
 }

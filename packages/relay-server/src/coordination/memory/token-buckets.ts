@@ -1,3 +1,4 @@
+import { BoundedMap } from '@wmp/jsonrpc-envelope';
 import type { RateLimiter, TokenBucketOptions } from '../contracts/rate-limiter.js';
 
 interface Bucket {
@@ -15,10 +16,9 @@ const DEFAULT_MAX_KEYS = 100_000;
  * unless it outnumbers `maxKeys` in one refill period.
  */
 export class TokenBuckets implements RateLimiter {
-  readonly #buckets = new Map<string, Bucket>();
+  readonly #buckets: BoundedMap<string, Bucket>;
   readonly #perMs: number;
   readonly #burst: number;
-  readonly #maxKeys: number;
   readonly #now: () => number;
 
   constructor(options: TokenBucketOptions) {
@@ -26,7 +26,7 @@ export class TokenBuckets implements RateLimiter {
       throw new RangeError('token buckets need perSecond > 0, burst >= 1');
     this.#perMs = options.perSecond / 1000;
     this.#burst = options.burst;
-    this.#maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS;
+    this.#buckets = new BoundedMap(options.maxKeys ?? DEFAULT_MAX_KEYS);
     this.#now = options.now ?? Date.now;
   }
 
@@ -41,15 +41,16 @@ export class TokenBuckets implements RateLimiter {
     if (bucket !== undefined) {
       tokens = Math.min(this.#burst, bucket.tokens + Math.max(0, now - bucket.at) * this.#perMs);
       this.#buckets.delete(key);
-    } else if (this.#buckets.size >= this.#maxKeys) {
-      this.#makeRoom(now);
+    } else if (this.#buckets.size >= this.#buckets.maxSize) {
+      this.#forgetRefilled(now);
     }
     const allowed = tokens >= cost;
     this.#buckets.set(key, { tokens: allowed ? tokens - cost : tokens, at: now });
     return allowed;
   }
 
-  #makeRoom(now: number): void {
+  /** Forgets a refilled bucket near the front if there is one; else setting drops the least recently used. */
+  #forgetRefilled(now: number): void {
     // The front is the least recently used; a few full ones there cost nothing to forget.
     let scanned = 0;
     for (const [key, b] of this.#buckets) {
@@ -59,6 +60,5 @@ export class TokenBuckets implements RateLimiter {
       }
       if (++scanned >= 32) break;
     }
-    this.#buckets.delete(this.#buckets.keys().next().value as string);
   }
 }

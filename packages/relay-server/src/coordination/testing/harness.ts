@@ -1,3 +1,4 @@
+import { vi } from 'vitest';
 import type { Coordination, CoordinationLimits } from '../contracts/coordination.js';
 
 /**
@@ -45,15 +46,16 @@ export class Clusters {
 }
 
 /**
- * Waits until `check` holds, polling; fails with `what` after `timeoutMs`. Tests wait on state
- * this way, never on a fixed sleep.
+ * Waits until `check` holds, through `vi.waitFor` as the repository's own tests wait; fails with
+ * `what` after `timeoutMs`. Tests wait on state this way, never on a fixed sleep.
  */
 export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error(`timed out waiting for ${what}`);
+    },
+    { timeout: timeoutMs, interval: 5 },
+  );
 }
 
 /** Checks `check` again and again for `ms` (a property that must hold over time, e.g. beyond a TTL). */

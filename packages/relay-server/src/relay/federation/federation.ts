@@ -1,5 +1,5 @@
 import type { Keypair } from '@wmp/jcs-signing';
-import { RateLimitedError, rfc3339 } from '@wmp/jsonrpc-envelope';
+import { BoundedMap, RateLimitedError, rfc3339 } from '@wmp/jsonrpc-envelope';
 import type { OhanCard } from '@wmp/ohan-seal';
 import { TokenBuckets } from '../../coordination/memory/token-buckets.js';
 import type { AppendResult, QueueStore } from '../../storage/contracts/queue-store.js';
@@ -61,7 +61,7 @@ export class Federation {
   readonly #configured: readonly string[];
   readonly #trusted: ReadonlySet<string>;
   /** Sender -> the relay_id of the peer it came through: where its statuses go back (oldest out). */
-  readonly #returnRoutes = new Map<string, string>();
+  readonly #returnRoutes: BoundedMap<string, string>;
   #lastPeerRefresh = 0;
   #peerRefresh: Promise<void> | undefined;
   /** What one peer may send: requests and routed bytes per second (its users share them). */
@@ -73,6 +73,7 @@ export class Federation {
     const { config } = deps;
     this.mode = config.mode ?? 'peers';
     this.timings = { ...DEFAULT_FEDERATION_TIMINGS, ...config.timings };
+    this.#returnRoutes = new BoundedMap(Math.max(1, this.timings.maxReturnRoutes));
     const origins = (urls: readonly string[] | undefined) =>
       (urls ?? []).map((u) => {
         const origin = relayOriginOf(u);
@@ -255,10 +256,6 @@ export class Federation {
   /** `sender`'s messages came through the peer `relayId`: its statuses go back there. */
   learnReturnRoute(sender: string, relayId: string): void {
     this.#returnRoutes.delete(sender);
-    if (this.#returnRoutes.size >= this.timings.maxReturnRoutes) {
-      const oldest = this.#returnRoutes.keys().next().value;
-      if (oldest !== undefined) this.#returnRoutes.delete(oldest);
-    }
     this.#returnRoutes.set(sender, relayId);
   }
 

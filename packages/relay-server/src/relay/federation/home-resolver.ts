@@ -1,3 +1,4 @@
+import { BoundedMap } from '@wmp/jsonrpc-envelope';
 /**
  * Where an identifier is at home (DESIGN §3 federation): `here`, the origin of another relay
  * (`https://relay.example`), or undefined when this resolver has no answer (the next one is asked).
@@ -49,15 +50,14 @@ export async function resolveHome(
  * identifier: a flood of messages to one unknown recipient costs one fetch.
  */
 export class ResolutionCache {
-  readonly #entries = new Map<string, { readonly value: Resolution; readonly until: number }>();
+  readonly #entries: BoundedMap<string, { readonly value: Resolution; readonly until: number }>;
   readonly #inFlight = new Map<string, Promise<Resolution>>();
   readonly #ttlMs: number;
-  readonly #max: number;
   readonly #now: () => number;
 
   constructor(ttlMs: number, max: number, now: () => number) {
     this.#ttlMs = ttlMs;
-    this.#max = max;
+    this.#entries = new BoundedMap(Math.max(1, max));
     this.#now = now;
   }
 
@@ -88,10 +88,6 @@ export class ResolutionCache {
 
   #put(identifier: string, value: Resolution): void {
     this.#entries.delete(identifier);
-    if (this.#entries.size >= this.#max) {
-      const oldest = this.#entries.keys().next().value;
-      if (oldest !== undefined) this.#entries.delete(oldest);
-    }
     const ttl = value.uncertain ? Math.min(this.#ttlMs, UNCERTAIN_TTL_MS) : this.#ttlMs;
     this.#entries.set(identifier, { value, until: this.#now() + ttl });
   }

@@ -1,3 +1,4 @@
+import { BoundedMap } from '@wmp/jsonrpc-envelope';
 import {
   checkSessionStoreLimits,
   isPending,
@@ -54,7 +55,7 @@ export class SqliteSessionStore implements SessionStore {
   readonly #s: ReturnType<typeof statements>;
   readonly #cacheSize: number;
   /** Committed records by id, least recently used first. */
-  readonly #cache = new Map<string, SessionRecord>();
+  readonly #cache: BoundedMap<string, SessionRecord>;
 
   constructor(
     db: BetterSqlite3.Database,
@@ -66,6 +67,7 @@ export class SqliteSessionStore implements SessionStore {
     this.#writer = writer;
     this.#s = statements(db);
     this.#cacheSize = Math.max(0, cacheSize ?? DEFAULT_CACHE_SIZE);
+    this.#cache = new BoundedMap(Math.max(1, this.#cacheSize));
     // A failed transaction may have changed cached records that never reached the disk.
     writer.onRollback(() => this.#cache.clear());
   }
@@ -177,6 +179,5 @@ export class SqliteSessionStore implements SessionStore {
     if (this.#cacheSize === 0) return;
     this.#cache.delete(record.id);
     this.#cache.set(record.id, record);
-    if (this.#cache.size > this.#cacheSize) this.#cache.delete(this.#cache.keys().next().value as string);
   }
 }
