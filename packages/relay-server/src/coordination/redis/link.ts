@@ -67,7 +67,6 @@ export class RedisLink {
       // Commands waiting for a hung server are bounded too ("The queue is full" is unavailable).
       commandsQueueMaxLength: options.maxQueuedCommands ?? 100_000,
       pingInterval: options.pingIntervalMs ?? 1000,
-      commandOptions: { timeout: options.commandTimeoutMs ?? 1000 },
       socket: {
         connectTimeout: options.connectTimeoutMs ?? 2000,
         reconnectStrategy: (retries: number) =>
@@ -154,8 +153,9 @@ export class RedisLink {
   async call<T>(fn: (client: RedisClient) => Promise<T>): Promise<T> {
     if (this.#closed) throw new RedisFailure('unavailable', new Error('closed'));
     try {
-      // node-redis times a command out only until it is written; a hung server never answers
-      // one that was written, so the deadline is ours (a late answer is dropped).
+      // The only deadline: node-redis's own command timeout ends only the wait to be written
+      // (a hung server never answers one that was), and costs an AbortSignal per command, a
+      // few per cent of a busy node's CPU. A late answer is dropped.
       const result = await withDeadline(fn(this.commands), this.#timeoutMs);
       if (this.#failing) {
         this.#failing = false;
