@@ -15,7 +15,52 @@ export interface EventRef {
 const LANE_CODE: Record<Lane, number> = { contact: 0, stranger: 1 };
 const REF = 'rowid, recipient, sender, size';
 
-export function boxStatements(db: BetterSqlite3.Database) {
+/** The box's prepared statements (typed by hand: an inferred type would name better-sqlite3's internal namespace, which declarations cannot). */
+export interface BoxStatements {
+  readonly hasEvent: BetterSqlite3.Statement<[string], number>;
+  readonly hasCard: BetterSqlite3.Statement<[string], number>;
+  readonly isContact: BetterSqlite3.Statement<[string, string], number>;
+  readonly pair: BetterSqlite3.Statement<[string, string], Totals>;
+  readonly sender: BetterSqlite3.Statement<[string], Totals>;
+  readonly recipient: BetterSqlite3.Statement<[string], Totals>;
+  readonly box: BetterSqlite3.Statement<[], Totals>;
+  readonly weakestStranger: BetterSqlite3.Statement<[string, number], EventRef>;
+  readonly largestOtherSender: BetterSqlite3.Statement<[string, string], string>;
+  readonly oldestOfPair: BetterSqlite3.Statement<[string, string], EventRef>;
+  readonly largestOtherSenderInBox: BetterSqlite3.Statement<[string], { sender: string; bytes: number }>;
+  readonly oldestOfSender: BetterSqlite3.Statement<[string], EventRef>;
+  readonly deleteRow: BetterSqlite3.Statement;
+  readonly deleteId: BetterSqlite3.Statement<[string, string], EventRef>;
+  readonly expired: BetterSqlite3.Statement<[number, number], EventRef>;
+  readonly nextSeq: BetterSqlite3.Statement<[string, number], number>;
+  readonly insert: BetterSqlite3.Statement;
+  readonly insertNew: BetterSqlite3.Statement;
+  readonly savepoint: BetterSqlite3.Statement;
+  readonly rollbackTo: BetterSqlite3.Statement;
+  readonly release: BetterSqlite3.Statement;
+  readonly addSender: BetterSqlite3.Statement;
+  readonly addPair: BetterSqlite3.Statement;
+  readonly addBox: BetterSqlite3.Statement;
+  readonly subRecipient: BetterSqlite3.Statement;
+  readonly subSender: BetterSqlite3.Statement;
+  readonly dropSender: BetterSqlite3.Statement;
+  readonly subPair: BetterSqlite3.Statement;
+  readonly dropPair: BetterSqlite3.Statement;
+  readonly page: BetterSqlite3.Statement<[string, number, number, number], { seq: number; body: string }>;
+  readonly clearAllow: BetterSqlite3.Statement;
+  readonly addAllow: BetterSqlite3.Statement;
+  readonly allow: BetterSqlite3.Statement<[string], string>;
+  readonly cardTs: BetterSqlite3.Statement<[string], number>;
+  readonly putCard: BetterSqlite3.Statement;
+  readonly refreshCard: BetterSqlite3.Statement;
+  readonly card: BetterSqlite3.Statement<[string, number], string>;
+  readonly cardCount: BetterSqlite3.Statement<[], number>;
+  readonly addCards: BetterSqlite3.Statement;
+  readonly knows: BetterSqlite3.Statement<[string, number, string, string], number>;
+  readonly expiredCards: BetterSqlite3.Statement<[number, number]>;
+}
+
+export function boxStatements(db: BetterSqlite3.Database): BoxStatements {
   return {
     hasEvent: db.prepare<[string], number>('SELECT 1 FROM ohan_events WHERE id = ?').pluck(),
     hasCard: db.prepare<[string], number>('SELECT 1 FROM ohan_cards WHERE key = ?').pluck(),
@@ -129,5 +174,3 @@ export function eventRow(record: BoxEventRecord, lane: Lane, seq: number) {
     record.json,
   ] as const;
 }
-
-export type BoxStatements = ReturnType<typeof boxStatements>;
