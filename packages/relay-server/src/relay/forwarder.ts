@@ -50,8 +50,8 @@ export class Forwarder {
   #marking = false;
   /** Told of messages marked delivered for the first time (their senders get `delivered`). */
   ondelivered: ((marked: readonly QueueRemoval[]) => void) | undefined;
-  /** Told of every commit offered here (a cluster wakes the other nodes). */
-  oncommitted: ((identity: string, seq: number) => void) | undefined;
+  /** Told of every commit offered here (a cluster wakes the other nodes); resolves how many nodes it woke. */
+  oncommitted: ((identity: string, seq: number) => Promise<number>) | undefined;
   /** Settles once commits for the identity anywhere wake this node: a pump's first read waits for it. */
   watching: ((identity: string) => Promise<void> | undefined) | undefined;
 
@@ -69,6 +69,26 @@ export class Forwarder {
    * it (0: the recipient is offline, or online on another node only).
    */
   offer(identity: string, seq: number, message: RoutedMessage): number {
+    const live = this.#offerHere(identity, seq, message);
+    void this.oncommitted?.(identity, seq);
+    return live;
+  }
+
+  /**
+   * `offer` of a message just routed: resolves true when the recipient is online nowhere (no
+   * endpoint here takes it and the wake-up reached no other node), which is when its sender hears
+   * `queued` (DESIGN §3). Costs a wake-up's round trip only when no endpoint here takes it.
+   */
+  async offerRouted(identity: string, seq: number, message: RoutedMessage): Promise<boolean> {
+    const live = this.#offerHere(identity, seq, message);
+    const woken = this.oncommitted?.(identity, seq);
+    if (live > 0 || woken === undefined) return live === 0;
+    // This node's own subscription (endpoints here that take nothing now) is no other node.
+    const here = this.#presence.isOnline(identity) ? 1 : 0;
+    return (await woken) - here <= 0;
+  }
+
+  #offerHere(identity: string, seq: number, message: RoutedMessage): number {
     let live = 0;
     for (const endpoint of this.#presence.endpoints(identity)) {
       // Not reachable now (an HTTP session without a stream): it is not online; the queue keeps
@@ -84,7 +104,6 @@ export class Forwarder {
       endpoint.cursor = seq;
       if (target !== undefined) void this.#send(endpoint, target, message, seq);
     }
-    this.oncommitted?.(identity, seq);
     return live;
   }
 

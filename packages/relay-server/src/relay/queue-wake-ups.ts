@@ -110,9 +110,12 @@ export class QueueWakeUps {
     return this.#watches.get(identity)?.ready;
   }
 
-  /** A message for `identity` was committed at `seq`: wake the nodes where it is (after COMMIT only). */
-  committed(identity: string, seq: number): void {
-    void this.#coordination.wakeUps.publish(identity, seq);
+  /**
+   * A message for `identity` was committed at `seq`: wake the nodes where it is (after COMMIT
+   * only); resolves how many nodes it woke, this one included.
+   */
+  committed(identity: string, seq: number): Promise<number> {
+    return this.#coordination.wakeUps.publish(identity, seq);
   }
 
   /**

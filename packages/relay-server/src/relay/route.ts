@@ -142,13 +142,15 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
       continue;
     }
     if (group) reachGroupMembers(s, group, o.recipient, o.appended.seq);
-    if (s.forwarder.offer(o.recipient, o.appended.seq, o.message) === 0) {
+    const recipient = o.recipient;
+    void s.forwarder.offerRouted(recipient, o.appended.seq, o.message).then((nowhere) => {
+      if (!nowhere) return;
       s.statuses.send(
         sender,
-        { message_id: messageId, status: 'queued', recipient: o.recipient, queued_until: rfc3339(expiresAt) },
+        { message_id: messageId, status: 'queued', recipient, queued_until: rfc3339(expiresAt) },
         input.notify,
       );
-    }
+    });
   }
   const full = outcomes.find((o): o is Outcome & { full: RelayQueueFullError } => 'full' in o)?.full;
   return { accepted, full };
