@@ -8,7 +8,9 @@
 // forwarder and bare batched PostgreSQL inserts of the same stored rows (the store's INSERT,
 // unnest, 100 per transaction). Target >= 50%. Latency send -> receive across nodes paced at
 // 2k msg/s: p99 <= 25 ms. The single-node SQLite relay of relay-routing is measured in the same
-// rounds (it must not fall). BENCH_PG_STATS=1 prints the statements that took PostgreSQL's time;
+// rounds (it must not fall). CPU per message (the nodes, PostgreSQL, Redis, over the cluster
+// rounds) is reported beside: a shared machine moves the rates more than the work each message
+// costs. BENCH_PG_STATS=1 prints the statements that took PostgreSQL's time;
 // BENCH_LOG_LEVEL=warn shows the nodes' logs.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,6 +21,7 @@ import { startPostgres, startRedis } from '../test-support/services/index.js';
 import { type Benchmark, type BenchReport, type Figure, median, percentile } from './lib.js';
 import { type BenchChild, startChild } from './servers/child.js';
 import { bareInsertRate } from './servers/postgres-inserts.js';
+import { CpuMeter, groupMembers } from './servers/process-stats.js';
 import { closedLoop, type Fleet, forwarderFleet, PAIRS, paced, relayFleet, WINDOW } from './servers/routing-load.js';
 
 const ROUND_MS = 1500;
@@ -101,6 +104,15 @@ const bench: Benchmark = {
       const senders = cluster.senders.map((c) => c.did);
       await bareInsertRate(bareUrl, recipients, senders, stored, WARMUP_MS);
 
+      // CPU per message of the cluster rounds: what a loaded machine does not distort much.
+      const nodePids = children.slice(0, 3).map((n) => n.process.pid!);
+      const meters = [
+        new CpuMeter(() => nodePids),
+        new CpuMeter(() => (postgres.pid === undefined ? [] : groupMembers(postgres.pid))),
+        new CpuMeter(() => (redis.pid === undefined ? [] : [redis.pid])),
+      ];
+      const cpu = [0, 0, 0];
+      let messages = 0;
       const c: number[] = [];
       const s: number[] = [];
       const w: number[] = [];
@@ -108,7 +120,13 @@ const bench: Benchmark = {
       for (let round = 0; round < ROUNDS; round++) {
         w.push(await closedLoop(bare.traffic, ROUND_MS));
         q.push(await bareInsertRate(bareUrl, recipients, senders, stored, ROUND_MS));
+        const done = cluster.traffic.completed;
+        for (const m of meters) m.start();
         c.push(await closedLoop(cluster.traffic, ROUND_MS));
+        messages += cluster.traffic.completed - done;
+        meters.forEach((m, i) => {
+          cpu[i]! += m.stop();
+        });
         s.push(await closedLoop(single.traffic, ROUND_MS));
       }
       // Past its capacity the cluster falls behind and messages fail: reported, not thrown.
@@ -155,6 +173,11 @@ const bench: Benchmark = {
           target: '<= 25 ms',
           met: p99 <= 25,
         },
+        ...(['relay nodes', 'PostgreSQL', 'Redis'] as const).map((who, i) => ({
+          name: `CPU per message across nodes: ${who}`,
+          value: Math.round((cpu[i]! * 1e6) / Math.max(1, messages)),
+          unit: 'µs',
+        })),
         {
           name: 'single-node SQLite relay (relay-routing) in the same rounds',
           value: median(s),

@@ -12,11 +12,12 @@
 // Per-source limits are on (`limitLoopback`): the load's 100 clients each connect from their own
 // loopback address, as users on other hosts do, the hostile client from one. A round after the
 // hostile client left is printed too (recovery), without a target.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Benchmark, type BenchReport, median } from './lib.js';
 import { type BenchChild, startChild } from './servers/child.js';
+import { procCpu, procStatus } from './servers/process-stats.js';
 import { closedLoop, type Fleet, PAIRS, relayFleet, WINDOW } from './servers/routing-load.js';
 
 const ROUND_MS = 1500;
@@ -39,20 +40,6 @@ const PLAN = {
   slowSenders: 4,
   ...(JSON.parse(process.env.BENCH_ATTACK ?? '{}') as Record<string, number>),
 };
-
-/** A value of /proc/<pid>/status in bytes (VmRSS, VmHWM: Linux). */
-function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!m) throw new Error(`no ${field} for ${pid}`);
-  return Number(m[1]) * 1024;
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat (Linux, 100 Hz ticks). */
-function procCpu(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 const mib = (bytes: number) => Math.round(bytes / MiB);
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
