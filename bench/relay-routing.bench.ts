@@ -139,11 +139,18 @@ function routingBench(store: 'sqlite' | 'memory'): Benchmark {
         const s: number[] = [];
         const w: number[] = [];
         const q: number[] = [];
+        // The relay's own CPU (all its threads) over the measured relay rounds only.
+        const cpu = { micros: 0, routed: 0 };
         for (let round = 0; round < ROUNDS; round++) {
           w.push(await closedLoop(bare.traffic, ROUND_MS));
           if (inserts) q.push(inserts.rate(ROUND_MS));
+          const before = await relay.ask('stats');
           s.push(await closedLoop(subject.traffic, ROUND_MS));
+          const after = await relay.ask('stats');
+          cpu.micros += after.cpuMicros! - before.cpuMicros!;
+          cpu.routed += after.routed! - before.routed!;
         }
+        const cpuPerMessage = cpu.micros / cpu.routed;
         inserts?.close();
         const bareLatency = await paced(bare.traffic, PACED_RATE);
         const latency = await paced(subject.traffic, PACED_RATE);
@@ -168,6 +175,11 @@ function routingBench(store: 'sqlite' | 'memory'): Benchmark {
           ratio,
           target: `>= ${want.toFixed(2)} of baseline`,
           met: ratio >= want,
+        });
+        figures.push({
+          name: 'relay process CPU per routed message (all threads, measured rounds)',
+          value: cpuPerMessage,
+          unit: 'µs',
         });
         const latencyFigure = (who: string, rate: number, p: number, samples: number[]): Figure => ({
           name: `${who} p${p} latency at ${rate} msg/s`,
@@ -207,6 +219,7 @@ function routingBench(store: 'sqlite' | 'memory'): Benchmark {
             store: store === 'sqlite' ? 'SQLite file, WAL, synchronous=FULL, group commit' : 'memory',
             relayRouted: stats.routed!,
             relayDeliveries: stats.deliveries!,
+            relayCpuMicrosPerRouted: Math.round(cpuPerMessage * 10) / 10,
             relayErrors: stats.errors!,
             ...(stats.transactions
               ? { relayWritesPerTransaction: Math.round((stats.operations! / stats.transactions) * 10) / 10 }
