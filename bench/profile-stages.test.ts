@@ -68,6 +68,16 @@ describe('stageOf (the per-message budget of bench/profile-summary.ts)', () => {
     ).toBe('store append (record, caps)');
   });
 
+  it("counts the UTF-8 byte count as its caller's: the route's text, or the queue's record", () => {
+    const count = at('utf8Length', 'packages/relay-server/src/storage/contracts/bytes.ts');
+    expect(stageOf([count, at('routeToRecipients', 'packages/relay-server/src/relay/route.ts'), ROOT])).toBe(
+      'route (deliver handler, stored text, fan-out)',
+    );
+    expect(
+      stageOf([count, at('queueRecord', 'packages/relay-server/src/storage/contracts/queue-input.ts'), ROOT]),
+    ).toBe('store append (record, caps)');
+  });
+
   it('keeps startup, idle and GC apart, and calls an unknown stack other', () => {
     expect(stageOf([at('compileSourceTextModule', 'node:internal/modules/esm/utils'), ROOT])).toBe(
       'startup (module loading)',
