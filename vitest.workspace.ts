@@ -59,14 +59,15 @@ const globalSetupOf = (name: string) => (sharedPostgres.has(name) ? { globalSetu
 const slowProjects: Readonly<Record<string, number>> = { 'apps/cli': 60_000, 'apps/relay': 60_000 };
 const timeoutOf = (name: string) => (slowProjects[name] === undefined ? {} : { testTimeout: slowProjects[name] });
 
-// The repository's own test support: the throwaway PostgreSQL/Redis harness and scripts/.
+// The repository's own test support: the throwaway PostgreSQL/Redis harness, scripts/ and the
+// bench tools (never the benchmarks themselves: those run only under `npm run bench`).
 const testSupport: TestProjectInlineConfiguration = {
   extends: true,
   ssr,
   test: {
     name: 'test-support',
     root: fileURLToPath(new URL('./', import.meta.url)),
-    include: ['test-support/**/*.test.ts', 'scripts/**/*.test.ts'],
+    include: ['test-support/**/*.test.ts', 'scripts/**/*.test.ts', 'bench/**/*.test.ts'],
     ...globalSetupOf('test-support'),
   },
 };

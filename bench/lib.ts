@@ -66,6 +66,10 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+export function mean(values: number[]): number {
+  return values.reduce((a, b) => a + b, 0) / values.length;
+}
+
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;

@@ -6,9 +6,12 @@
 // read under the body cap, parsed strictly, fully verified (verifyEvent's checks, the Ed25519 one
 // on the box's verify worker threads by default) and committed before it is answered 202.
 // Baseline in the same run: bare node:crypto Ed25519 verify of the same signed bytes on one core.
-// Target: >= 60% of the bare figure (DESIGN §8). Also reported: the same path with every check on
-// the event loop (verifyThreads 0), and the CPU time per event summed over all threads. The
-// baseline and both boxes take turns, round after round, so load from elsewhere falls on all three.
+// Targets (DESIGN §8): >= 60% of the bare figure, and CPU time per stored event <= 1.5x the CPU time
+// of one bare verify. The CPU figure is `process.cpuUsage()` over each round, which sums every
+// thread of the process (event loop, verify workers, SQLite, and the in-process publisher's Request
+// building too), so a verify pool cannot buy throughput with the other core unseen. Also reported:
+// the same path with every check on the event loop (verifyThreads 0). The baseline and both boxes
+// take turns, round after round, so load from elsewhere falls on all three.
 import { createPublicKey, verify } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -202,23 +205,21 @@ const bench: Benchmark = {
       ratio: median(box.stats.rates) / baseline,
     });
     const main = figure('POST /ohan/v1/events verified + stored, SQLite FULL, in-process fetch', pooled);
+    const bareCpu = bare.cpuMicros / bare.verifies;
+    const cpuFigure = (name: string, box: typeof pooled) => {
+      const value = box.stats.cpuMicros / box.stats.events;
+      return { name, value, unit: 'µs', ratio: value / bareCpu };
+    };
+    const pooledCpu = cpuFigure('CPU time per stored event, all threads (default)', pooled);
     return {
       name: 'ohan-publish',
       baseline: { name: 'bare node:crypto Ed25519 verify', value: baseline, unit: 'verifies/s' },
       figures: [
         { ...main, target: '>= 0.60 of baseline', met: main.ratio >= 0.6 },
         figure('the same, every check on the event loop (verifyThreads 0)', inline),
-        {
-          name: 'CPU time per stored event, all threads (default)',
-          value: pooled.stats.cpuMicros / pooled.stats.events,
-          unit: 'µs',
-        },
-        {
-          name: 'CPU time per stored event, all threads (verifyThreads 0)',
-          value: inline.stats.cpuMicros / inline.stats.events,
-          unit: 'µs',
-        },
-        { name: 'CPU time per bare verify', value: bare.cpuMicros / bare.verifies, unit: 'µs' },
+        { ...pooledCpu, target: '<= 1.5x the CPU of a bare verify', met: pooledCpu.ratio <= 1.5 },
+        cpuFigure('CPU time per stored event, all threads (verifyThreads 0)', inline),
+        { name: 'CPU time per bare verify', value: bareCpu, unit: 'µs' },
       ],
       conditions: {
         cores: availableParallelism(),

@@ -1,5 +1,6 @@
 // npm run bench [name ...]: runs the benchmarks in bench/*.bench.ts (all, or those named), writes
-// bench/results/<name>.json and prints one line per figure. Never part of `npm test`.
+// bench/results/<name>.json and prints one line per figure. Never part of `npm test`. What each
+// baseline is, the environment knobs and how to profile the relay: bench/README.md.
 import { readdirSync } from 'node:fs';
 import { type Benchmark, formatFigure, writeReport } from './lib.js';
 

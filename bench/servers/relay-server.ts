@@ -1,7 +1,7 @@
 // The relay side of bench/relay-routing and bench/idle-connections, in its own process (as in any
 // deployment): `createRelay` on the SQLite store (`sqlite <file>`: WAL, synchronous=FULL, group
 // commit, as the relay configures it) or the memory store (`memory`). Prints the port, answers
-// the parent over IPC (`memory`: GC, then memoryUsage; `stats`: counters; `loop`: event-loop
+// the parent over IPC (`memory`: GC, then memoryUsage; `stats`: counters and process CPU; `loop`: event-loop
 // delay since the last `loop`) and serves until stdin
 // closes; then it closes the relay (queued writes commit) and exits.
 // The parent passes the limits as JSON in argv[4] (and other settings in argv[5]) and starts it
@@ -27,6 +27,11 @@ const relay = createRelay({
   ...options,
   store: (limits) => (kind === 'sqlite' ? SqliteStore.open({ path: path!, ...limits }) : new MemoryRelayStores(limits)),
 });
+
+function cpuMicros(): number {
+  const used = process.cpuUsage();
+  return used.user + used.system;
+}
 
 type Ask = { readonly id: number; readonly type: 'memory' | 'stats' | 'loop' };
 
@@ -54,6 +59,8 @@ const answers: Record<Ask['type'], () => Record<string, number>> = {
     return answer;
   },
   stats: () => ({
+    // CPU time of the whole process so far (every thread), for CPU per message between two asks.
+    cpuMicros: cpuMicros(),
     connections: relay.core.connections,
     registered: relay.core.services.presence.size,
     routed: relay.core.metrics.routed,

@@ -47,6 +47,21 @@ describe('offline recipients (DESIGN §3 delivery guarantee)', () => {
     expect(bob.inbox.map((m) => m.body.n)).toEqual([1, 2, 3, 4, 5]);
   });
 
+  it('counts a queued message at the UTF-8 bytes of the text it stores, multi-byte content too', async () => {
+    const url = await setup();
+    const alice = await open(url);
+    const bob = await open(url);
+    await disconnect(bob);
+    await alice.session.send([bob.keypair.did], { text: 'é✓😀'.repeat(40) });
+    await waitFor(() => alice.statuses.length === 1);
+    const queue = testbed.relay!.stores.queue;
+    const [stored] = (await queue.after(bob.keypair.did, 0, 10)).messages;
+    const bytes = Buffer.byteLength(stored!.body);
+    expect(bytes).toBeGreaterThan(stored!.body.length);
+    expect(stored!.bytes).toBe(bytes);
+    expect(await queue.stats(bob.keypair.did)).toEqual({ count: 1, bytes });
+  });
+
   it('replays what was not acknowledged again after a reconnect (at-least-once, ids to dedupe)', async () => {
     const url = await setup();
     const alice = await open(url);

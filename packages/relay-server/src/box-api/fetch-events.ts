@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { authenticate } from './auth.js';
 import type { BoxContext } from './context.js';
 import { BoxApiError } from './errors.js';
+import { eventsPageText } from './events-page.js';
 import { parseLimit, parseSeq } from './query.js';
 import { rawJsonResponse } from './respond.js';
 
@@ -21,7 +22,5 @@ export async function fetchEvents(c: Context, box: BoxContext): Promise<Response
   const after = parseSeq(query.after, 'after');
   const limit = parseLimit(query.limit);
   const page = await box.options.store.fetchText(key, after, limit, box.options.now());
-  // The stored JSON goes out as it is, with `seq` added: no parse and re-encode per event.
-  const events = page.items.map((item) => `${item.json.slice(0, -1)},"seq":${item.seq}}`).join(',');
-  return rawJsonResponse(200, `{"events":[${events}],"next":${page.next},"more":${page.more}}`);
+  return rawJsonResponse(200, eventsPageText(page));
 }

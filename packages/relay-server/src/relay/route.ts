@@ -103,13 +103,15 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
     [...input.messages].map(([recipient, message]) => {
       const peer = remote?.get(recipient);
       const entry = { id: messageId, sender, notify: input.notify, expiresAt };
+      const body = bodies.get(message)!;
+      // With the UTF-8 length counted above: else the queue walks the whole text again.
       const appended =
         peer !== undefined && s.federation !== undefined
           ? s.federation.append(peer, recipient, message, entry)
           : s.queue.append(
               recipient,
-              { id: messageId, sender, body: bodies.get(message)!.text, notify: input.notify },
-              { expiresAt },
+              { id: messageId, sender, body: body.text, notify: input.notify },
+              { expiresAt, bytes: body.bytes },
             );
       return appended.then(
         (appended): Outcome => ({ recipient, appended, message }),
