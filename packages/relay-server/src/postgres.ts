@@ -20,19 +20,8 @@ export {
   type PostgresStoreOptions,
   postgresBoxStore,
 } from './storage/postgres/postgres-store.js';
-export {
-  advisoryKey,
-  type LockedRow,
-  type LockKind,
-  type Locks,
-  MAX_WRITE_BATCH,
-  PostgresWriter,
-  type Settled,
-  type TxState,
-  type TxStateKey,
-  TxTotals,
-  type WriteGroup,
-  type WriteOp,
-  type WriterStats,
-  WriteTx,
-} from './storage/postgres/postgres-writer.js';
+export { MAX_WRITE_BATCH, PostgresWriter, type WriterStats } from './storage/postgres/postgres-writer.js';
+export type { WriterConnectionOptions } from './storage/postgres/write-connection.js';
+export { advisoryKey, type LockedRow, type LockKind, type Locks } from './storage/postgres/write-locks.js';
+export type { Settled, WriteGroup, WriteOp } from './storage/postgres/write-ops.js';
+export { type TxState, type TxStateKey, TxTotals, WriteTx } from './storage/postgres/write-tx.js';

@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { StoreClosedError, StoreInputError, StoreSchemaError, StoreUnavailableError } from '../errors.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations/index.js';
-import { advisoryKey, MAX_WRITE_BATCH, PostgresWriter, type WriterStats } from './postgres-writer.js';
+import { MAX_WRITE_BATCH, PostgresWriter, type WriterStats } from './postgres-writer.js';
+import { advisoryKey } from './write-locks.js';
 
 export interface PostgresDatabaseOptions {
   /** `postgres://user:password@host:port/database` (anything node-postgres takes as `connectionString`). */

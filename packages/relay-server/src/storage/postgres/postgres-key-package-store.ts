@@ -12,7 +12,7 @@ import { clampCount, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import type { Totals } from '../contracts/totals.js';
 import { StoreClosedError } from '../errors.js';
 import type { PostgresDatabase } from './postgres-database.js';
-import type { TxTotals } from './postgres-writer.js';
+import type { TxTotals } from './write-tx.js';
 
 const TOTALS = 'mls_key_packages';
 

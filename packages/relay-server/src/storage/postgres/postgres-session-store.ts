@@ -11,7 +11,7 @@ import {
 import { decodeSession, encodeSession } from '../contracts/session-json.js';
 import { StoreClosedError, StoreInputError } from '../errors.js';
 import type { PostgresDatabase } from './postgres-database.js';
-import type { TxStateKey, TxTotals, WriteTx } from './postgres-writer.js';
+import type { TxStateKey, TxTotals, WriteTx } from './write-tx.js';
 
 /** Rows one sweep transaction deletes: a long sweep is several short transactions. */
 const SWEEP_BATCH = 1000;
