@@ -67,6 +67,8 @@ export class RedisLink {
       // Commands waiting for a hung server are bounded too ("The queue is full" is unavailable).
       commandsQueueMaxLength: options.maxQueuedCommands ?? 100_000,
       pingInterval: options.pingIntervalMs ?? 1000,
+      // 0: none of node-redis's own (its default is 5 s, an AbortSignal per command); `call` has ours.
+      commandOptions: { timeout: 0 },
       socket: {
         connectTimeout: options.connectTimeoutMs ?? 2000,
         reconnectStrategy: (retries: number) =>
