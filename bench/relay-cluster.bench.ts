@@ -21,7 +21,7 @@ import { startPostgres, startRedis } from '../test-support/services/index.js';
 import { type Benchmark, type BenchReport, type Figure, median, percentile } from './lib.js';
 import { type BenchChild, startChild } from './servers/child.js';
 import { bareInsertRate } from './servers/postgres-inserts.js';
-import { CpuMeter, groupMembers } from './servers/process-stats.js';
+import { CpuMeter, withChildren } from './servers/process-stats.js';
 import { closedLoop, type Fleet, forwarderFleet, PAIRS, paced, relayFleet, WINDOW } from './servers/routing-load.js';
 
 const ROUND_MS = 1500;
@@ -108,7 +108,7 @@ const bench: Benchmark = {
       const nodePids = children.slice(0, 3).map((n) => n.process.pid!);
       const meters = [
         new CpuMeter(() => nodePids),
-        new CpuMeter(() => (postgres.pid === undefined ? [] : groupMembers(postgres.pid))),
+        new CpuMeter(() => (postgres.pid === undefined ? [] : withChildren(postgres.pid))),
         new CpuMeter(() => (redis.pid === undefined ? [] : [redis.pid])),
       ];
       const cpu = [0, 0, 0];

@@ -21,14 +21,14 @@ export function procCpu(pid: number): number {
   }
 }
 
-/** The processes of process group `group` now (a PostgreSQL server's postmaster and backends). */
-export function groupMembers(group: number): number[] {
-  const pids: number[] = [];
+/** A process and its children now (a PostgreSQL postmaster and its backends: each backend is a group of its own). */
+export function withChildren(parent: number): number[] {
+  const pids = [parent];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === group) pids.push(Number(name));
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent) pids.push(Number(name));
     } catch {
       // gone meanwhile
     }
