@@ -48,6 +48,8 @@ export class StatusNotifier {
   readonly #now: () => number;
   /** A status for a sender reached through a peer relay goes back there: true when it took it. */
   onremote: ((sender: string, params: StatusParams) => boolean) | undefined;
+  /** Before a status is kept: one for a sender at home at a peer relay goes there (true when it took it). */
+  onhome: ((sender: string, params: StatusParams) => Promise<boolean>) | undefined;
 
   constructor(
     presence: Presence,
@@ -69,12 +71,19 @@ export class StatusNotifier {
 
   /**
    * Sends to the sender's live status connections; keeps a terminal status nobody took when
-   * `keep` (the sender asked for statuses).
+   * `keep` (the sender asked for statuses), and a `queued` one too with `keepQueued` (the sender
+   * is live on another node of the cluster: its queue reaches it there).
    */
-  send(sender: string, params: StatusParams, keep: boolean): void {
+  send(sender: string, params: StatusParams, keep: boolean, keepQueued = false): void {
     if (sender === this.#keeping.relayId) return; // a kept status left the queue: nothing to report
     if (this.onremote?.(sender, params) === true) return;
     this.#metrics.status(params.status);
+    // To a peer relay (it names the sender): always through the peer's queue, never only live, so
+    // a link that dies with it unread gets it again; the peer acknowledges it, and passes it on once.
+    if (params.sender !== undefined) {
+      void this.#keep(sender, params);
+      return;
+    }
     const now = this.#now();
     let live = 0;
     for (const e of this.#presence.endpoints(sender)) {
@@ -88,7 +97,7 @@ export class StatusNotifier {
         .notify(STATUS_METHOD, { wmp: metaFor(session), ...params }, session)
         .catch(() => undefined);
     }
-    if (live === 0 && params.status !== 'queued' && keep) void this.#keep(sender, params);
+    if (live === 0 && keep && (params.status !== 'queued' || keepQueued)) void this.#keep(sender, params);
   }
 
   /**
@@ -113,6 +122,7 @@ export class StatusNotifier {
    */
   async #keep(sender: string, params: StatusParams): Promise<void> {
     try {
+      if ((await this.onhome?.(sender, params)) === true) return;
       const { count } = await this.#queue.stats(sender);
       if (count >= Math.floor(this.#keeping.maxQueued / 2)) return;
       const id = newMessageId();

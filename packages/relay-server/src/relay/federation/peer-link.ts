@@ -38,7 +38,7 @@ export interface PeerLinkOptions {
   readonly reconnectMaxMs: number;
   readonly requestTimeoutMs: number;
   /** A `wmp.message.status` the peer sent about a message this relay forwarded. */
-  readonly onstatus: (params: Record<string, unknown>) => void;
+  readonly onstatus: (params: Record<string, unknown>) => void | Promise<void>;
   /** The link is up (again): what waits for it may go. */
   readonly onup: () => void;
   /** The link went down. */
@@ -141,7 +141,7 @@ export class PeerLink {
         verifyResponder: { id: doc.relayId },
         requestOptions: { timeoutMs: this.#options.requestTimeoutMs },
       });
-      session.on('status', (params) => this.#options.onstatus(params as Record<string, unknown>));
+      session.on('status', (params) => void this.#status(session, params as Record<string, unknown>));
       const registered = (await session.request('wmp.relay.register', {})) as { ttl?: number };
       if (this.#stopped) {
         await peer.close();
@@ -159,6 +159,22 @@ export class PeerLink {
     } catch {
       await peer?.close().catch(() => undefined);
       this.#retry();
+    }
+  }
+
+  /**
+   * Hands a status on, then acknowledges one the peer kept for us (it has a message id): else the
+   * peer would replay it to every link of ours that registers later, until it expires.
+   */
+  async #status(session: WmpSession, params: Record<string, unknown>): Promise<void> {
+    try {
+      await this.#options.onstatus(params);
+    } catch {
+      // Passed on or not, a kept status is acknowledged: the handler logs its own failures.
+    }
+    const id = (params.wmp as { message_id?: unknown } | undefined)?.message_id;
+    if (typeof id === 'string') {
+      await session.notify('wmp.message.ack', { message_ids: [id], status: 'received' }).catch(() => undefined);
     }
   }
 
