@@ -133,14 +133,8 @@ export class PeerLink {
     try {
       const doc = (await this.refreshDocument()) ?? this.#document;
       if (doc === undefined) throw new Error('no well-known document');
-      peer = new Peer(this.#options.transport(doc.endpoints));
-      await peer.start();
-      const session = await WmpSession.open(peer, {
-        signer: this.#options.identity,
-        capabilities: PEER_CAPABILITIES,
-        verifyResponder: { id: doc.relayId },
-        requestOptions: { timeoutMs: this.#options.requestTimeoutMs },
-      });
+      const session = await this.#open(doc);
+      peer = session.peer as Peer;
       session.on('status', (params) => void this.#status(session, params as Record<string, unknown>));
       const registered = (await session.request('wmp.relay.register', {})) as { ttl?: number };
       if (this.#stopped) {
@@ -160,6 +154,34 @@ export class PeerLink {
       await peer?.close().catch(() => undefined);
       this.#retry();
     }
+  }
+
+  /**
+   * Opens and authenticates a session at the peer: over WebSocket when it publishes one, and over
+   * HTTP + SSE when that cannot be opened (a proxy in front of the peer that passes no upgrades,
+   * say) and the peer publishes an HTTP endpoint too.
+   */
+  async #open(doc: PeerDocument): Promise<WmpSession> {
+    const { websocket, https } = doc.endpoints;
+    const tries: PeerEndpoints[] =
+      websocket !== undefined && https !== undefined ? [doc.endpoints, { https }] : [doc.endpoints];
+    let failure: unknown;
+    for (const endpoints of tries) {
+      const peer = new Peer(this.#options.transport(endpoints));
+      try {
+        await peer.start();
+        return await WmpSession.open(peer, {
+          signer: this.#options.identity,
+          capabilities: PEER_CAPABILITIES,
+          verifyResponder: { id: doc.relayId },
+          requestOptions: { timeoutMs: this.#options.requestTimeoutMs },
+        });
+      } catch (e) {
+        failure = e;
+        await peer.close().catch(() => undefined);
+      }
+    }
+    throw failure;
   }
 
   /**
