@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeypair, type Keypair } from '@wmp/jcs-signing';
-import { createCard, generateEncKeypair } from '@wmp/ohan-seal';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test-support/services/index.js';
+import { publishCard } from './fixtures/cards.js';
 import { startCluster, type TestCluster } from './fixtures/cluster.js';
 import {
   type Client,
@@ -45,16 +45,6 @@ async function peerMetric(url: string, name: string): Promise<number> {
   let sum = 0;
   for (const m of text.matchAll(new RegExp(`^${name}\\{[^}]*\\} (\\d+)$`, 'gm'))) sum += Number(m[1]);
   return sum;
-}
-
-async function publishCard(relay: string, who: Keypair, listed: string): Promise<void> {
-  const card = await createCard({ signer: who, enc: generateEncKeypair().multikey, relays: [listed] });
-  const res = await fetch(`${relay}/ohan/v1/cards`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(card),
-  });
-  expect(res.status).toBe(201);
 }
 
 async function setup(name: string): Promise<Setup> {

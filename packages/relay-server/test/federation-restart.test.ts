@@ -1,6 +1,7 @@
-// Federation across a restart of the home relay (DESIGN §3 "statuses back"): the return route a
-// relay learnt from a forward is in memory; after a restart a status for that sender goes to the
-// peer that is its resolved home, so the first relay's sender still hears its terminal status.
+// Federation across restarts (DESIGN §3): the return route a relay learnt from a forward is in
+// memory, so after a restart of the home relay a status for that sender goes to the peer that is
+// its resolved home; and the outbox of a peer nobody configured (a resolved home) is found in the
+// store at start and sent.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,5 +45,33 @@ describe('federation: the home relay restarts', () => {
     expect(alice.statuses.filter((s) => s.status === 'delivered')).toEqual([
       expect.objectContaining({ message_id, recipient: bob.did }),
     ]);
+  });
+
+  it('the first relay restarts with a full outbox for a peer it was never configured with: sent once it is back', async () => {
+    const [aliceKey, bob] = [generateKeypair(), generateKeypair()];
+    const path = join(dir, 'relay-1.db');
+    const [u1, u2] = await bed.setup(2, (i, urls) => ({
+      identity: { seed: new Uint8Array(32).fill(i + 3) },
+      ...(i === 0 ? { store: (limits) => SqliteStore.open({ path, ...limits }) } : {}),
+      federation:
+        i === 0
+          ? // Relay 2 is only Bob's resolved home here (a route), not a configured peer.
+            { routes: [{ pattern: bob.did, url: urls[1]! }], timings: { reconnectInitialMs: 50, reconnectMaxMs: 500 } }
+          : { peers: [urls[0]!], routes: [{ pattern: aliceKey.did, url: urls[0]! }] },
+    }));
+    await bed.stop(1);
+    const alice = await bed.open(u1!, { keypair: aliceKey });
+    const sent = (await alice.session.send([bob.did], { n: 2 })) as { message_id: string; status: string };
+    expect(sent.status).toBe('queued');
+    expect((await bed.relays[0]!.stores.queue.stats(`relay:${u2}`)).count).toBe(1);
+    await alice.peer.close();
+
+    await bed.stop(0);
+    await bed.start(1);
+    await bed.start(0);
+    const b = await bed.open(u2!, { keypair: bob });
+    await waitFor(() => b.inbox.length === 1, 20_000);
+    expect(b.inbox[0]!.wmp.message_id).toBe(sent.message_id);
+    await waitFor(async () => (await bed.relays[0]!.stores.queue.stats(`relay:${u2}`)).count === 0, 20_000);
   });
 });

@@ -55,6 +55,11 @@ export interface FederationTimings {
   readonly statusDedupeMs: number;
   /** A cluster node reads every peer's outbox this often, in case the node sending it died. */
   readonly outboxPollMs: number;
+  /**
+   * A cluster node looks this often for outboxes of peers it never heard of that hold something
+   * (another node appended to them, then died); every relay looks once at start.
+   */
+  readonly outboxScanMs: number;
   /** A cluster node that found a peer's outbox leased to another node tries again after about this long. */
   readonly leaseRetryMs: number;
 }
@@ -75,6 +80,7 @@ export const DEFAULT_FEDERATION_TIMINGS: FederationTimings = Object.freeze({
   peerBytesBurst: 64 * 1024 * 1024,
   statusDedupeMs: 2 * 60_000,
   outboxPollMs: 5_000,
+  outboxScanMs: 60_000,
   leaseRetryMs: 2_000,
 });
 

@@ -20,6 +20,7 @@ import { FederationMetrics } from './federation-metrics.js';
 import { type HomeResolver, type Resolution, ResolutionCache, resolveHome } from './home-resolver.js';
 import { outboxEntryId } from './outbox-entry.js';
 import { OutboxPump } from './outbox-pump.js';
+import { OutboxWatch } from './outbox-watch.js';
 import { PeerLink } from './peer-link.js';
 import { PeerStatuses } from './peer-statuses.js';
 
@@ -72,8 +73,8 @@ export class Federation {
   readonly #trusted: ReadonlySet<string>;
   /** Statuses back and forth: return routes, and each status from a peer passed on once. */
   readonly #statuses: PeerStatuses;
-  /** A cluster node reads every peer's outbox this often (the node that sent it may have died). */
-  #outboxPoll: ReturnType<typeof setInterval> | undefined;
+  /** Outboxes nobody here sends yet: found in the store at start, and polled on a cluster node. */
+  readonly #watch: OutboxWatch;
   #lastPeerRefresh = 0;
   #peerRefresh: Promise<void> | undefined;
   /** What one peer may send: requests and routed bytes per second (its users share them). */
@@ -122,6 +123,15 @@ export class Federation {
       dedupeMs: t.statusDedupeMs,
       maxReturnRoutes: t.maxReturnRoutes,
     });
+    this.#watch = new OutboxWatch({
+      queue: deps.queue,
+      logger: deps.logger,
+      peers: () => this.#peers.values(),
+      known: (origin) => this.#peers.has(origin),
+      adopt: (origin) => this.#peer(origin).pump.kick(),
+      maxPeers: MAX_PEERS,
+      cluster: deps.lease === undefined ? undefined : { pollMs: t.outboxPollMs, scanMs: t.outboxScanMs },
+    });
   }
 
   #fetching() {
@@ -136,27 +146,11 @@ export class Federation {
   start(): void {
     if (this.mode === 'off') return;
     for (const origin of this.#configured) this.#peer(origin).link.ensure();
-    if (this.#deps.lease !== undefined && this.#outboxPoll === undefined) {
-      this.#outboxPoll = setInterval(() => void this.#pollOutboxes(), this.timings.outboxPollMs);
-      this.#outboxPoll.unref?.();
-    }
-  }
-
-  /** Kicks the pump of every peer whose outbox holds something (it takes the lease if it is free). */
-  async #pollOutboxes(): Promise<void> {
-    for (const { link, pump } of this.#peers.values()) {
-      if (!link.up) continue;
-      try {
-        if ((await this.#deps.queue.stats(pump.key)).count > 0) pump.kick();
-      } catch {
-        // The store is down: the next poll tries again.
-      }
-    }
+    this.#watch.start();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#outboxPoll);
-    this.#outboxPoll = undefined;
+    this.#watch.stop();
     for (const { link, pump } of this.#peers.values()) {
       pump.stop();
       await link.stop();

@@ -15,6 +15,7 @@ import type {
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
 import { RelayQueueFullError, StoreClosedError } from '../errors.js';
 import type { PostgresDatabase } from './postgres-database.js';
+import { recipientsWithPrefix } from './postgres-queue-prefix.js';
 import type { Settled, TxState, TxStateKey, WriteGroup, WriteTx } from './postgres-writer.js';
 
 /** The name of the queue's row in `wmp_totals`. */
@@ -477,6 +478,11 @@ export class PostgresQueueStore implements QueueStore {
     this.#open();
     const rows = await this.#db.read<Totals>(SQL.stats, [recipient], 'wmp_queue_stats');
     return rows[0] === undefined ? { ...EMPTY_TOTALS } : { count: rows[0].count, bytes: rows[0].bytes };
+  }
+
+  recipientsWithPrefix(prefix: string, limit: number): Promise<string[]> {
+    this.#open();
+    return recipientsWithPrefix(this.#db, prefix, limit);
   }
 
   async totals(): Promise<Totals> {
