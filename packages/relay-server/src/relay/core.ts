@@ -113,7 +113,7 @@ function clusterFederation(
   const lock = stores.withSweepLock;
   return {
     ...(lock ? { lease: (name: string, pass: () => Promise<void>) => lock.call(stores, name, pass) } : {}),
-    claim: cluster ? (key, expiresAt) => coordination.replays.useOnce(key, expiresAt) : claimLocally(),
+    claim: cluster ? (key, expiresAt) => coordination.statusClaims.useOnce(key, expiresAt) : claimLocally(),
     onlineElsewhere: async (identity) => {
       if (!cluster) return false;
       const nodes = await coordination.presence.nodesOf(identity).catch(() => [] as readonly string[]);
