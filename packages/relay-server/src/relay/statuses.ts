@@ -78,12 +78,19 @@ export class StatusNotifier {
     if (sender === this.#keeping.relayId) return; // a kept status left the queue: nothing to report
     if (this.onremote?.(sender, params) === true) return;
     this.#metrics.status(params.status);
-    // To a peer relay (it names the sender): always through the peer's queue, never only live, so
-    // a link that dies with it unread gets it again; the peer acknowledges it, and passes it on once.
+    // To a peer relay (it names the sender): through the peer's queue, so a link that dies with it
+    // unread gets it again (the peer acknowledges it, and passes it on once); live only when the
+    // peer's queue is full.
     if (params.sender !== undefined) {
-      void this.#keep(sender, params);
+      void this.#keepForPeer(sender, params);
       return;
     }
+    const live = this.#live(sender, params);
+    if (live === 0 && keep && (params.status !== 'queued' || keepQueued)) void this.#keep(sender, params);
+  }
+
+  /** Writes the status to every live status connection of `sender`; returns how many. */
+  #live(sender: string, params: StatusParams): number {
     const now = this.#now();
     let live = 0;
     for (const e of this.#presence.endpoints(sender)) {
@@ -97,7 +104,7 @@ export class StatusNotifier {
         .notify(STATUS_METHOD, { wmp: metaFor(session), ...params }, session)
         .catch(() => undefined);
     }
-    if (live === 0 && keep && (params.status !== 'queued' || keepQueued)) void this.#keep(sender, params);
+    return live;
   }
 
   /**
@@ -125,20 +132,38 @@ export class StatusNotifier {
       if ((await this.onhome?.(sender, params)) === true) return;
       const { count } = await this.#queue.stats(sender);
       if (count >= Math.floor(this.#keeping.maxQueued / 2)) return;
-      const id = newMessageId();
-      const message: RoutedMessage = {
-        jsonrpc: '2.0',
-        method: STATUS_METHOD,
-        params: { wmp: { version: '0.1', message_id: id }, ...params },
-      };
-      const appended = await this.#queue.append(
-        sender,
-        { id, sender: this.#keeping.relayId, body: JSON.stringify(message) },
-        { expiresAt: this.#now() + this.#keeping.ttlMs },
-      );
-      if (appended.status === 'queued') this.#forwarder.offer(sender, appended.seq, message);
+      await this.#append(sender, params);
     } catch (e) {
       this.#logger.warn('relay.status_not_kept', { error: (e as { code?: string | number }).code ?? 'unknown' });
     }
+  }
+
+  /**
+   * A status to a peer relay: its queue holds nothing but statuses, up to the store's caps; when
+   * those are reached (the peer acknowledges slowly) or the store fails, it is sent live instead.
+   */
+  async #keepForPeer(relayId: string, params: StatusParams): Promise<void> {
+    try {
+      await this.#append(relayId, params);
+    } catch (e) {
+      this.#logger.warn('relay.status_not_kept', { error: (e as { code?: string | number }).code ?? 'unknown' });
+      this.#live(relayId, params);
+    }
+  }
+
+  /** Appends the status to `identity`'s queue and offers it to its live connections. */
+  async #append(identity: string, params: StatusParams): Promise<void> {
+    const id = newMessageId();
+    const message: RoutedMessage = {
+      jsonrpc: '2.0',
+      method: STATUS_METHOD,
+      params: { wmp: { version: '0.1', message_id: id }, ...params },
+    };
+    const appended = await this.#queue.append(
+      identity,
+      { id, sender: this.#keeping.relayId, body: JSON.stringify(message) },
+      { expiresAt: this.#now() + this.#keeping.ttlMs },
+    );
+    if (appended.status === 'queued') this.#forwarder.offer(identity, appended.seq, message);
   }
 }
