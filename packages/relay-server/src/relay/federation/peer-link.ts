@@ -135,7 +135,11 @@ export class PeerLink {
       if (doc === undefined) throw new Error('no well-known document');
       const session = await this.#open(doc);
       peer = session.peer as Peer;
-      session.on('status', (params) => void this.#status(session, params as Record<string, unknown>));
+      // One at a time, in the order they came: a `queued` is never passed on after its `delivered`.
+      let statuses = Promise.resolve();
+      session.on('status', (params) => {
+        statuses = statuses.then(() => this.#status(session, params as Record<string, unknown>));
+      });
       const registered = (await session.request('wmp.relay.register', {})) as { ttl?: number };
       if (this.#stopped) {
         await peer.close();

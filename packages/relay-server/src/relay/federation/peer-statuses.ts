@@ -69,7 +69,8 @@ export class PeerStatuses {
    */
   async toHome(sender: string, params: StatusParams): Promise<boolean> {
     if (params.sender !== undefined) return false;
-    const relayId = await this.#deps.homePeerOf(sender);
+    // A home that cannot be told now (too many peers, a document that cannot be read): kept here.
+    const relayId = await this.#deps.homePeerOf(sender).catch(() => undefined);
     if (relayId === undefined) return false;
     this.learnReturnRoute(sender, relayId);
     this.#deps.statuses.send(relayId, { ...params, sender }, true);
