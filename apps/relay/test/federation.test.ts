@@ -5,9 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeypair, type Keypair, verifyRelayChain } from '@wmp/jcs-signing';
-import { createCard, generateEncKeypair } from '@wmp/ohan-seal';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test-support/services/index.js';
+import { publishCard } from './fixtures/cards.js';
 import { type Client, openClient, type RelayProcess, startRelayProcess, waitFor } from './fixtures/relay-process.js';
 
 const dirs: string[] = [];
@@ -50,17 +50,6 @@ async function relayPair(): Promise<Pair> {
       return r;
     },
   };
-}
-
-/** Publishes `who`'s card listing `relay` in that relay's directory. */
-async function publishCard(relay: string, who: Keypair): Promise<void> {
-  const card = await createCard({ signer: who, enc: generateEncKeypair().multikey, relays: [relay] });
-  const res = await fetch(`${relay}/ohan/v1/cards`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(card),
-  });
-  expect(res.status).toBe(201);
 }
 
 async function outboxDepth(url: string): Promise<number> {

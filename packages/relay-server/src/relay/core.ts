@@ -1,4 +1,5 @@
 import type { Keypair, RelayHop } from '@wmp/jcs-signing';
+import { BoundedSet } from '@wmp/jsonrpc-envelope';
 import { type Connection, signedChallengeAuthenticator, type Transport, WmpServer } from '@wmp/session';
 import { ByteBudget } from '@wmp/transports';
 import type { Coordination } from '../coordination/contracts/coordination.js';
@@ -8,7 +9,7 @@ import { MemoryRelayStores } from '../storage/memory/memory-store.js';
 import { endpointUrls } from './auth-context.js';
 import { type RelayConfig, type ResolvedConfig, relayStoreLimits, resolveConfig } from './config.js';
 import { deliverHook } from './deliver.js';
-import { Federation } from './federation/federation.js';
+import { Federation, type FederationDeps } from './federation/federation.js';
 import { Forwarder } from './forwarder.js';
 import { relayHooks } from './hooks.js';
 import { relayKeypair } from './identity.js';
@@ -85,6 +86,42 @@ function openStores(input: RelayConfig, limits: RelayStoreLimits): RelayStores {
   return input.store;
 }
 
+/** Statuses from peers remembered by one process (the oldest are forgotten first). */
+const RECENT_PEER_STATUSES = 100_000;
+
+/** One process claims in its own memory: copies come from links that overlap, within moments. */
+function claimLocally(): (key: string) => Promise<boolean> {
+  const recent = new BoundedSet<string>(RECENT_PEER_STATUSES);
+  return async (key) => {
+    if (recent.has(key)) return false;
+    recent.add(key);
+    return true;
+  };
+}
+
+/**
+ * What federation takes from the stores and the coordination (DESIGN §3 "Cluster"): each peer's
+ * outbox is sent by one node at a time (under the stores' sweep lock, when they have one), each
+ * status a peer sends back is passed on once for the relay (the coordination's single-use cache),
+ * and a `queued` status reaches a sender live on another node.
+ */
+function clusterFederation(
+  stores: RelayStores,
+  coordination: Coordination,
+  cluster: boolean,
+): Pick<FederationDeps, 'lease' | 'claim' | 'onlineElsewhere'> {
+  const lock = stores.withSweepLock;
+  return {
+    ...(lock ? { lease: (name: string, pass: () => Promise<void>) => lock.call(stores, name, pass) } : {}),
+    claim: cluster ? (key, expiresAt) => coordination.statusClaims.useOnce(key, expiresAt) : claimLocally(),
+    onlineElsewhere: async (identity) => {
+      if (!cluster) return false;
+      const nodes = await coordination.presence.nodesOf(identity).catch(() => [] as readonly string[]);
+      return nodes.some((n) => n !== coordination.nodeId);
+    },
+  };
+}
+
 /**
  * Builds the relay's engine: a `WmpServer` on the relay's stores with the relay hooks and
  * methods, rate limits per identity, connection and source, the shared memory budgets, and the
@@ -155,8 +192,12 @@ export function createRelayCore(input: RelayConfig): RelayCore {
           card: (key) => stores.box.getCard(key, now()),
           logger,
           now,
+          ...clusterFederation(stores, coordination, input.coordination !== undefined),
         });
-  if (federation !== undefined) statuses.onremote = (sender, params) => federation.statusToPeer(sender, params);
+  if (federation !== undefined) {
+    statuses.onremote = (sender, params) => federation.statusToPeer(sender, params);
+    statuses.onhome = (sender, params) => federation.statusToHome(sender, params);
+  }
   const hop = (): RelayHop => ({ relay: `${origin}/wmp`, relayId: identity.did, signer: identity });
   const authenticators =
     typeof input.authenticators === 'function'

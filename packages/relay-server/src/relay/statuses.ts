@@ -55,6 +55,8 @@ export class StatusNotifier {
    * (they call `noted`); resolves how many took it.
    */
   elsewhere: ((sender: string, note: string) => Promise<number>) | undefined;
+  /** Before a status is kept: one for a sender at home at a peer relay goes there (true when it took it). */
+  onhome: ((sender: string, params: StatusParams) => Promise<boolean>) | undefined;
 
   constructor(
     presence: Presence,
@@ -76,16 +78,24 @@ export class StatusNotifier {
 
   /**
    * Sends to the sender's live status connections; keeps a terminal status nobody took when
-   * `keep` (the sender asked for statuses). In a cluster, a sender with no endpoint on this node
-   * gets it from the node where it is online, live, without a write (DESIGN §3 "Cluster"); only
-   * when no node takes it is it kept.
+   * `keep` (the sender asked for statuses), and a `queued` one too with `keepQueued` (the sender
+   * is live on another node of the cluster: its queue reaches it there). In a cluster, a sender
+   * with no endpoint on this node gets it from the node where it is online, live, without a write
+   * (DESIGN §3 "Cluster"); only when no node takes it is it kept.
    */
-  send(sender: string, params: StatusParams, keep: boolean): void {
+  send(sender: string, params: StatusParams, keep: boolean, keepQueued = false): void {
     if (sender === this.#keeping.relayId) return; // a kept status left the queue: nothing to report
     if (this.onremote?.(sender, params) === true) return;
     this.#metrics.status(params.status);
+    // To a peer relay (it names the sender): through the peer's queue, so a link that dies with it
+    // unread gets it again (the peer acknowledges it, and passes it on once); live only when the
+    // peer's queue is full.
+    if (params.sender !== undefined) {
+      void this.#keepForPeer(sender, params);
+      return;
+    }
     if (this.#sendLive(sender, params) > 0) return;
-    const keeps = keep && params.status !== 'queued';
+    const keeps = keep && (params.status !== 'queued' || keepQueued);
     // Endpoints here that take no status now: this node is where the sender is (no one to ask).
     if (this.elsewhere === undefined || this.#presence.isOnline(sender)) {
       if (keeps) void this.#keep(sender, params);
@@ -148,24 +158,45 @@ export class StatusNotifier {
    */
   async #keep(sender: string, params: StatusParams): Promise<void> {
     try {
+      if ((await this.onhome?.(sender, params)) === true) return;
       const { count } = await this.#queue.stats(sender);
       if (count >= Math.floor(this.#keeping.maxQueued / 2)) return;
-      const id = keptStatusId(params);
-      const message: RoutedMessage = {
-        jsonrpc: '2.0',
-        method: STATUS_METHOD,
-        params: { wmp: { version: '0.1', message_id: id }, ...params },
-      };
-      const appended = await this.#queue.append(
-        sender,
-        { id, sender: this.#keeping.relayId, body: JSON.stringify(message) },
-        { expiresAt: this.#now() + this.#keeping.ttlMs },
-      );
-      // `exists`: another node kept it already.
-      if (appended.status === 'queued') this.#forwarder.offer(sender, appended.seq, message);
+      await this.#append(sender, params);
     } catch (e) {
       this.#logger.warn('relay.status_not_kept', { error: (e as { code?: string | number }).code ?? 'unknown' });
     }
+  }
+
+  /**
+   * A status to a peer relay: its queue holds nothing but statuses, up to the store's caps; when
+   * those are reached (the peer acknowledges slowly) or the store fails, it is sent live instead.
+   */
+  async #keepForPeer(relayId: string, params: StatusParams): Promise<void> {
+    try {
+      await this.#append(relayId, params);
+    } catch (e) {
+      this.#logger.warn('relay.status_not_kept', { error: (e as { code?: string | number }).code ?? 'unknown' });
+      this.#sendLive(relayId, params);
+    }
+  }
+
+  /**
+   * Appends the status to `identity`'s queue and offers it to its live connections; `exists`:
+   * another node (or an earlier try) kept it already.
+   */
+  async #append(identity: string, params: StatusParams): Promise<void> {
+    const id = keptStatusId(params);
+    const message: RoutedMessage = {
+      jsonrpc: '2.0',
+      method: STATUS_METHOD,
+      params: { wmp: { version: '0.1', message_id: id }, ...params },
+    };
+    const appended = await this.#queue.append(
+      identity,
+      { id, sender: this.#keeping.relayId, body: JSON.stringify(message) },
+      { expiresAt: this.#now() + this.#keeping.ttlMs },
+    );
+    if (appended.status === 'queued') this.#forwarder.offer(identity, appended.seq, message);
   }
 }
 

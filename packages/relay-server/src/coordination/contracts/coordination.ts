@@ -16,6 +16,8 @@ export type CoordinationHealth = 'ok' | 'degraded';
 export interface CoordinationLimits {
   readonly nonces?: NonceCacheLimits;
   readonly replays?: ReplayCacheLimits;
+  /** Statuses from peer relays passed on (`statusClaims`); default 500,000 entries. */
+  readonly statusClaims?: ReplayCacheLimits;
   /** Handlers of relay queue wake-ups on one node. */
   readonly wakeUps?: WakeUpLimits;
   /** Handlers of box stream wake-ups on one node (the box's streams per key and in total); default `wakeUps`. */
@@ -34,6 +36,11 @@ export interface Coordination {
   readonly nonces: NonceCache;
   /** DPoP `jti`s and other single-use values. */
   readonly replays: ReplayCache;
+  /**
+   * Statuses a peer relay sent back that a node passed on (federation: each once for the whole
+   * relay); a cache of its own, so a flood of them never fills the one DPoP relies on.
+   */
+  readonly statusClaims: ReplayCache;
   readonly presence: PresenceDirectory;
   /** Relay queue wake-ups (channel `wake:{recipient}`). */
   readonly wakeUps: WakeUps;

@@ -10,3 +10,6 @@ export interface ReplayCacheLimits {
 }
 
 export const DEFAULT_REPLAY_MAX_ENTRIES = 100_000;
+
+/** Default bound of the cache of statuses passed on from peers (2 min each: about 4k a second). */
+export const DEFAULT_STATUS_CLAIMS_MAX_ENTRIES = 500_000;

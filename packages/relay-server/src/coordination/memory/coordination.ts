@@ -8,7 +8,7 @@ import {
 } from '../contracts/key-package-budgets.js';
 import { DEFAULT_NONCE_MAX_ENTRIES, nonceMaxPerKey } from '../contracts/nonce-cache.js';
 import type { RateLimiter, TokenBucketOptions } from '../contracts/rate-limiter.js';
-import { DEFAULT_REPLAY_MAX_ENTRIES } from '../contracts/replay-cache.js';
+import { DEFAULT_REPLAY_MAX_ENTRIES, DEFAULT_STATUS_CLAIMS_MAX_ENTRIES } from '../contracts/replay-cache.js';
 import type { WakeUpLimits } from '../contracts/wake-ups.js';
 import { MemoryKeyPackageBudgets } from './key-package-budgets.js';
 import { MemoryPresenceDirectory } from './presence-directory.js';
@@ -30,6 +30,7 @@ export interface MemoryCoordinationOptions {
 export class MemoryCoordinationHub {
   readonly nonces: MemoryNonceCache;
   readonly replays: MemoryReplayCache;
+  readonly statusClaims: MemoryReplayCache;
   readonly presence: MemoryPresenceDirectory;
   readonly #wakeBus = new MemoryWakeBus();
   readonly #boxBus = new MemoryWakeBus();
@@ -51,6 +52,10 @@ export class MemoryCoordinationHub {
       maxEntries: this.#limits.replays?.maxEntries ?? DEFAULT_REPLAY_MAX_ENTRIES,
       now: this.#now,
     });
+    this.statusClaims = new MemoryReplayCache({
+      maxEntries: this.#limits.statusClaims?.maxEntries ?? DEFAULT_STATUS_CLAIMS_MAX_ENTRIES,
+      now: this.#now,
+    });
     this.presence = new MemoryPresenceDirectory({ now: this.#now });
   }
 
@@ -67,6 +72,7 @@ export class MemoryCoordinationHub {
       nodeId,
       nonces: this.nonces,
       replays: this.replays,
+      statusClaims: this.statusClaims,
       presence: this.presence,
       wakeUps,
       boxWakeUps,

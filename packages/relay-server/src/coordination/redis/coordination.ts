@@ -7,6 +7,7 @@ import {
   type KeyPackageBudgets,
 } from '../contracts/key-package-budgets.js';
 import type { RateLimiter, TokenBucketOptions } from '../contracts/rate-limiter.js';
+import { DEFAULT_STATUS_CLAIMS_MAX_ENTRIES } from '../contracts/replay-cache.js';
 import type { WakeUpLimits } from '../contracts/wake-ups.js';
 import { RedisKeyPackageBudgets } from './key-package-budgets.js';
 import { RedisKeys } from './keys.js';
@@ -48,6 +49,7 @@ export class RedisCoordination implements Coordination {
   readonly nodeId: string;
   readonly nonces: RedisNonceCache;
   readonly replays: RedisReplayCache;
+  readonly statusClaims: RedisReplayCache;
   readonly presence: RedisPresenceDirectory;
   readonly wakeUps: RedisWakeUps;
   readonly boxWakeUps: RedisWakeUps;
@@ -73,6 +75,14 @@ export class RedisCoordination implements Coordination {
     loadScripts(link);
     this.nonces = new RedisNonceCache(link, this.#keys, limits.nonces, granularity);
     this.replays = new RedisReplayCache(link, this.#keys, limits.replays, granularity);
+    this.statusClaims = new RedisReplayCache(
+      link,
+      this.#keys,
+      limits.statusClaims,
+      granularity,
+      'status',
+      DEFAULT_STATUS_CLAIMS_MAX_ENTRIES,
+    );
     this.presence = new RedisPresenceDirectory(link, this.#keys);
     this.wakeUps = new RedisWakeUps(link, this.#keys, 'wake', wakeOptions(limits.wakeUps));
     this.boxWakeUps = new RedisWakeUps(link, this.#keys, 'box', wakeOptions(limits.boxWakeUps ?? limits.wakeUps));

@@ -28,12 +28,13 @@ export class RedisKeys {
     return `${this.prefix}nonce-totals`;
   }
 
-  replay(key: string): string {
-    return `${this.prefix}replay:{${key}}`;
+  /** An entry of the single-use cache `space` (`replay` for DPoP jtis, `status` for peer statuses). */
+  replay(key: string, space = 'replay'): string {
+    return `${this.prefix}${space}:{${key}}`;
   }
 
-  replayTotals(): string {
-    return `${this.prefix}replay-totals`;
+  replayTotals(space = 'replay'): string {
+    return `${this.prefix}${space}-totals`;
   }
 
   presence(identity: string): string {

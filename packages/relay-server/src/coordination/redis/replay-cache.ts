@@ -16,16 +16,21 @@ export class RedisReplayCache implements ReplayCache {
   readonly #keys: RedisKeys;
   readonly #maxEntries: string;
   readonly #granularity: string;
+  readonly #space: string;
 
+  /** `space` names the cache's keys and its own total (`replay`: DPoP jtis; `status`: peer statuses). */
   constructor(
     link: RedisLink,
     keys: RedisKeys,
     limits: ReplayCacheLimits = {},
     granularityMs = DEFAULT_COUNT_GRANULARITY_MS,
+    space = 'replay',
+    defaultMaxEntries = DEFAULT_REPLAY_MAX_ENTRIES,
   ) {
     this.#link = link;
     this.#keys = keys;
-    this.#maxEntries = String(limits.maxEntries ?? DEFAULT_REPLAY_MAX_ENTRIES);
+    this.#space = space;
+    this.#maxEntries = String(limits.maxEntries ?? defaultMaxEntries);
     this.#granularity = String(Math.max(1, Math.floor(granularityMs)));
   }
 
@@ -34,7 +39,7 @@ export class RedisReplayCache implements ReplayCache {
     try {
       reply = await this.#link.script(
         USE_ONCE,
-        [this.#keys.replay(key), this.#keys.replayTotals()],
+        [this.#keys.replay(key, this.#space), this.#keys.replayTotals(this.#space)],
         [String(Math.ceil(expiresAt)), this.#maxEntries, this.#granularity],
       );
     } catch (error) {

@@ -138,6 +138,20 @@ export function replayCacheSuite(name: string, factory: CoordinationFactory): vo
       expect(await node.replays.useOnce(jti, Date.now() - 1000)).toBe(false);
     });
 
+    it('keeps peer statuses (statusClaims) apart: once across nodes, and their own bound', async () => {
+      const cluster = await clusters.open({ statusClaims: { maxEntries: 2 }, replays: { maxEntries: 2 } });
+      const [a, b] = [await cluster.node('a'), await cluster.node('b')];
+      const at = Date.now() + 60_000;
+      const key = fresh('status');
+      expect(await a.statusClaims.useOnce(key, at)).toBe(true);
+      expect(await b.statusClaims.useOnce(key, at)).toBe(false);
+      expect(await b.statusClaims.useOnce(fresh('status'), at)).toBe(true);
+      await expect(a.statusClaims.useOnce(fresh('status'), at)).rejects.toBeInstanceOf(ReplayCacheFullError);
+      // Full of statuses, the replay cache (DPoP) still takes entries, the same key included.
+      expect(await a.replays.useOnce(key, at)).toBe(true);
+      expect(await b.replays.useOnce(fresh('jti'), at)).toBe(true);
+    });
+
     it('refuses when full rather than forget an unexpired entry; a used entry is still used', async () => {
       const node = await (await clusters.open({ replays: { maxEntries: 3 } })).node('n');
       const at = Date.now() + 60_000;

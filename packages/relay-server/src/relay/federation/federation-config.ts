@@ -48,6 +48,20 @@ export interface FederationTimings {
   /** Routed bytes per second of one peer, and the burst. */
   readonly peerBytesPerSecond: number;
   readonly peerBytesBurst: number;
+  /**
+   * How long a status a peer sent back is remembered once passed on, so that copies of it (one per
+   * link of a cluster's nodes, or replayed after a reconnect) are dropped.
+   */
+  readonly statusDedupeMs: number;
+  /** A cluster node reads every peer's outbox this often, in case the node sending it died. */
+  readonly outboxPollMs: number;
+  /**
+   * A cluster node looks this often for outboxes of peers it never heard of that hold something
+   * (another node appended to them, then died); every relay looks once at start.
+   */
+  readonly outboxScanMs: number;
+  /** A cluster node that found a peer's outbox leased to another node tries again after about this long. */
+  readonly leaseRetryMs: number;
 }
 
 export const DEFAULT_FEDERATION_TIMINGS: FederationTimings = Object.freeze({
@@ -64,6 +78,10 @@ export const DEFAULT_FEDERATION_TIMINGS: FederationTimings = Object.freeze({
   peerRequestBurst: 10_000,
   peerBytesPerSecond: 16 * 1024 * 1024,
   peerBytesBurst: 64 * 1024 * 1024,
+  statusDedupeMs: 2 * 60_000,
+  outboxPollMs: 5_000,
+  outboxScanMs: 60_000,
+  leaseRetryMs: 2_000,
 });
 
 /** Opens a client transport to a peer relay's WMP endpoint (WebSocket, else HTTP + SSE). */

@@ -4,6 +4,8 @@ export class FederationMetrics {
   readonly forwardedByPeer = new Map<string, number>();
   /** Statuses a peer sent back, by peer origin. */
   readonly statusesByPeer = new Map<string, number>();
+  /** Copies of a status already passed on (another link, another node, a replay), by peer origin. */
+  readonly duplicateStatusesByPeer = new Map<string, number>();
   /** Outgoing entries a peer refused (or the ERDS check did), by `origin reason`. */
   readonly refusedOutByPeer = new Map<string, number>();
   /** Forwarded messages this relay refused, by reason. */
@@ -17,6 +19,10 @@ export class FederationMetrics {
 
   statusBack(origin: string): void {
     bump(this.statusesByPeer, origin, 1);
+  }
+
+  statusDuplicate(origin: string): void {
+    bump(this.duplicateStatusesByPeer, origin, 1);
   }
 
   refusedOut(origin: string, reason: string): void {
@@ -39,7 +45,7 @@ function label(value: string): string {
 
 interface FederationGauges {
   readonly metrics: FederationMetrics;
-  peerGauges(): Promise<Array<{ origin: string; connected: boolean; count: number; bytes: number }>>;
+  peerGauges(): Promise<Array<{ origin: string; connected: boolean; sending: boolean; count: number; bytes: number }>>;
 }
 
 /** Federation's part of `/metrics`: per peer connected, outbox depth and bytes, forwarded, refused by reason. */
@@ -59,6 +65,12 @@ export async function renderFederationMetrics(federation: FederationGauges): Pro
     peers.map((p) => [byPeer(p.origin), p.connected ? 1 : 0]),
   );
   metric(
+    'wmp_relay_peer_outbox_sending',
+    'gauge',
+    "Whether this node is sending a peer relay's outbox now (in a cluster: it holds the outbox's lease).",
+    peers.map((p) => [byPeer(p.origin), p.sending ? 1 : 0]),
+  );
+  metric(
     'wmp_relay_peer_outbox_messages',
     'gauge',
     'Messages waiting in the outbox of a peer relay.',
@@ -75,6 +87,18 @@ export async function renderFederationMetrics(federation: FederationGauges): Pro
     'counter',
     'Messages a peer relay took from our outbox.',
     [...m.forwardedByPeer].map(([origin, n]) => [byPeer(origin), n]),
+  );
+  metric(
+    'wmp_relay_peer_statuses_total',
+    'counter',
+    'Statuses a peer relay sent back that were passed on to their senders.',
+    [...m.statusesByPeer].map(([origin, n]) => [byPeer(origin), n]),
+  );
+  metric(
+    'wmp_relay_peer_status_duplicates_total',
+    'counter',
+    'Copies of a status already passed on (another link or node of this relay, a replay): dropped.',
+    [...m.duplicateStatusesByPeer].map(([origin, n]) => [byPeer(origin), n]),
   );
   metric(
     'wmp_relay_peer_refused_out_total',

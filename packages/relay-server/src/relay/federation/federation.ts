@@ -1,5 +1,5 @@
 import type { Keypair } from '@wmp/jcs-signing';
-import { BoundedMap, RateLimitedError, rfc3339 } from '@wmp/jsonrpc-envelope';
+import { RateLimitedError, rfc3339 } from '@wmp/jsonrpc-envelope';
 import type { OhanCard } from '@wmp/ohan-seal';
 import { TokenBuckets } from '../../coordination/memory/token-buckets.js';
 import type { AppendResult, QueueStore } from '../../storage/contracts/queue-store.js';
@@ -20,7 +20,9 @@ import { FederationMetrics } from './federation-metrics.js';
 import { type HomeResolver, type Resolution, ResolutionCache, resolveHome } from './home-resolver.js';
 import { outboxEntryId } from './outbox-entry.js';
 import { OutboxPump } from './outbox-pump.js';
+import { OutboxWatch } from './outbox-watch.js';
 import { PeerLink } from './peer-link.js';
+import { PeerStatuses } from './peer-statuses.js';
 
 export interface FederationDeps {
   readonly config: FederationConfig;
@@ -34,6 +36,15 @@ export interface FederationDeps {
   readonly card?: (key: string) => Promise<OhanCard | undefined>;
   readonly logger: Logger;
   readonly now: () => number;
+  /**
+   * Stores several nodes share: runs `pass` while this node holds the cluster-wide lock `name`
+   * (the stores' sweep lock), `ran: false` when another node holds it. Left out: one process.
+   */
+  readonly lease?: (name: string, pass: () => Promise<void>) => Promise<{ readonly ran: boolean }>;
+  /** Records a key once for the whole relay until it expires (the coordination's single-use cache). */
+  readonly claim: (key: string, expiresAt: number) => Promise<boolean>;
+  /** Whether an identity is live on another node of the cluster (false on one process). */
+  readonly onlineElsewhere: (identity: string) => Promise<boolean>;
 }
 
 /** Most peer relays a relay keeps a link and an outbox pump for (DESIGN §7: bound the totals). */
@@ -60,8 +71,10 @@ export class Federation {
   /** Origins of configured peers (`--peer`) and of trusted ones (`--peer-trust`). */
   readonly #configured: readonly string[];
   readonly #trusted: ReadonlySet<string>;
-  /** Sender -> the relay_id of the peer it came through: where its statuses go back (oldest out). */
-  readonly #returnRoutes: BoundedMap<string, string>;
+  /** Statuses back and forth: return routes, and each status from a peer passed on once. */
+  readonly #statuses: PeerStatuses;
+  /** Outboxes nobody here sends yet: found in the store at start, and polled on a cluster node. */
+  readonly #watch: OutboxWatch;
   #lastPeerRefresh = 0;
   #peerRefresh: Promise<void> | undefined;
   /** What one peer may send: requests and routed bytes per second (its users share them). */
@@ -73,7 +86,6 @@ export class Federation {
     const { config } = deps;
     this.mode = config.mode ?? 'peers';
     this.timings = { ...DEFAULT_FEDERATION_TIMINGS, ...config.timings };
-    this.#returnRoutes = new BoundedMap(Math.max(1, this.timings.maxReturnRoutes));
     const origins = (urls: readonly string[] | undefined) =>
       (urls ?? []).map((u) => {
         const origin = relayOriginOf(u);
@@ -100,6 +112,26 @@ export class Federation {
     });
     this.#peerBytes = new TokenBuckets({ perSecond: t.peerBytesPerSecond, burst: t.peerBytesBurst, now: deps.now });
     this.#cache = new ResolutionCache(this.timings.resolveTtlMs, this.timings.resolveCacheSize, deps.now);
+    this.#statuses = new PeerStatuses({
+      statuses: deps.statuses,
+      metrics: this.metrics,
+      claim: deps.claim,
+      onlineElsewhere: deps.onlineElsewhere,
+      homePeerOf: (sender) => this.#homePeerOf(sender),
+      logger: deps.logger,
+      now: deps.now,
+      dedupeMs: t.statusDedupeMs,
+      maxReturnRoutes: t.maxReturnRoutes,
+    });
+    this.#watch = new OutboxWatch({
+      queue: deps.queue,
+      logger: deps.logger,
+      peers: () => this.#peers.values(),
+      known: (origin) => this.#peers.has(origin),
+      adopt: (origin) => this.#peer(origin).pump.kick(),
+      maxPeers: MAX_PEERS,
+      cluster: deps.lease === undefined ? undefined : { pollMs: t.outboxPollMs, scanMs: t.outboxScanMs },
+    });
   }
 
   #fetching() {
@@ -114,9 +146,11 @@ export class Federation {
   start(): void {
     if (this.mode === 'off') return;
     for (const origin of this.#configured) this.#peer(origin).link.ensure();
+    this.#watch.start();
   }
 
   async stop(): Promise<void> {
+    this.#watch.stop();
     for (const { link, pump } of this.#peers.values()) {
       pump.stop();
       await link.stop();
@@ -255,42 +289,26 @@ export class Federation {
 
   /** `sender`'s messages came through the peer `relayId`: its statuses go back there. */
   learnReturnRoute(sender: string, relayId: string): void {
-    this.#returnRoutes.delete(sender);
-    this.#returnRoutes.set(sender, relayId);
+    this.#statuses.learnReturnRoute(sender, relayId);
   }
 
-  /**
-   * A status for a sender reached through a peer goes back to that peer (as a status to the peer's
-   * own identity here, naming the sender: live, or kept for it like any status). True when sent so.
-   */
+  /** A status for a sender reached through a peer goes back to that peer. True when sent so. */
   statusToPeer(sender: string, params: StatusParams): boolean {
-    if (params.sender !== undefined) return false; // already on its way back
-    const relayId = this.#returnRoutes.get(sender);
-    if (relayId === undefined) return false;
-    this.#deps.statuses.send(relayId, { ...params, sender }, true);
-    return true;
+    return this.#statuses.toPeer(sender, params);
   }
 
-  /** A status a peer sent back over our link: to the sender it names (kept for it when offline). */
-  #statusFromPeer(origin: string, params: Record<string, unknown>): void {
-    const { sender, message_id, status, recipient, queued_until, reason } = params;
-    const statuses = ['queued', 'delivered', 'expired', 'dropped'];
-    if (typeof sender !== 'string' || typeof message_id !== 'string' || !statuses.includes(status as string)) {
-      this.metrics.refusedIn('bad_status');
-      return;
-    }
-    this.metrics.statusBack(origin);
-    this.#deps.statuses.send(
-      sender,
-      {
-        message_id,
-        status: status as StatusParams['status'],
-        ...(typeof recipient === 'string' ? { recipient } : {}),
-        ...(typeof queued_until === 'string' ? { queued_until } : {}),
-        ...(typeof reason === 'string' ? { reason } : {}),
-      },
-      true,
-    );
+  /** A status about to be kept for a sender at home at a peer goes there instead. True when sent so. */
+  statusToHome(sender: string, params: StatusParams): Promise<boolean> {
+    return this.#statuses.toHome(sender, params);
+  }
+
+  /** The relay_id of the peer where `sender` is at home, when known (or readable now). */
+  async #homePeerOf(sender: string): Promise<string | undefined> {
+    if (this.mode === 'off') return undefined;
+    const { home } = await this.resolve(sender);
+    if (home === 'here') return undefined;
+    const link = this.#peer(home).link;
+    return (link.document ?? (await link.refreshDocument()))?.relayId;
   }
 
   /** The peer links that are down (`/health`), by origin. */
@@ -298,12 +316,15 @@ export class Federation {
     return [...this.#peers.values()].filter((p) => p.link.downSince !== undefined).map((p) => p.link.origin);
   }
 
-  /** Per peer: whether connected, and its outbox depth and bytes (`/metrics`). */
-  async peerGauges(): Promise<Array<{ origin: string; connected: boolean; count: number; bytes: number }>> {
+  /** Per peer: whether connected, whether this node sends its outbox now, its depth and bytes (`/metrics`). */
+  async peerGauges(): Promise<
+    Array<{ origin: string; connected: boolean; sending: boolean; count: number; bytes: number }>
+  > {
     return Promise.all(
       [...this.#peers.values()].map(async ({ link, pump }) => ({
         origin: link.origin,
         connected: link.up,
+        sending: pump.sending,
         ...(await this.#deps.queue.stats(pump.key)),
       })),
     );
@@ -314,7 +335,8 @@ export class Federation {
     if (known !== undefined) return known;
     if (this.#peers.size >= MAX_PEERS) throw new RateLimitedError({ reason: 'too many peer relays' });
     const { deps, timings } = { deps: this.#deps, timings: this.timings };
-    const transport = deps.config.transport;
+    const { transport } = deps.config;
+    const { lease } = deps;
     if (transport === undefined) throw new RangeError('federation needs a peer transport (createRelay brings one)');
     let pump!: OutboxPump;
     const link = new PeerLink({
@@ -325,7 +347,7 @@ export class Federation {
       reconnectInitialMs: timings.reconnectInitialMs,
       reconnectMaxMs: timings.reconnectMaxMs,
       requestTimeoutMs: timings.forwardTimeoutMs,
-      onstatus: (params) => this.#statusFromPeer(origin, params),
+      onstatus: (params) => this.#statuses.fromPeer(origin, params),
       onup: () => pump.kick(),
       ondown: () => pump.reset(),
     });
@@ -335,6 +357,8 @@ export class Federation {
       logger: deps.logger,
       now: deps.now,
       maxInFlight: timings.maxInFlightPerPeer,
+      leaseRetryMs: timings.leaseRetryMs,
+      ...(lease ? { lease: (pass: () => Promise<void>) => lease(`outbox:${origin}`, pass) } : {}),
       onforwarded: (n) => this.metrics.forwarded(origin, n),
       onrefused: (r) => {
         this.metrics.refusedOut(origin, String(r.code));

@@ -4,11 +4,19 @@
  * known about a home relay before it was ever reached.
  */
 export function outboxKey(origin: string): string {
-  return `relay:${origin}`;
+  return `${OUTBOX_PREFIX}${origin}`;
 }
 
+/** What every outbox key starts with (`QueueStore.recipientsWithPrefix` finds them by it). */
+export const OUTBOX_PREFIX = 'relay:';
+
 export function isOutboxKey(recipient: string): boolean {
-  return recipient.startsWith('relay:');
+  return recipient.startsWith(OUTBOX_PREFIX);
+}
+
+/** The peer origin of an outbox key. */
+export function originOfOutboxKey(key: string): string {
+  return key.slice(OUTBOX_PREFIX.length);
 }
 
 /**

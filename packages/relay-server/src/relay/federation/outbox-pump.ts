@@ -29,7 +29,17 @@ export interface OutboxPumpOptions {
   readonly onforwarded: (count: number) => void;
   /** Before an entry goes: refuses it (returns an error code) when the peer cannot take it (ERDS). */
   readonly check?: (params: Record<string, unknown>) => number | undefined;
+  /**
+   * Runs a pass while this node holds the outbox's lease (stores several nodes share: one node of
+   * a cluster sends a peer's outbox at a time); `ran: false` when another node holds it.
+   */
+  readonly lease?: (pass: () => Promise<void>) => Promise<{ readonly ran: boolean }>;
+  /** How long a node that found the lease held waits before it tries again (ms). */
+  readonly leaseRetryMs?: number;
 }
+
+/** Default wait before a node that found the outbox's lease held tries again. */
+const LEASE_RETRY_MS = 2_000;
 
 /**
  * Sends a peer's outbox to it, in seq order, while its link is up (DESIGN §3 store and forward):
@@ -46,6 +56,8 @@ export class OutboxPump {
   #again = false;
   #failures = 0;
   #retry: ReturnType<typeof setTimeout> | undefined;
+  #leaseRetry: ReturnType<typeof setTimeout> | undefined;
+  #sending = false;
   readonly #backoff = new ReconnectPolicy({
     initialDelayMs: 200,
     maxDelayMs: 30_000,
@@ -55,6 +67,11 @@ export class OutboxPump {
   constructor(origin: string, options: OutboxPumpOptions) {
     this.#o = options;
     this.key = outboxKey(origin);
+  }
+
+  /** This node is sending the outbox now (in a cluster: it holds the outbox's lease). */
+  get sending(): boolean {
+    return this.#sending;
   }
 
   /** Something was appended, or the link came up: send what waits. */
@@ -79,6 +96,25 @@ export class OutboxPump {
   stop(): void {
     clearTimeout(this.#retry);
     this.#retry = undefined;
+    clearTimeout(this.#leaseRetry);
+    this.#leaseRetry = undefined;
+  }
+
+  /**
+   * Another node holds the lease: try again a little later (with jitter), since what was kicked
+   * here may have been committed after that node's last read, and that node may die.
+   */
+  #leaseLater(): void {
+    if (this.#leaseRetry !== undefined) return;
+    const base = this.#o.leaseRetryMs ?? LEASE_RETRY_MS;
+    this.#leaseRetry = setTimeout(
+      () => {
+        this.#leaseRetry = undefined;
+        this.kick();
+      },
+      base / 2 + Math.random() * base,
+    );
+    (this.#leaseRetry as { unref?: () => void }).unref?.();
   }
 
   /** Sends again after a backoff with jitter (the peer is up but did not take everything). */
@@ -95,27 +131,9 @@ export class OutboxPump {
   async #run(): Promise<void> {
     this.#running = true;
     try {
-      do {
-        this.#again = false;
-        let more = true;
-        while (more && this.#o.link.up) {
-          const page = await this.#o.queue.after(
-            this.key,
-            this.#cursor,
-            Math.min(PAGE, this.#o.maxInFlight),
-            this.#o.now(),
-          );
-          more = page.more;
-          if (page.messages.length === 0) break;
-          this.#cursor = page.next;
-          if (!(await this.#send(page.messages))) {
-            this.#cursor = 0;
-            this.#later();
-            return;
-          }
-          this.#failures = 0;
-        }
-      } while (this.#again && this.#o.link.up);
+      const lease = this.#o.lease;
+      if (lease === undefined) await this.#pass();
+      else if (!(await lease(() => this.#pass())).ran) this.#leaseLater();
     } catch (e) {
       this.#cursor = 0;
       this.#later();
@@ -123,6 +141,42 @@ export class OutboxPump {
     } finally {
       this.#running = false;
     }
+  }
+
+  /** Sends pages until the outbox is empty, the link is down, or the peer did not take a page. */
+  async #pass(): Promise<void> {
+    // Another node may have sent and removed entries since this node last read: read from the start.
+    if (this.#o.lease !== undefined) this.#cursor = 0;
+    this.#sending = true;
+    try {
+      await this.#pages();
+    } finally {
+      this.#sending = false;
+    }
+  }
+
+  async #pages(): Promise<void> {
+    do {
+      this.#again = false;
+      let more = true;
+      while (more && this.#o.link.up) {
+        const page = await this.#o.queue.after(
+          this.key,
+          this.#cursor,
+          Math.min(PAGE, this.#o.maxInFlight),
+          this.#o.now(),
+        );
+        more = page.more;
+        if (page.messages.length === 0) break;
+        this.#cursor = page.next;
+        if (!(await this.#send(page.messages))) {
+          this.#cursor = 0;
+          this.#later();
+          return;
+        }
+        this.#failures = 0;
+      }
+    } while (this.#again && this.#o.link.up);
   }
 
   /** Sends one page at once; removes what the peer took or refused. False: some must be sent again. */

@@ -38,7 +38,7 @@ export interface PeerLinkOptions {
   readonly reconnectMaxMs: number;
   readonly requestTimeoutMs: number;
   /** A `wmp.message.status` the peer sent about a message this relay forwarded. */
-  readonly onstatus: (params: Record<string, unknown>) => void;
+  readonly onstatus: (params: Record<string, unknown>) => void | Promise<void>;
   /** The link is up (again): what waits for it may go. */
   readonly onup: () => void;
   /** The link went down. */
@@ -133,15 +133,13 @@ export class PeerLink {
     try {
       const doc = (await this.refreshDocument()) ?? this.#document;
       if (doc === undefined) throw new Error('no well-known document');
-      peer = new Peer(this.#options.transport(doc.endpoints));
-      await peer.start();
-      const session = await WmpSession.open(peer, {
-        signer: this.#options.identity,
-        capabilities: PEER_CAPABILITIES,
-        verifyResponder: { id: doc.relayId },
-        requestOptions: { timeoutMs: this.#options.requestTimeoutMs },
+      const session = await this.#open(doc);
+      peer = session.peer as Peer;
+      // One at a time, in the order they came: a `queued` is never passed on after its `delivered`.
+      let statuses = Promise.resolve();
+      session.on('status', (params) => {
+        statuses = statuses.then(() => this.#status(session, params as Record<string, unknown>));
       });
-      session.on('status', (params) => this.#options.onstatus(params as Record<string, unknown>));
       const registered = (await session.request('wmp.relay.register', {})) as { ttl?: number };
       if (this.#stopped) {
         await peer.close();
@@ -159,6 +157,50 @@ export class PeerLink {
     } catch {
       await peer?.close().catch(() => undefined);
       this.#retry();
+    }
+  }
+
+  /**
+   * Opens and authenticates a session at the peer: over WebSocket when it publishes one, and over
+   * HTTP + SSE when that cannot be opened (a proxy in front of the peer that passes no upgrades,
+   * say) and the peer publishes an HTTP endpoint too.
+   */
+  async #open(doc: PeerDocument): Promise<WmpSession> {
+    const { websocket, https } = doc.endpoints;
+    const tries: PeerEndpoints[] =
+      websocket !== undefined && https !== undefined ? [doc.endpoints, { https }] : [doc.endpoints];
+    let failure: unknown;
+    for (const endpoints of tries) {
+      const peer = new Peer(this.#options.transport(endpoints));
+      try {
+        await peer.start();
+        return await WmpSession.open(peer, {
+          signer: this.#options.identity,
+          capabilities: PEER_CAPABILITIES,
+          verifyResponder: { id: doc.relayId },
+          requestOptions: { timeoutMs: this.#options.requestTimeoutMs },
+        });
+      } catch (e) {
+        failure = e;
+        await peer.close().catch(() => undefined);
+      }
+    }
+    throw failure;
+  }
+
+  /**
+   * Hands a status on, then acknowledges one the peer kept for us (it has a message id): else the
+   * peer would replay it to every link of ours that registers later, until it expires.
+   */
+  async #status(session: WmpSession, params: Record<string, unknown>): Promise<void> {
+    try {
+      await this.#options.onstatus(params);
+    } catch {
+      // Passed on or not, a kept status is acknowledged: the handler logs its own failures.
+    }
+    const id = (params.wmp as { message_id?: unknown } | undefined)?.message_id;
+    if (typeof id === 'string') {
+      await session.notify('wmp.message.ack', { message_ids: [id], status: 'received' }).catch(() => undefined);
     }
   }
 

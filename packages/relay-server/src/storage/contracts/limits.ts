@@ -13,6 +13,15 @@ export function clampCount(value: number, max: number, what: string): number {
   return Math.min(value, max);
 }
 
+/** Most recipients `recipientsWithPrefix` returns per call. */
+export const MAX_RECIPIENTS_PER_CALL = 1000;
+
+export function checkPrefix(prefix: string): void {
+  if (typeof prefix !== 'string' || prefix.length === 0 || prefix.length > 1024) {
+    throw new StoreInputError('prefix must be a string of 1 to 1024 characters');
+  }
+}
+
 export function checkIds(ids: readonly string[]): void {
   if (!Array.isArray(ids)) throw new StoreInputError('ids must be an array');
   if (ids.length > MAX_IDS_PER_CALL) throw new StoreInputError(`at most ${MAX_IDS_PER_CALL} ids per call`);

@@ -135,6 +135,13 @@ export interface QueueStore {
   sweepExpired(now: number, batch: number): Promise<QueueRemoval[]>;
   /** Count and bytes queued for one recipient, O(1). */
   stats(recipient: string): Promise<Totals>;
+  /**
+   * Recipients whose key starts with `prefix` that have messages queued now, at most `limit`,
+   * in no set order (<= 1000; `StoreInputError` for an empty prefix): how a relay finds the outboxes of
+   * peer relays (`relay:<origin>`) that still hold something after a restart, or that another
+   * node of its cluster left behind. Not for a hot path: it may scan every recipient's row.
+   */
+  recipientsWithPrefix(prefix: string, limit: number): Promise<string[]>;
   /** The limits this store enforces. */
   readonly limits: QueueLimits;
   /** Count and bytes queued in the whole store, O(1). */

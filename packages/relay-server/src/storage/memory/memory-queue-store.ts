@@ -1,4 +1,13 @@
-import { checkIds, checkSeq, checkSeqs, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import {
+  checkIds,
+  checkPrefix,
+  checkSeq,
+  checkSeqs,
+  clampCount,
+  MAX_PAGE,
+  MAX_RECIPIENTS_PER_CALL,
+  MAX_SWEEP_BATCH,
+} from '../contracts/limits.js';
 import { type QueueRecord, queueRecord } from '../contracts/queue-input.js';
 import { checkQueueLimits, queueCapRefusal } from '../contracts/queue-limits.js';
 import type {
@@ -164,6 +173,18 @@ export class MemoryQueueStore implements QueueStore {
     this.#open();
     const queue = this.#queues.get(recipient);
     return queue === undefined ? EMPTY_TOTALS : { count: queue.bySeq.size, bytes: queue.bytes };
+  }
+
+  async recipientsWithPrefix(prefix: string, limit: number): Promise<string[]> {
+    this.#open();
+    checkPrefix(prefix);
+    const n = clampCount(limit, MAX_RECIPIENTS_PER_CALL, 'limit');
+    const found: string[] = [];
+    for (const [recipient, queue] of this.#queues) {
+      if (found.length >= n) break;
+      if (queue.bySeq.size > 0 && recipient.startsWith(prefix)) found.push(recipient);
+    }
+    return found;
   }
 
   async totals(): Promise<Totals> {

@@ -15,6 +15,7 @@ import type {
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
 import { RelayQueueFullError, StoreClosedError } from '../errors.js';
 import type { PostgresDatabase } from './postgres-database.js';
+import { recipientsWithPrefix } from './postgres-queue-prefix.js';
 import { type MessageRow, type RemovedRow, QUEUE_SQL as SQL, QUEUE_TOTALS as TOTALS } from './postgres-queue-sql.js';
 import { pairKey, QUEUE_TX } from './postgres-queue-tx.js';
 import type { Settled, WriteGroup } from './write-ops.js';
@@ -252,6 +253,11 @@ export class PostgresQueueStore implements QueueStore {
     this.#open();
     const rows = await this.#db.read<Totals>(SQL.stats, [recipient], 'wmp_queue_stats');
     return rows[0] === undefined ? { ...EMPTY_TOTALS } : { count: rows[0].count, bytes: rows[0].bytes };
+  }
+
+  recipientsWithPrefix(prefix: string, limit: number): Promise<string[]> {
+    this.#open();
+    return recipientsWithPrefix(this.#db, prefix, limit);
   }
 
   async totals(): Promise<Totals> {

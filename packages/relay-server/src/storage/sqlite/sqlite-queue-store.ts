@@ -1,5 +1,14 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { checkIds, checkSeq, checkSeqs, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import {
+  checkIds,
+  checkPrefix,
+  checkSeq,
+  checkSeqs,
+  clampCount,
+  MAX_PAGE,
+  MAX_RECIPIENTS_PER_CALL,
+  MAX_SWEEP_BATCH,
+} from '../contracts/limits.js';
 import { type QueueRecord, queueRecord } from '../contracts/queue-input.js';
 import { checkQueueLimits, queueCapRefusal } from '../contracts/queue-limits.js';
 import type {
@@ -47,6 +56,11 @@ function statements(db: BetterSqlite3.Database) {
     queue: db.prepare<[string], { count: number; bytes: number }>(
       'SELECT count, bytes FROM wmp_queues WHERE recipient = ?',
     ),
+    withPrefix: db
+      .prepare<[string, number], string>(
+        'SELECT recipient FROM wmp_queues WHERE count > 0 AND instr(recipient, ?) = 1 LIMIT ?',
+      )
+      .pluck(),
     // A retry (same id) is a no-op found by the UNIQUE constraint, not by a SELECT first; a clash
     // on (recipient, seq) is not covered and throws, so a wrong seq can never pass silently.
     insert: db.prepare(
@@ -205,6 +219,14 @@ export class SqliteQueueStore implements QueueStore {
   async stats(recipient: string): Promise<Totals> {
     this.#open();
     return { ...(this.#s.queue.get(recipient) ?? EMPTY_TOTALS) };
+  }
+
+  async recipientsWithPrefix(prefix: string, limit: number): Promise<string[]> {
+    this.#open();
+    checkPrefix(prefix);
+    const n = clampCount(limit, MAX_RECIPIENTS_PER_CALL, 'limit');
+    // instr, not LIKE: a prefix may hold % or _.
+    return this.#s.withPrefix.all(prefix, n);
   }
 
   async totals(): Promise<Totals> {

@@ -273,6 +273,24 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
       });
     });
 
+    describe('recipients by prefix', () => {
+      it('lists the recipients under a prefix that hold messages now, at most `limit`', async () => {
+        const queue = await open();
+        const [a, b, c] = ['relay:https://a.example', 'relay:https://b.example', 'relay:https://c.example'];
+        for (const r of [a, b, 'relay_x', BOB]) await queue.append(r, msg(), later());
+        const gone = msg();
+        await queue.append(c, gone, later());
+        await queue.ack(c, [gone.id]);
+        expect((await queue.recipientsWithPrefix('relay:', 10)).sort()).toEqual([a, b]);
+        expect(await queue.recipientsWithPrefix('relay:', 1)).toHaveLength(1);
+        // A prefix is text, never a pattern.
+        expect(await queue.recipientsWithPrefix('rel_y:', 10)).toEqual([]);
+        expect(await queue.recipientsWithPrefix('%', 10)).toEqual([]);
+        await expect(queue.recipientsWithPrefix('', 10)).rejects.toBeInstanceOf(StoreInputError);
+        await expect(queue.recipientsWithPrefix('relay:', 0)).rejects.toBeInstanceOf(StoreInputError);
+      });
+    });
+
     describe('expiry', () => {
       it('sweeps in bounded batches, earliest first, returning what expired for the statuses', async () => {
         const queue = await open();

@@ -1,0 +1,83 @@
+// wmp send to a recipient at another relay (issue 15), as child processes: Alice's home relay is
+// relay 1, Bob's relay 2 (each card at its own relay); the relays are peers of each other and
+// find each other's users in each other's directories. The CLI is unchanged: it talks to its
+// own relay only.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../test-support/services/index.js';
+import { startTestRelay, type TestRelay } from './fixtures/relay.js';
+import { buildWmp, json, removeWmpBuild, runWmp, startWmp, tempHomes } from './fixtures/wmp-process.js';
+
+const homes = tempHomes();
+let relays: [TestRelay, TestRelay];
+let alice: { home: string; did: string };
+let bob: { home: string; did: string };
+
+async function user(name: string, relay: string): Promise<{ home: string; did: string }> {
+  const home = homes.make(name);
+  const made = json(await runWmp(['--home', home, '--json', 'keys', 'new']));
+  expect((await runWmp(['--home', home, 'card', 'publish', '--relay', relay])).code).toBe(0);
+  return { home, did: made.did };
+}
+
+beforeAll(async () => {
+  const ports = [await freePort(), await freePort()];
+  const urls = ports.map((p) => `http://127.0.0.1:${p}`);
+  const start = (i: number) =>
+    startTestRelay({
+      port: ports[i]!,
+      federation: { peers: [urls[1 - i]!], timings: { reconnectInitialMs: 50, reconnectMaxMs: 500 } },
+    });
+  const [r1, r2] = await Promise.all([start(0), start(1), buildWmp()]);
+  relays = [r1!, r2!];
+  [alice, bob] = await Promise.all([user('alice', relays[0].url), user('bob', relays[1].url)]);
+}, 120_000);
+afterAll(async () => {
+  for (const r of relays ?? []) await r.close();
+  homes.cleanup();
+  removeWmpBuild();
+});
+
+describe('wmp send to another relay', () => {
+  it('a listener at relay 2 gets it at once; --wait at relay 1 sees it delivered', async () => {
+    const listen = startWmp(['--home', bob.home, 'listen']);
+    await listen.waitForStderr(/^listening as did:key:\S+ on http:\/\/127\.0\.0\.1:\d+ \(Ctrl-C to stop\)$/m);
+    const sent = await runWmp([
+      '--home',
+      alice.home,
+      '--json',
+      'send',
+      bob.did,
+      'hello',
+      'across',
+      '--wait',
+      '--timeout',
+      '30',
+    ]);
+    expect(sent.code).toBe(0);
+    expect(json(sent)).toEqual({
+      to: bob.did,
+      relay: relays[0].url,
+      relay_id: relays[0].id,
+      message_id: expect.stringMatching(/^msg-/),
+      status: 'delivered',
+    });
+    await listen.waitForStdout(/hello across\n/);
+    expect(listen.stdout()).toMatch(/^did:key:z6Mk\S+\.\.\.\S{4}: hello across\n$/);
+    listen.child.kill('SIGINT');
+    expect((await listen.ended()).code).toBe(0);
+  }, 120_000);
+
+  it('sent while Bob is away: kept for him at relay 2, handed over when he listens there', async () => {
+    const sent = await runWmp(['--home', alice.home, 'send', bob.did, 'while', 'you', 'were', 'out']);
+    expect(sent.code).toBe(0);
+    expect(sent.stdout).toMatch(new RegExp(`^queued at ${relays[0].url} for did:key:\\S+ \\(message msg-\\S+\\)`));
+    const got = await runWmp(['--home', bob.home, '--json', 'listen', '--count', '1']);
+    expect(got.code).toBe(0);
+    expect(json(got)).toMatchObject({
+      type: 'message',
+      from: alice.did,
+      to: [bob.did],
+      body: { text: 'while you were out' },
+    });
+  }, 120_000);
+});
