@@ -69,7 +69,7 @@ describe('stageOf (the per-message budget of bench/profile-summary.ts)', () => {
   });
 
   it("counts the UTF-8 byte count as its caller's: the route's text, or the queue's record", () => {
-    const count = at('utf8Length', 'packages/relay-server/src/storage/contracts/bytes.ts');
+    const count = at('utf8Length', 'packages/jsonrpc-envelope/src/strict-json.ts');
     expect(stageOf([count, at('routeToRecipients', 'packages/relay-server/src/relay/route.ts'), ROOT])).toBe(
       'route (deliver handler, stored text, fan-out)',
     );

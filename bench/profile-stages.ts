@@ -76,6 +76,8 @@ export const RULES: readonly StageRule[] = [
     fn: /^(#receive|#emit|rawText)$/,
   },
   { stage: 'socket writes (all frames, flushed per tick)', fn: /^#uncork$/ },
+  // The UTF-8 byte count: the route counts the stored text, the queue a record without a count.
+  { stage: 'other', file: ENVELOPE, fn: /^utf8Length$/, generic: true },
   { stage: 'envelope validation (schemas)', file: /\/valibot\// },
   {
     stage: 'envelope validation (schemas)',
@@ -88,8 +90,6 @@ export const RULES: readonly StageRule[] = [
   { stage: 'relay_chain entry (hop, chain)', file: /jcs-signing\/src\/relay-chain\.ts/ },
   // Key handling, byte helpers, the node:crypto wrappers: whoever called them.
   { stage: 'other', file: JCS_SIGNING, generic: true },
-  // The UTF-8 byte count: the route counts the stored text, the queue a record without a count.
-  { stage: 'other', file: /relay-server\/src\/storage\/contracts\/bytes\.ts/, generic: true },
   {
     stage: 'enforcement (session, sender binding, limits)',
     file: /relay\/(relay-limiters|refusals|noted-session-store|auth-context)\.ts|coordination\/memory\/token-buckets|storage\/contracts\/limits\.ts|session\/src\/(server|enforce|session-model|session-routing|memory-session-store)\.ts|sqlite-session-store\.ts|storage\/contracts\/session-json\.ts/,

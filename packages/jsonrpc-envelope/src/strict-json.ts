@@ -18,20 +18,30 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACE = 0x7d;
 const CLOSE_BRACKET = 0x5d;
 
-/** UTF-8 length of `text`, counting no further than `stopAbove` (enough to refuse it). */
+/** Any UTF-16 code unit outside ASCII (surrogates included). */
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/**
+ * UTF-8 length of `text` without encoding it, counting no further than `stopAbove` (enough to
+ * refuse it). Messages are mostly ASCII: a native regex scan finds the first other character (or
+ * none: the length is the answer) and only the rest is walked, about five times faster than
+ * walking it all. A surrogate pair is 4 bytes; a lone surrogate counts as the 3-byte replacement
+ * character, as TextEncoder writes it.
+ */
 export function utf8Length(text: string, stopAbove = Number.POSITIVE_INFINITY): number {
-  let n = 0;
-  for (let i = 0; i < text.length && n <= stopAbove; i++) {
+  const first = text.search(NON_ASCII);
+  if (first === -1) return text.length;
+  let n = text.length;
+  for (let i = first; i < text.length && n <= stopAbove; i++) {
     const c = text.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n += 4;
-        i++;
-      } else n += 3;
-    } else n += 3;
+    if (c < 0x80) continue;
+    if (c < 0x800) {
+      n += 1;
+      continue;
+    }
+    const next = text.charCodeAt(i + 1);
+    if (c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) i++;
+    n += 2;
   }
   return n;
 }

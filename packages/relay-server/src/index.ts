@@ -56,7 +56,6 @@ export {
   type PublishRefusal,
   type PublishResult,
 } from './storage/contracts/box-store.js';
-export { utf8Length } from './storage/contracts/bytes.js';
 export {
   DEFAULT_KEY_PACKAGE_LIMITS,
   type KeyPackageInput,

@@ -1,7 +1,6 @@
 import { relayChainWith } from '@wmp/jcs-signing';
-import { type JsonRpcNotification, RateLimitedError, rfc3339 } from '@wmp/jsonrpc-envelope';
+import { type JsonRpcNotification, RateLimitedError, rfc3339, utf8Length } from '@wmp/jsonrpc-envelope';
 import type { Connection, SessionRecord } from '@wmp/session';
-import { utf8Length } from '../storage/contracts/bytes.js';
 import type { AppendResult } from '../storage/contracts/queue-store.js';
 import { RelayQueueFullError } from '../storage/errors.js';
 import type { Federation } from './federation/federation.js';

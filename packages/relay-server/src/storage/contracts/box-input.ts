@@ -1,6 +1,6 @@
+import { utf8Length } from '@wmp/jsonrpc-envelope';
 import { type OhanCard, type OhanEvent, parseUtcTime, stampStrength } from '@wmp/ohan-seal';
 import { StoreInputError } from '../errors.js';
-import { utf8Length } from './bytes.js';
 
 /** Any UTF-16 code unit outside ASCII (surrogates included). */
 const NON_ASCII = /[\u0080-\uffff]/;

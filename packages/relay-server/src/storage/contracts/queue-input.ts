@@ -1,5 +1,5 @@
+import { utf8Length } from '@wmp/jsonrpc-envelope';
 import { StoreInputError } from '../errors.js';
-import { utf8Length } from './bytes.js';
 import type { AppendOptions, QueueMessageInput } from './queue-store.js';
 
 /** A message as a queue stores it, after the checks every adapter makes the same way. */

@@ -42,4 +42,10 @@ describe('utf8Length (the byte count of every cap)', () => {
       expect(utf8Length(text)).toBe(encoded(text));
     }
   });
+  it('stops counting past stopAbove, with an answer above it (enough to refuse the text)', () => {
+    const text = `${'a'.repeat(50)}${'é'.repeat(100)}`;
+    expect(utf8Length(text, 1000)).toBe(250);
+    expect(utf8Length(text, 100)).toBeGreaterThan(100);
+    expect(utf8Length(text, 100)).toBeLessThan(250);
+  });
 });
