@@ -47,8 +47,8 @@ describe('three wmp-relay processes on one PostgreSQL and one Redis', () => {
     const sent = (await alice.session.send([bob.keypair.did], { hello: 'bob' })) as { message_id: string };
     await expect.poll(() => bob.inbox.map((m) => m.body)).toEqual([{ hello: 'bob' }]);
     expect(bob.inbox[0]!.wmp.sender).toBe(alice.keypair.did);
-    // One terminal status. (`queued` may come first: the sender's node has no endpoint of bob and
-    // does not ask the presence directory; docs/decisions.md.)
+    // One terminal status. (`queued` is for a recipient online nowhere, decided by the wake-up's
+    // count of nodes; a subscription not yet active at the server is not counted: docs/decisions.md.)
     await expect
       .poll(() =>
         alice.statuses.filter((s) => s.message_id === sent.message_id && s.status !== 'queued').map((s) => s.status),
