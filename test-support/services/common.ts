@@ -67,19 +67,28 @@ export async function pollUntil<T>(
   }
 }
 
-/** Whether a process exists and is not a zombie (orphans are not reaped on every machine). Linux /proc. */
+/**
+ * States of a process that has finished: a zombie (orphans are not reaped on every machine) and
+ * a dead one being released, which /proc shows briefly with its process group already cleared.
+ */
+const FINISHED_STATES = new Set(['Z', 'X', 'x']);
+
+/** Whether a process exists and has not finished. Linux /proc. */
 export function isProcessAlive(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+    return !FINISHED_STATES.has(stat.slice(stat.lastIndexOf(')') + 2)[0] ?? 'X');
   } catch {
     return false;
   }
 }
 
-/** Process ids in process group `pgid` that are still alive (zombies count as gone). Linux /proc. */
-export function aliveInGroup(pgid: number): number[] {
-  const alive: number[] = [];
+/**
+ * `root` and its live descendants, found by parent pid (a process tree may span process groups:
+ * every postmaster child calls setsid()). Finished processes count as gone. Linux /proc.
+ */
+export function aliveTree(root: number): number[] {
+  const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
@@ -88,11 +97,16 @@ export function aliveInGroup(pgid: number): number[] {
     } catch {
       continue; // gone meanwhile
     }
-    // pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] !== 'Z' && Number(fields[2]) === pgid) alive.push(Number(entry));
+    // pid (comm) state ppid ...; comm may contain spaces and parentheses
+    const [state = 'X', ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (FINISHED_STATES.has(state)) continue;
+    const siblings = children.get(Number(ppid)) ?? [];
+    siblings.push(Number(entry));
+    children.set(Number(ppid), siblings);
   }
-  return alive;
+  const tree = isProcessAlive(root) ? [root] : [];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i] as number) ?? []));
+  return tree;
 }
 
 /** Quotes one word for /bin/sh. */

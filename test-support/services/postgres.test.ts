@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { pollUntil } from './common.js';
 import { isProcessAlive, type PostgresServer, ServiceBinaryMissingError, startPostgres } from './index.js';
 import { testDatabase } from './vitest.js';
 
@@ -73,6 +74,12 @@ describe('startPostgres', () => {
     const [{ backend }] = (await open.query<{ backend: number }>('select pg_backend_pid() as backend')).rows as [
       { backend: number },
     ];
+    // A backend busy computing does not look for its postmaster's death: only a kill stops it.
+    const busy = open.query('select count(*) from generate_series(1, 100000000000)').catch(() => 'ended');
+    await pollUntil('the busy query to run', async () => {
+      const [row] = await query<{ state: string }>(url, 'select state from pg_stat_activity where pid = $1', [backend]);
+      return row?.state === 'active' ? true : undefined;
+    });
 
     await server.kill();
     expect(server.running).toBe(false);
@@ -81,6 +88,7 @@ describe('startPostgres', () => {
 
     expect(server.pid).not.toBe(before);
     expect(await query(url, 'select count(*)::int as n from t')).toEqual([{ n: 1000 }]);
+    expect(await busy).toBe('ended');
     await open.end().catch(() => {});
   }, 60_000);
 

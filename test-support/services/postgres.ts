@@ -13,9 +13,10 @@ import { chmod, chown, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  aliveInGroup,
+  aliveTree,
   type CleanupHandle,
   freePort,
+  isProcessAlive,
   pollUntil,
   registerCleanup,
   removeDir,
@@ -32,6 +33,15 @@ import {
   serverUser,
 } from './postgres-binaries.js';
 import { createDatabase, safeName } from './postgres-database.js';
+
+/** Sends `name` to `pid` if it still exists. */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // already gone
+  }
+}
 
 export type PostgresStopMode = 'smart' | 'fast' | 'immediate';
 
@@ -145,14 +155,14 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
   const killGroup = async (): Promise<void> => {
     const pid = readPid();
     if (pid !== undefined) {
-      try {
-        process.kill(-pid, 'SIGKILL'); // pg_ctl starts the postmaster with setsid(): its pid is the group
-      } catch {
-        // already gone
-      }
+      // Backends are not in the postmaster's process group (each calls setsid()), so the tree is
+      // found by parent pid while the postmaster is stopped and cannot fork another child.
+      signal(pid, 'SIGSTOP');
+      const tree = aliveTree(pid);
+      for (const member of tree) signal(member, 'SIGKILL');
       await pollUntil(
-        `postgres processes of group ${pid} to exit`,
-        () => (aliveInGroup(pid).length === 0 ? true : undefined),
+        `postgres processes ${tree.join(', ')} to exit`,
+        () => (tree.some(isProcessAlive) ? undefined : true),
         {
           timeoutMs: 10_000,
         },
@@ -172,15 +182,12 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
       await chown(baseDir, user.uid, user.gid);
     }
     handle = registerCleanup(
-      `if [ -f ${shellQuote(pidFile)} ]; then kill -9 -"$(head -n 1 ${shellQuote(pidFile)})" 2>/dev/null; fi; rm -rf ${shellQuote(baseDir)}`,
+      `if [ -f ${shellQuote(pidFile)} ]; then p="$(head -n 1 ${shellQuote(pidFile)})"; kill -STOP "$p"; kill -9 "$p" $(pgrep -P "$p"); fi 2>/dev/null; rm -rf ${shellQuote(baseDir)}`,
       () => {
         const pid = readPid();
         if (pid !== undefined) {
-          try {
-            process.kill(-pid, 'SIGKILL');
-          } catch {
-            // gone
-          }
+          signal(pid, 'SIGSTOP');
+          for (const member of aliveTree(pid)) signal(member, 'SIGKILL');
         }
         removeDir(baseDir);
       },
