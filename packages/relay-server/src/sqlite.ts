@@ -9,6 +9,7 @@ export { SqliteQueueStore } from './storage/sqlite/sqlite-queue-store.js';
 export { SCHEMA_VERSION } from './storage/sqlite/sqlite-schema.js';
 export { SqliteSessionStore } from './storage/sqlite/sqlite-session-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './storage/sqlite/sqlite-store.js';
+export { type DurableSync, WalFileSync } from './storage/sqlite/wal-sync.js';
 export {
   MAX_WRITE_BATCH,
   WriteQueue,

@@ -23,6 +23,12 @@ describe('SQLite database', () => {
     db.close();
   });
 
+  it('leaves the fsync to its caller (synchronous=NORMAL) only when asked to', () => {
+    const db = openDatabase(path(), { syncAfterCommit: true });
+    expect(db.pragma('synchronous', { simple: true })).toBe(1);
+    db.close();
+  });
+
   it('uses rowid tables with UNIQUE(recipient, seq) for both queues', () => {
     const db = openDatabase(path());
     const sql = db.prepare<[], string>("SELECT sql FROM sqlite_master WHERE type = 'table'").pluck().all();
@@ -71,7 +77,7 @@ describe('SQLite database', () => {
 });
 
 describe('SqliteStore group commit', () => {
-  it('commits 100 concurrent appends in few transactions, each acknowledged only after COMMIT', async () => {
+  it('commits 100 concurrent appends in few transactions, each acknowledged only after COMMIT and the fsync', async () => {
     const file = path();
     const store = SqliteStore.open({ path: file });
     const reader = new Database(file, { readonly: true });
@@ -95,6 +101,8 @@ describe('SqliteStore group commit', () => {
     expect(seen).toEqual(Array(100).fill(true));
     expect(after.operations - before.operations).toBe(100);
     expect(after.transactions - before.transactions).toBeLessThanOrEqual(2);
+    // The store opens its file with synchronous=NORMAL: every transaction is fsynced after COMMIT.
+    expect(after.synced - before.synced).toBe(after.transactions - before.transactions);
     reader.close();
     await store.close();
   });

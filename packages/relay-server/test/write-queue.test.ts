@@ -46,13 +46,13 @@ describe('WriteQueue (group commit)', () => {
     expect(count.get()).toBe(0);
     await Promise.all(writes);
     expect(visibleWhenResolved).toEqual(Array(100).fill(true));
-    expect(writer.stats).toEqual({ transactions: 1, operations: 100, failures: 0 });
+    expect(writer.stats).toEqual({ transactions: 1, operations: 100, failures: 0, synced: 0 });
   });
 
   it('never puts more than maxBatch (default 100) operations in one transaction', async () => {
     const { writer, insert } = setup();
     await Promise.all(Array.from({ length: 250 }, (_, i) => writer.run(() => insert.run(`k${i}`, i))));
-    expect(writer.stats).toEqual({ transactions: 3, operations: 250, failures: 0 });
+    expect(writer.stats).toEqual({ transactions: 3, operations: 250, failures: 0, synced: 0 });
 
     const small = setup({ maxBatch: 10 });
     await Promise.all(Array.from({ length: 25 }, (_, i) => small.writer.run(() => small.insert.run(`k${i}`, i))));
@@ -112,7 +112,7 @@ describe('WriteQueue (group commit)', () => {
     expect((results[0] as PromiseRejectedResult).reason).toMatchObject({ code: 'ERR_STORE_WRITE' });
     expect(count.get()).toBe(0);
     expect(db.inTransaction).toBe(false);
-    expect(writer.stats).toEqual({ transactions: 0, operations: 0, failures: 1 });
+    expect(writer.stats).toEqual({ transactions: 0, operations: 0, failures: 1, synced: 0 });
     await writer.run(() => insert.run('c', 3));
     expect(count.get()).toBe(1);
   });
@@ -132,7 +132,7 @@ describe('WriteQueue (group commit)', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(order).toEqual(['a', 'b', 'c', 'd']);
     expect([committed.get('a'), committed.get('b'), committed.get('d')]).toEqual([1, 2, 4]);
-    expect(writer.stats).toEqual({ transactions: 1, operations: 4, failures: 0 });
+    expect(writer.stats).toEqual({ transactions: 1, operations: 4, failures: 0, synced: 0 });
   });
 
   it('calls before-commit listeners once per transaction, inside it, before COMMIT', async () => {
@@ -171,7 +171,7 @@ describe('WriteQueue (group commit)', () => {
     ]);
     expect(second.every((r) => r.status === 'rejected' && r.reason instanceof StoreWriteError)).toBe(true);
     expect([count.get(), rollbacks]).toEqual([0, 2]);
-    expect(writer.stats).toEqual({ transactions: 0, operations: 0, failures: 2 });
+    expect(writer.stats).toEqual({ transactions: 0, operations: 0, failures: 2, synced: 0 });
     await writer.run(() => insert.run('c', 3));
     expect([count.get(), rollbacks]).toEqual([1, 2]);
   });

@@ -11,12 +11,19 @@ export interface OpenDatabaseOptions {
    * sharing one queue. The relay app opens its database this way.
    */
   readonly exclusive?: boolean;
+  /**
+   * COMMIT only writes the WAL (`synchronous=NORMAL`) and the caller fsyncs it before taking a
+   * commit as durable, off the event loop (`WalFileSync` with a `WriteQueue`). Without it
+   * (`synchronous=FULL`) COMMIT fsyncs the WAL itself, blocking the thread.
+   */
+  readonly syncAfterCommit?: boolean;
 }
 
 /**
  * Opens (creating if needed) the relay's database file: WAL, so readers never wait for the
  * writer; `synchronous=FULL`, so a committed transaction survives power loss, not only a process
- * crash (group commit pays for it, see write-queue.ts); schema created or checked.
+ * crash (group commit pays for it, see write-queue.ts), unless `syncAfterCommit` leaves that fsync
+ * to the caller; schema created or checked.
  */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Database.Database {
   const db = new Database(path);
@@ -24,7 +31,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
     if (options.exclusive) lockExclusively(db);
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (mode !== 'wal' && !db.memory) throw new RelayStoreError('ERR_STORE_SCHEMA', 'database does not support WAL');
-    db.pragma('synchronous = FULL');
+    db.pragma(options.syncAfterCommit ? 'synchronous = NORMAL' : 'synchronous = FULL');
     db.pragma('busy_timeout = 5000');
     db.pragma(`cache_size = -${Math.trunc(options.cacheKiB ?? 65536)}`);
     // A checkpointed WAL is truncated back to this size instead of keeping its high-water mark.

@@ -10,6 +10,7 @@ import { SqliteKeyPackageStore } from './sqlite-key-package-store.js';
 import { SqliteMlsGroupStore } from './sqlite-mls-group-store.js';
 import { SqliteQueueStore } from './sqlite-queue-store.js';
 import { SqliteSessionStore } from './sqlite-session-store.js';
+import { WalFileSync } from './wal-sync.js';
 import { WriteQueue, type WriteQueueStats } from './write-queue.js';
 
 export interface SqliteStoreOptions {
@@ -31,7 +32,8 @@ export interface SqliteStoreOptions {
 
 /**
  * The relay's default storage: queue, box, sessions, key packages and MLS group state in one
- * SQLite file, written by one `WriteQueue` (group commit, acknowledged after COMMIT). Open one per
+ * SQLite file, written by one `WriteQueue` (group commit, acknowledged once the WAL is fsynced
+ * after COMMIT). Open one per
  * file and process.
  */
 export class SqliteStore implements RelayStores {
@@ -46,7 +48,11 @@ export class SqliteStore implements RelayStores {
 
   private constructor(db: BetterSqlite3.Database, options: SqliteStoreOptions) {
     this.#db = db;
-    this.#writer = new WriteQueue(db, options.maxBatch === undefined ? {} : { maxBatch: options.maxBatch });
+    this.#writer = new WriteQueue(db, {
+      ...(options.maxBatch === undefined ? {} : { maxBatch: options.maxBatch }),
+      // The WAL's fsync runs on the thread pool after COMMIT; callers settle after it.
+      ...(db.memory ? {} : { sync: new WalFileSync(`${db.name}-wal`) }),
+    });
     this.queue = new SqliteQueueStore(db, this.#writer, options.queue);
     this.box = new SqliteBoxStore(db, this.#writer, options.box);
     this.sessions = new SqliteSessionStore(db, this.#writer, options.sessions);
@@ -62,6 +68,7 @@ export class SqliteStore implements RelayStores {
     const db = openDatabase(options.path, {
       ...(options.cacheKiB === undefined ? {} : { cacheKiB: options.cacheKiB }),
       ...(options.exclusive === undefined ? {} : { exclusive: options.exclusive }),
+      syncAfterCommit: true,
     });
     try {
       return new SqliteStore(db, options);

@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { StoreClosedError, StoreWriteError } from '../errors.js';
+import type { DurableSync } from './wal-sync.js';
 
 /** Most operations in one transaction (DESIGN §6). */
 export const MAX_WRITE_BATCH = 100;
@@ -7,6 +8,12 @@ export const MAX_WRITE_BATCH = 100;
 export interface WriteQueueOptions {
   /** Operations per transaction, 1..100 (default 100). */
   readonly maxBatch?: number;
+  /**
+   * Makes a committed transaction durable before its callers settle, for a database whose COMMIT
+   * does not (`synchronous=NORMAL`, see `openDatabase`'s `syncAfterCommit`). Without it, COMMIT
+   * returning is taken as durable.
+   */
+  readonly sync?: DurableSync;
 }
 
 export interface WriteQueueStats {
@@ -16,6 +23,8 @@ export interface WriteQueueStats {
   readonly operations: number;
   /** Transactions whose COMMIT (or BEGIN) failed: every caller in them was rejected. */
   readonly failures: number;
+  /** Committed transactions made durable by the sync after COMMIT (0 without `sync`). */
+  readonly synced: number;
 }
 
 interface Pending {
@@ -32,9 +41,10 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 /**
  * The single writer of a SQLite database, with group commit (DESIGN §6): operations queued in the
  * same turn of the event loop (and any arriving before the flush runs) are written in one
- * transaction of at most `maxBatch`, and each caller's promise settles only after COMMIT returned,
- * so an acknowledged write is on disk (with `synchronous=FULL`). One fsync then covers up to 100
- * writes instead of one: measured 22.5k vs 1.6k stores/s (notes/relay-anchors.md §2.1).
+ * transaction of at most `maxBatch`, and each caller's promise settles only once the transaction is
+ * durable, so an acknowledged write is on disk. One fsync then covers up to 100 writes instead of
+ * one: measured 22.5k vs 1.6k stores/s (notes/relay-anchors.md §2.1). With `sync`, that fsync runs
+ * off the event loop after COMMIT, and the next batch is written while it runs.
  *
  * Each operation runs in its own savepoint: one that throws, or whose result `keep` refuses,
  * is rolled back alone and the rest of the batch still commits. Operations are synchronous
@@ -55,9 +65,14 @@ export class WriteQueue {
   readonly #savepoint: BetterSqlite3.Statement;
   readonly #release: BetterSqlite3.Statement;
   readonly #rollbackTo: BetterSqlite3.Statement;
+  readonly #sync: DurableSync | undefined;
   #scheduled = false;
   #closed = false;
-  #stats = { transactions: 0, operations: 0, failures: 0 };
+  /** Committed batches waiting for their sync. */
+  #syncing = 0;
+  /** The first failed sync: what was committed since may not be on disk, so nothing settles well. */
+  #syncFailure: StoreWriteError | undefined;
+  #stats = { transactions: 0, operations: 0, failures: 0, synced: 0 };
 
   constructor(db: BetterSqlite3.Database, options: WriteQueueOptions = {}) {
     const maxBatch = options.maxBatch ?? MAX_WRITE_BATCH;
@@ -66,6 +81,7 @@ export class WriteQueue {
     }
     this.#db = db;
     this.#maxBatch = maxBatch;
+    this.#sync = options.sync;
     this.#begin = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
@@ -130,6 +146,7 @@ export class WriteQueue {
 
   #queue<T>(op: () => T, savepoint: boolean, keep: ((value: T) => boolean) | undefined): Promise<T> {
     if (this.#closed) return Promise.reject(new StoreClosedError());
+    if (this.#syncFailure) return Promise.reject(this.#syncFailure);
     return new Promise<T>((resolve, reject) => {
       this.#pending.push({
         op,
@@ -142,16 +159,25 @@ export class WriteQueue {
     });
   }
 
-  /** Resolves when everything queued so far is committed (or failed). */
+  /** Resolves when everything queued so far is committed and durable (or failed). */
   drain(): Promise<void> {
-    if (this.#pending.length === 0 && !this.#scheduled) return Promise.resolve();
+    if (this.#isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
-  /** Refuses new operations and waits for the queued ones. */
+  /** Refuses new operations, waits for the queued ones, then closes `sync`. */
   async close(): Promise<void> {
     this.#closed = true;
     await this.drain();
+    this.#sync?.close();
+  }
+
+  #isIdle(): boolean {
+    return this.#pending.length === 0 && !this.#scheduled && this.#syncing === 0;
+  }
+
+  #settleIdle(): void {
+    if (this.#isIdle()) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
   #schedule(): void {
@@ -164,19 +190,34 @@ export class WriteQueue {
 
   #flush(): void {
     this.#scheduled = false;
+    if (this.#syncFailure) {
+      for (const item of this.#pending.splice(0)) item.reject(this.#syncFailure);
+      this.#settleIdle();
+      return;
+    }
     const batch = this.#pending.splice(0, this.#maxBatch);
     const outcomes = this.#write(batch);
     if (this.#pending.length > 0) this.#schedule();
-    else for (const resolve of this.#idle.splice(0)) resolve();
-    // Settled after COMMIT (or after the failed transaction was rolled back), never before.
-    for (let i = 0; i < batch.length; i++) {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) batch[i]!.resolve(outcome.value);
-      else batch[i]!.reject(outcome.error);
+    if (!outcomes.committed || this.#sync === undefined) {
+      settle(batch, outcomes.list);
+      this.#settleIdle();
+      return;
     }
+    // Settled once the sync after COMMIT is done, never before.
+    this.#syncing++;
+    this.#sync.after((error) => {
+      this.#syncing--;
+      if (error) this.#syncFailure ??= new StoreWriteError(error);
+      if (this.#syncFailure) for (const item of batch) item.reject(this.#syncFailure);
+      else {
+        this.#stats.synced++;
+        settle(batch, outcomes.list);
+      }
+      this.#settleIdle();
+    });
   }
 
-  #write(batch: readonly Pending[]): Outcome[] {
+  #write(batch: readonly Pending[]): { committed: boolean; list: Outcome[] } {
     const outcomes: Outcome[] = [];
     try {
       this.#begin.run();
@@ -195,11 +236,11 @@ export class WriteQueue {
       for (const listener of this.#afterRollback) listener();
       this.#stats.failures++;
       const failure = new StoreWriteError(error);
-      return batch.map(() => ({ ok: false, error: failure }));
+      return { committed: false, list: batch.map(() => ({ ok: false, error: failure })) };
     }
     this.#stats.transactions++;
     this.#stats.operations += batch.length;
-    return outcomes;
+    return { committed: true, list: outcomes };
   }
 
   #apply(item: Pending): Outcome {
@@ -225,5 +266,13 @@ export class WriteQueue {
       if (!this.#db.inTransaction) throw error;
       return { ok: false, error };
     }
+  }
+}
+
+function settle(batch: readonly Pending[], outcomes: readonly Outcome[]): void {
+  for (let i = 0; i < batch.length; i++) {
+    const outcome = outcomes[i]!;
+    if (outcome.ok) batch[i]!.resolve(outcome.value);
+    else batch[i]!.reject(outcome.error);
   }
 }
