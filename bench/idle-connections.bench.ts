@@ -1,6 +1,6 @@
 // Memory per idle WebSocket session at 10k sessions: each client authenticated (signed
 // challenge, its own key) and registered, then left idle. The relay runs in its own process on
-// the SQLite store (the deployed default: WAL, synchronous=FULL), the clients in two more
+// the SQLite store (the deployed default: WAL, fsync after each commit), the clients in two more
 // (bench/servers/idle-clients.ts). The relay's memory is read over IPC after two full GCs, once
 // 100 warm-up sessions are open and again after 10,000 more; the difference over 10,000 is the
 // cost of one session. Baseline in the same run: plain `ws` connections on the bare forwarder.
@@ -124,7 +124,7 @@ const bench: Benchmark = {
           sessions: opened.opened,
           warmupSessions: WARMUP_SESSIONS,
           clientProcesses: CLIENT_PROCESSES,
-          store: 'SQLite file, WAL, synchronous=FULL',
+          store: 'SQLite file, WAL, fsync after each commit',
           judgedOn: 'RSS after GC',
           relayRssBeforeMiB: Math.round(before.rss! / 2 ** 20),
           relayRssAfterMiB: Math.round(after.rss! / 2 ** 20),

@@ -1,7 +1,7 @@
 // Signed sealed events verified and durably stored per second through the box's publish path:
 // `POST /ohan/v1/events` on the box app's fetch handler, in-process (no sockets: a Request is built
 // and its body read as a stream, as @hono/node-server does; socket I/O and HTTP parsing are not
-// counted), over SQLite (WAL, synchronous=FULL, group commit), 100 publishes in flight all the
+// counted), over SQLite (WAL, fsync after each commit, group commit), 100 publishes in flight all the
 // time (100 clients, each sending its next event when its last one is answered). Each request is
 // read under the body cap, parsed strictly, fully verified (verifyEvent's checks, the Ed25519 one
 // on the box's verify worker threads by default) and committed before it is answered 202.

@@ -1,7 +1,7 @@
 // A -> relay 1 -> relay 2 -> B (DESIGN §8 relay-federation): the relay-routing load (50 senders,
 // 50 receivers, 8 messages in flight per sender until its `delivered` status, receivers ack),
 // with the senders at relay 1 and the receivers at relay 2, both relays durable (SQLite, WAL,
-// synchronous=FULL) in processes of their own. Relay 1 routes every did:key it does not hold to
+// the WAL fsynced after each commit) in processes of their own. Relay 1 routes every did:key it does not hold to
 // relay 2 (a static prefix route); relay 2 trusts relay 1 to speak for its senders
 // (--peer-trust). Each message is committed at relay 1's outbox, forwarded as a request,
 // committed at relay 2, delivered to B, and `delivered` travels back through relay 1 to A.
@@ -121,7 +121,7 @@ const bench: Benchmark = {
           inFlightPerSender: WINDOW,
           rounds: ROUNDS,
           roundMs: ROUND_MS,
-          store: 'SQLite files, WAL, synchronous=FULL, group commit (each relay its own)',
+          store: 'SQLite files, WAL, fsync after each commit off the loop, group commit (each relay its own)',
           slotFreedAt: 'the delivered status, back through relay 1',
           roundsFederation: f.map(Math.round).join(' '),
           roundsRouting: r.map(Math.round).join(' '),

@@ -8,10 +8,10 @@
 // Throughput: closed loop, 8 messages in flight per sender (until its `delivered` status; on the
 // forwarder, until received), interleaved rounds against the bare baselines of the same run
 // (DESIGN §8), on the same client code and the same frames:
-// - relay-routing (SQLite store: WAL, synchronous=FULL, group commit): >= 50% of the lower of a
+// - relay-routing (SQLite store: WAL, fsync after COMMIT off the loop, group commit): >= 50% of the lower of a
 //   bare `ws` forwarder (bench/servers/ws-forwarder.ts) and batched SQLite writes of the same
-//   stored messages as the relay makes them durable and removes them (same pragmas and table,
-//   opened by the relay's own `openDatabase`): a transaction of 100 inserts, then one that deletes
+//   stored messages as the relay makes them durable and removes them (same table, opened by the
+//   relay's own `openDatabase`, durable at each COMMIT): a transaction of 100 inserts, then one that deletes
 //   the previous 100 as acks do (one DELETE ... RETURNING per recipient, ids as a JSON array, the
 //   relay's ack statement), so the table stays as small as the relay's. Latency send -> receive at
 //   B, paced at 5k msg/s (at most 5,000 incomplete; the achieved rate is printed): p99 <= 10 ms
@@ -45,8 +45,9 @@ const SQLITE_BATCH = 100;
 /**
  * Bare batched writes of the stored messages, as the relay writes them: a transaction of 100
  * inserts, then a transaction deleting the previous batch on ack (one DELETE per recipient, with
- * the ids as a JSON array and RETURNING, as the relay's ack does). Same pragmas, same table. The
- * rate counts messages inserted and deleted again.
+ * the ids as a JSON array and RETURNING, as the relay's ack does). Same table; each COMMIT fsyncs
+ * (`synchronous=FULL`), as durable as the relay's fsync after COMMIT. The rate counts messages
+ * inserted and deleted again.
  */
 function sqliteWrites(path: string, recipients: string[], senders: string[], body: string) {
   const db = openDatabase(path);
@@ -216,7 +217,8 @@ function routingBench(store: 'sqlite' | 'memory'): Benchmark {
             acks: 'wmp.message.ack per receiver per event-loop turn',
             statuses: 'delivered, to senders (offline negotiated)',
             slotFreedAt: 'relay: the delivered status; forwarder: receipt',
-            store: store === 'sqlite' ? 'SQLite file, WAL, synchronous=FULL, group commit' : 'memory',
+            store:
+              store === 'sqlite' ? 'SQLite file, WAL, fsync after each commit off the loop, group commit' : 'memory',
             relayRouted: stats.routed!,
             relayDeliveries: stats.deliveries!,
             relayCpuMicrosPerRouted: Math.round(cpuPerMessage * 10) / 10,

@@ -156,7 +156,7 @@ const bench: Benchmark = {
           inFlightPerSender: WINDOW,
           rounds: ROUNDS,
           roundMs: ROUND_MS,
-          store: 'SQLite file, WAL, synchronous=FULL, group commit',
+          store: 'SQLite file, WAL, fsync after each commit off the loop, group commit',
           sources: 'per-source limits on (limitLoopback); each load client its own loopback address, the attacker one',
           ...Object.fromEntries(Object.entries(PLAN).map(([k, v]) => [`attack.${k}`, v])),
           ...Object.fromEntries(Object.entries(BUDGETS).map(([k, v]) => [`budget.${k}MiB`, v / MiB])),

@@ -1,5 +1,5 @@
 // The relay side of bench/relay-routing and bench/idle-connections, in its own process (as in any
-// deployment): `createRelay` on the SQLite store (`sqlite <file>`: WAL, synchronous=FULL, group
+// deployment): `createRelay` on the SQLite store (`sqlite <file>`: WAL, fsync after COMMIT, group
 // commit, as the relay configures it) or the memory store (`memory`). Prints the port, answers
 // the parent over IPC (`memory`: GC, then memoryUsage; `stats`: counters and process CPU; `loop`: event-loop
 // delay since the last `loop`) and serves until stdin
