@@ -204,7 +204,10 @@ const bench: Benchmark = {
       unit: 'events/s',
       ratio: median(box.stats.rates) / baseline,
     });
-    const main = figure('POST /ohan/v1/events verified + stored, SQLite (fsync after COMMIT), in-process fetch', pooled);
+    const main = figure(
+      'POST /ohan/v1/events verified + stored, SQLite (fsync after COMMIT), in-process fetch',
+      pooled,
+    );
     const bareCpu = bare.cpuMicros / bare.verifies;
     const cpuFigure = (name: string, box: typeof pooled) => {
       const value = box.stats.cpuMicros / box.stats.events;
