@@ -15,7 +15,10 @@ const ROUNDS = 7;
 
 /** Starts bench/servers/rpc-server.ts in a child process; resolves with its URL. */
 async function startServer(mode: 'wmp' | 'echo'): Promise<{ url: string; close(): Promise<void> }> {
-  const child = spawn('node_modules/.bin/tsx', ['--conditions=@wmp/source', 'bench/servers/rpc-server.ts', mode], {
+  // BENCH_RELAY_FLAGS (e.g. a CPU profile) goes to the WMP server only, as for the relay benches.
+  const flags = mode === 'wmp' ? (process.env.BENCH_RELAY_FLAGS ?? '').split(/\s+/).filter(Boolean) : [];
+  const args = [...flags, '--conditions=@wmp/source', '--import', 'tsx', 'bench/servers/rpc-server.ts', mode];
+  const child = spawn(process.execPath, args, {
     cwd: fileURLToPath(new URL('../', import.meta.url)),
     stdio: ['pipe', 'pipe', 'inherit'],
   });

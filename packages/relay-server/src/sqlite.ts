@@ -2,13 +2,14 @@
 // written by one group-commit writer. Node only.
 
 export { SqliteBoxStore } from './storage/sqlite/sqlite-box-store.js';
-export { type OpenDatabaseOptions, openDatabase } from './storage/sqlite/sqlite-database.js';
+export { holdLockFile, type OpenDatabaseOptions, openDatabase } from './storage/sqlite/sqlite-database.js';
 export { SqliteKeyPackageStore } from './storage/sqlite/sqlite-key-package-store.js';
 export { SqliteMlsGroupStore } from './storage/sqlite/sqlite-mls-group-store.js';
 export { SqliteQueueStore } from './storage/sqlite/sqlite-queue-store.js';
 export { SCHEMA_VERSION } from './storage/sqlite/sqlite-schema.js';
 export { SqliteSessionStore } from './storage/sqlite/sqlite-session-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './storage/sqlite/sqlite-store.js';
+export { WalCheckpointer, type WalCheckpointerStats } from './storage/sqlite/wal-checkpointer.js';
 export { type DurableSync, WalFileSync } from './storage/sqlite/wal-sync.js';
 export {
   MAX_WRITE_BATCH,

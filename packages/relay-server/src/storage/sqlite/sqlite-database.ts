@@ -17,6 +17,11 @@ export interface OpenDatabaseOptions {
    * (`synchronous=FULL`) COMMIT fsyncs the WAL itself, blocking the thread.
    */
   readonly syncAfterCommit?: boolean;
+  /**
+   * No automatic checkpoint on this connection (`wal_autocheckpoint=0`): the caller checkpoints
+   * from another connection (`WalCheckpointer`, a worker thread). Not with `exclusive`.
+   */
+  readonly backgroundCheckpoint?: boolean;
 }
 
 /**
@@ -26,6 +31,9 @@ export interface OpenDatabaseOptions {
  * to the caller; schema created or checked.
  */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Database.Database {
+  if (options.exclusive && options.backgroundCheckpoint) {
+    throw new RangeError('an exclusive database has no other connection to checkpoint from');
+  }
   const db = new Database(path);
   try {
     if (options.exclusive) lockExclusively(db);
@@ -36,10 +44,27 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
     db.pragma(`cache_size = -${Math.trunc(options.cacheKiB ?? 65536)}`);
     // A checkpointed WAL is truncated back to this size instead of keeping its high-water mark.
     db.pragma('journal_size_limit = 67108864');
+    if (options.backgroundCheckpoint && !db.memory) db.pragma('wal_autocheckpoint = 0');
     migrate(db);
     return db;
   } catch (error) {
     db.close();
+    throw error;
+  }
+}
+
+/**
+ * Holds `path` (a small SQLite file of its own, created if needed) locked for this process until
+ * the returned connection closes: a second process gets `StoreLockedError`. It guards a database
+ * whose own connections must stay shared (a checkpointer on a worker thread opens one more).
+ */
+export function holdLockFile(path: string): Database.Database {
+  const lock = new Database(path);
+  try {
+    lockExclusively(lock);
+    return lock;
+  } catch (error) {
+    lock.close();
     throw error;
   }
 }

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { SessionStoreLimits } from '@wmp/session';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { BoxLimits } from '../contracts/box-store.js';
@@ -5,11 +6,12 @@ import type { KeyPackageLimits } from '../contracts/key-package-store.js';
 import type { QueueLimits } from '../contracts/queue-store.js';
 import type { RelayStores } from '../contracts/relay-stores.js';
 import { SqliteBoxStore } from './sqlite-box-store.js';
-import { openDatabase } from './sqlite-database.js';
+import { holdLockFile, openDatabase } from './sqlite-database.js';
 import { SqliteKeyPackageStore } from './sqlite-key-package-store.js';
 import { SqliteMlsGroupStore } from './sqlite-mls-group-store.js';
 import { SqliteQueueStore } from './sqlite-queue-store.js';
 import { SqliteSessionStore } from './sqlite-session-store.js';
+import { WalCheckpointer, type WalCheckpointerStats } from './wal-checkpointer.js';
 import { WalFileSync } from './wal-sync.js';
 import { WriteQueue, type WriteQueueStats } from './write-queue.js';
 
@@ -26,7 +28,10 @@ export interface SqliteStoreOptions {
   readonly maxBatch?: number;
   /** SQLite page cache in KiB (default 64 MiB). */
   readonly cacheKiB?: number;
-  /** Hold the file exclusively: a second process gets `StoreLockedError` (see `openDatabase`). */
+  /**
+   * Hold the file for this process: a second process gets `StoreLockedError`. The lock is a file
+   * of its own beside the database (`<path>-lock`), so the checkpointer's connection can share it.
+   */
   readonly exclusive?: boolean;
 }
 
@@ -44,15 +49,28 @@ export class SqliteStore implements RelayStores {
   readonly groups: SqliteMlsGroupStore;
   readonly #db: BetterSqlite3.Database;
   readonly #writer: WriteQueue;
+  readonly #checkpointer: WalCheckpointer | undefined;
+  readonly #lock: BetterSqlite3.Database | undefined;
   #closing: Promise<void> | undefined;
 
-  private constructor(db: BetterSqlite3.Database, options: SqliteStoreOptions) {
+  private constructor(
+    db: BetterSqlite3.Database,
+    lock: BetterSqlite3.Database | undefined,
+    options: SqliteStoreOptions,
+  ) {
     this.#db = db;
+    this.#lock = lock;
     this.#writer = new WriteQueue(db, {
       ...(options.maxBatch === undefined ? {} : { maxBatch: options.maxBatch }),
       // The WAL's fsync runs on the thread pool after COMMIT; callers settle after it.
       ...(db.memory ? {} : { sync: new WalFileSync(`${db.name}-wal`) }),
     });
+    if (!db.memory) {
+      // Checkpoints off the event loop; should the worker fail, the connection does them again.
+      const checkpointer = new WalCheckpointer(resolve(db.name), () => db.pragma('wal_autocheckpoint = 1000'));
+      this.#writer.onCommit(() => checkpointer.committed());
+      this.#checkpointer = checkpointer;
+    }
     this.queue = new SqliteQueueStore(db, this.#writer, options.queue);
     this.box = new SqliteBoxStore(db, this.#writer, options.box);
     this.sessions = new SqliteSessionStore(db, this.#writer, options.sessions);
@@ -65,17 +83,25 @@ export class SqliteStore implements RelayStores {
   }
 
   static open(options: SqliteStoreOptions): SqliteStore {
-    const db = openDatabase(options.path, {
-      ...(options.cacheKiB === undefined ? {} : { cacheKiB: options.cacheKiB }),
-      ...(options.exclusive === undefined ? {} : { exclusive: options.exclusive }),
-      syncAfterCommit: true,
-    });
+    const lock = options.exclusive ? holdLockFile(`${options.path}-lock`) : undefined;
+    let db: BetterSqlite3.Database | undefined;
     try {
-      return new SqliteStore(db, options);
+      db = openDatabase(options.path, {
+        ...(options.cacheKiB === undefined ? {} : { cacheKiB: options.cacheKiB }),
+        syncAfterCommit: true,
+        backgroundCheckpoint: true,
+      });
+      return new SqliteStore(db, lock, options);
     } catch (error) {
-      db.close();
+      db?.close();
+      lock?.close();
       throw error;
     }
+  }
+
+  /** The background checkpointer's figures (undefined for an in-memory database). */
+  get checkpointStats(): WalCheckpointerStats | undefined {
+    return this.#checkpointer?.stats;
   }
 
   /** Group-commit figures: transactions and operations committed so far. */
@@ -85,9 +111,12 @@ export class SqliteStore implements RelayStores {
 
   /** Commits everything queued, then closes the file (the WAL is checkpointed by SQLite on close). */
   close(): Promise<void> {
-    this.#closing ??= this.#writer.close().then(() => {
+    this.#closing ??= (async () => {
+      await this.#writer.close();
+      await this.#checkpointer?.close();
       this.#db.close();
-    });
+      this.#lock?.close();
+    })();
     return this.#closing;
   }
 }

@@ -59,6 +59,7 @@ export class WriteQueue {
   readonly #idle: Array<() => void> = [];
   readonly #beforeCommit: Array<() => void> = [];
   readonly #afterRollback: Array<() => void> = [];
+  readonly #afterCommit: Array<() => void> = [];
   readonly #begin: BetterSqlite3.Statement;
   readonly #commit: BetterSqlite3.Statement;
   readonly #rollback: BetterSqlite3.Statement;
@@ -133,6 +134,11 @@ export class WriteQueue {
    */
   onBeforeCommit(listener: () => void): void {
     this.#beforeCommit.push(listener);
+  }
+
+  /** Calls `listener` after every COMMIT that succeeded (before its sync). Listeners must not throw. */
+  onCommit(listener: () => void): void {
+    this.#afterCommit.push(listener);
   }
 
   /**
@@ -240,6 +246,7 @@ export class WriteQueue {
     }
     this.#stats.transactions++;
     this.#stats.operations += batch.length;
+    for (const listener of this.#afterCommit) listener();
     return { committed: true, list: outcomes };
   }
 
