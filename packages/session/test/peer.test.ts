@@ -193,6 +193,30 @@ describe('Peer', () => {
     expect(seen?.aborted).toBe(false);
   });
 
+  it('makes no AbortController for a peer whose handlers never read the signal', async () => {
+    let made = 0;
+    const Native = globalThis.AbortController;
+    vi.stubGlobal(
+      'AbortController',
+      class extends Native {
+        constructor() {
+          super();
+          made++;
+        }
+      },
+    );
+    try {
+      const { client, server } = await pair({ interceptor: (_m, base) => Object.assign(base, {}) });
+      server.setRequestHandler('echo', (params) => params);
+      await expect(client.request('echo', { a: 1 })).resolves.toEqual({ a: 1 });
+      expect(made).toBe(0);
+      expect(server.signal.aborted).toBe(false);
+      expect(made).toBe(1);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('calls onClose once with the peer, after its signal aborted and before onclose', async () => {
     const order: string[] = [];
     const [a, b] = InMemoryTransport.createLinkedPair();
