@@ -23,6 +23,31 @@ describe('TokenBuckets at maxKeys', () => {
   });
 });
 
+describe('TokenBuckets of keys gone quiet', () => {
+  it('forgets the buckets that refilled as later takes pass, and limits them as before', () => {
+    let now = 0;
+    const buckets = new TokenBuckets({ perSecond: 1, burst: 2, now: () => now });
+    for (const key of ['a', 'b', 'c']) expect(buckets.take(key, 2)).toBe(true);
+    expect(buckets.size).toBe(3);
+    now = 1000; // half refilled: kept, and still limiting
+    expect(buckets.take('d')).toBe(true);
+    expect(buckets.size).toBe(4);
+    expect(buckets.take('a', 2)).toBe(false);
+    now = 3000; // b and c refilled (a was touched at 1000 and is full at 3000 too)
+    expect(buckets.take('e')).toBe(true);
+    expect(buckets.size).toBeLessThan(4);
+    now = 10_000;
+    expect(buckets.take('f')).toBe(true);
+    expect(buckets.take('g')).toBe(true);
+    expect(buckets.take('h')).toBe(true);
+    // Only the buckets not yet refilled are held: the last three.
+    expect(buckets.size).toBe(3);
+    // A forgotten bucket starts full, as it would have been.
+    expect(buckets.take('b', 2)).toBe(true);
+    expect(buckets.take('b')).toBe(false);
+  });
+});
+
 describe('ResolutionCache at its bound', () => {
   const answer = (home: string) => async () => ({ home, source: 'test' });
 

@@ -1,20 +1,29 @@
 import type { BaseContext, Peer } from './peer.js';
 import type { SessionRecord } from './session-model.js';
 
+/** A session bound to a connection. */
+export interface SessionBinding {
+  /** The identity authenticated for the session on this connection (undefined while pending). */
+  readonly identity: string | undefined;
+  /**
+   * Recent request ids on the session, to refuse duplicates: made by the first request, kept when
+   * the binding is replaced (authenticated after pending), gone with the binding.
+   */
+  readonly recentIds?: Set<string | number>;
+}
+
 /** One connection a server holds, and the sessions bound to it. */
 export interface Connection {
   readonly id: number;
   readonly peer: Peer<WmpContext>;
-  /** Session id -> the identity authenticated for it on this connection (undefined while pending). */
-  readonly sessions: Map<string, { identity: string | undefined }>;
-  /** Recent request ids per session, to refuse duplicates. */
-  readonly recentIds: Map<string, Set<string | number>>;
+  /** Session id -> its binding on this connection. */
+  readonly sessions: Map<string, SessionBinding>;
   /** Whether an authenticated session is bound to it (else it counts against the unauthenticated cap). */
   authenticated: boolean;
   /** Closes it if it has not authenticated in time (the server's to arm and clear). */
   loginTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Sessions whose close is being written: already gone for this connection. */
-  readonly closing: Set<string>;
+  /** Sessions whose close is being written: already gone for this connection (made by the first close). */
+  closing?: Set<string>;
   /** The binding's peer address, a key for per-source limits only: never logged. */
   readonly remoteAddress?: string;
   /** The TLS client certificate chain of the binding (DER, leaf first), for `mtls`. */

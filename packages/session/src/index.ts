@@ -45,7 +45,7 @@ export type {
   SessionErrorEvent,
   SessionEvents,
 } from './client-session-types.js';
-export type { Connection, WmpContext } from './context.js';
+export type { Connection, SessionBinding, WmpContext } from './context.js';
 export { ConnectionClosedError, PeerError, RequestTimeoutError } from './errors.js';
 export {
   builtInFlowTypes,

@@ -46,7 +46,11 @@ export type NotificationHandler<C> = (params: unknown, context: C) => void | Pro
  * authorisation. It returns what the handler's context adds to the base, or throws a WmpError
  * that becomes the answer.
  */
-export type Interceptor<C> = (message: JsonRpcRequest | JsonRpcNotification, base: BaseContext) => Promise<C> | C;
+export type Interceptor<C extends BaseContext> = (
+  message: JsonRpcRequest | JsonRpcNotification,
+  base: BaseContext,
+  peer: Peer<C>,
+) => Promise<C> | C;
 
 export interface PeerOptions<C extends BaseContext> {
   readonly limits?: ParseLimits;
@@ -65,10 +69,15 @@ export interface PeerOptions<C extends BaseContext> {
   /** Called with a handler's unexpected exception (its answer is -32603 without details). */
   readonly onHandlerError?: (error: unknown, method: string) => void;
   /**
+   * Called once when the connection is gone, after `signal` aborted and before `onclose`. With the
+   * peer as argument, so that one function serves every peer of a server (no closure per connection).
+   */
+  readonly onClose?: (peer: Peer<C>) => void;
+  /**
    * Called when an incoming notification is refused (by the interceptor or its handler): it has no
    * answer (JSON-RPC), so this is the only trace of it. Not called for unknown methods.
    */
-  readonly onNotificationRefused?: (error: WmpError, message: JsonRpcNotification) => void;
+  readonly onNotificationRefused?: (error: WmpError, message: JsonRpcNotification, peer: Peer<C>) => void;
 }
 
 export interface RequestOptions {
@@ -101,13 +110,20 @@ export class Peer<C extends BaseContext = BaseContext> {
   readonly #maxHandlers: number;
   readonly #interceptor: Interceptor<C> | undefined;
   readonly #onHandlerError: ((error: unknown, method: string) => void) | undefined;
-  readonly #onNotificationRefused: ((error: WmpError, message: JsonRpcNotification) => void) | undefined;
+  readonly #onNotificationRefused: PeerOptions<C>['onNotificationRefused'];
+  readonly #onClose: PeerOptions<C>['onClose'];
   readonly #shared: ReadonlyMap<string, RequestHandler<C>> | undefined;
   /** The peer's own handlers, made on the first `set...Handler` (a server's peers have none). */
   #requestHandlers: Map<string, RequestHandler<C>> | undefined;
   #notificationHandlers: Map<string, NotificationHandler<C>> | undefined;
-  readonly #pending = new Map<JsonRpcId, Pending>();
-  readonly #closed = new AbortController();
+  /** Made on the first outgoing request: a server's peers seldom send one, and idle ones hold none. */
+  #pending: Map<JsonRpcId, Pending> | undefined;
+  /**
+   * Made on the first read of `signal` (an AbortSignal with its listener tables is most of what an
+   * idle connection's peer would hold); `#isClosed` is the state itself.
+   */
+  #closed: AbortController | undefined;
+  #isClosed = false;
   /** Made on the first outgoing request: a server's peers seldom send one. */
   #nextId: (() => string) | undefined;
   #activeHandlers = 0;
@@ -134,14 +150,19 @@ export class Peer<C extends BaseContext = BaseContext> {
     this.#shared = options.sharedHandlers;
     this.#onHandlerError = options.onHandlerError;
     this.#onNotificationRefused = options.onNotificationRefused;
+    this.#onClose = options.onClose;
   }
 
   get closed(): boolean {
-    return this.#closed.signal.aborted;
+    return this.#isClosed;
   }
 
   /** Aborted when the connection closes. */
   get signal(): AbortSignal {
+    if (this.#closed === undefined) {
+      this.#closed = new AbortController();
+      if (this.#isClosed) this.#closed.abort(new ConnectionClosedError());
+    }
     return this.#closed.signal;
   }
 
@@ -173,7 +194,7 @@ export class Peer<C extends BaseContext = BaseContext> {
   /** Sends a request and resolves with its result; a peer error rejects with its WmpError. */
   request(method: string, params?: Record<string, unknown>, options: RequestOptions = {}): Promise<unknown> {
     if (this.closed) return Promise.reject(new ConnectionClosedError());
-    if (this.#pending.size >= this.#maxPending) {
+    if (this.#pending !== undefined && this.#pending.size >= this.#maxPending) {
       return Promise.reject(new PeerError('ERR_TOO_MANY_PENDING', 'too many pending requests'));
     }
     options.signal?.throwIfAborted();
@@ -191,12 +212,13 @@ export class Peer<C extends BaseContext = BaseContext> {
       const cleanup = () => {
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
-        this.#pending.delete(id);
+        this.#pending?.delete(id);
       };
       const settle = (fn: () => void) => {
         cleanup();
         fn();
       };
+      this.#pending ??= new Map();
       this.#pending.set(id, { resolve, reject, cleanup });
       this.#transport
         .send(message)
@@ -224,12 +246,14 @@ export class Peer<C extends BaseContext = BaseContext> {
   }
 
   #onTransportClosed(): void {
-    if (this.closed) return;
-    this.#closed.abort(new ConnectionClosedError());
-    for (const pending of [...this.#pending.values()]) {
+    if (this.#isClosed) return;
+    this.#isClosed = true;
+    this.#closed?.abort(new ConnectionClosedError());
+    for (const pending of [...(this.#pending?.values() ?? [])]) {
       pending.cleanup();
       pending.reject(new ConnectionClosedError());
     }
+    this.#onClose?.(this);
     this.onclose?.();
   }
 
@@ -287,8 +311,12 @@ export class Peer<C extends BaseContext = BaseContext> {
       this.#shared?.get(message.method);
     this.#activeHandlers++;
     try {
+      const peer = this;
       const base: BaseContext = {
-        signal: this.#closed.signal,
+        // Read only by handlers that want it: the signal is made then, not for every connection.
+        get signal() {
+          return peer.signal;
+        },
         requestId,
         request: message,
         extra,
@@ -299,7 +327,7 @@ export class Peer<C extends BaseContext = BaseContext> {
         return undefined; // unknown notifications are ignored (JSON-RPC)
       }
       // Await only real promises: each needless await is a microtask hop on the hot path.
-      const intercepted = this.#interceptor ? this.#interceptor(message, base) : (base as C);
+      const intercepted = this.#interceptor ? this.#interceptor(message, base, this) : (base as C);
       const context = isPromiseLike(intercepted) ? await intercepted : intercepted;
       const returned = handler(context.params ?? message.params ?? {}, context);
       const result = isPromiseLike(returned) ? await returned : returned;
@@ -307,7 +335,7 @@ export class Peer<C extends BaseContext = BaseContext> {
     } catch (e) {
       if (!(e instanceof WmpError)) this.#onHandlerError?.(e, message.method);
       if (isRequest) return toWmpError(e).toResponse(requestId!);
-      this.#onNotificationRefused?.(toWmpError(e), message as JsonRpcNotification);
+      this.#onNotificationRefused?.(toWmpError(e), message as JsonRpcNotification, this);
       return undefined;
     } finally {
       this.#activeHandlers--;
@@ -316,7 +344,7 @@ export class Peer<C extends BaseContext = BaseContext> {
 
   #settle(response: JsonRpcResponse): void {
     if (response.id === null) return;
-    const pending = this.#pending.get(response.id);
+    const pending = this.#pending?.get(response.id);
     if (!pending) return; // late, or never ours: nothing to do
     pending.cleanup();
     if ('error' in response) pending.reject(errorFromJsonRpc(response.error));

@@ -63,7 +63,8 @@ export class ServerConnections {
 
   bind(connection: Connection, sessionId: string, identity: string | undefined): void {
     if (connection.peer.closed) return;
-    connection.sessions.set(sessionId, { identity });
+    const recentIds = connection.sessions.get(sessionId)?.recentIds;
+    connection.sessions.set(sessionId, recentIds === undefined ? { identity } : { identity, recentIds });
     const set = this.#bindings.get(sessionId) ?? new Set<Connection>();
     this.#bindings.set(sessionId, set);
     set.add(connection);
@@ -76,7 +77,6 @@ export class ServerConnections {
     this.#bindings.delete(sessionId);
     for (const c of set ?? []) {
       c.sessions.delete(sessionId);
-      c.recentIds.delete(sessionId);
       this.#recount(c);
     }
   }
@@ -84,7 +84,6 @@ export class ServerConnections {
   /** One connection leaves a session the others stay bound to. */
   unbindConnection(connection: Connection, sessionId: string): void {
     connection.sessions.delete(sessionId);
-    connection.recentIds.delete(sessionId);
     this.#forget(connection, sessionId);
     this.#recount(connection);
   }

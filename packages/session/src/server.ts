@@ -37,13 +37,24 @@ import { MemorySessionStore } from './memory-session-store.js';
 import { openParams, sealParams } from './mls/cipher.js';
 import { validateEncryptedParams } from './mls/encrypted-params.js';
 import { baseCapabilities, encryptionRequiredFor, isEncrypted } from './mls/policy.js';
-import { type BaseContext, Peer, type RequestHandler } from './peer.js';
+import { type BaseContext, Peer, type PeerOptions, type RequestHandler } from './peer.js';
 import { ServerConnections } from './server-connections.js';
 import { ServerMethods } from './server-methods.js';
 import type { ServerServices, WmpServerOptions } from './services.js';
 import { isExpired, type SessionRecord } from './session-model.js';
 import type { SessionStore } from './session-store.js';
 import type { Transport } from './transport.js';
+
+/**
+ * The handler's context: `base` with what the pipeline found, on the same object. A spread would
+ * read base's lazy `signal` and so make an AbortController for every connection that ever spoke.
+ */
+function contextOf(
+  base: BaseContext,
+  found: Omit<WmpContext, keyof BaseContext> & { readonly params?: unknown },
+): WmpContext {
+  return Object.assign(base, found);
+}
 
 /**
  * A WMP responder: one Peer per connection, sessions shared through a store. Every incoming
@@ -58,6 +69,12 @@ export class WmpServer {
   readonly #methods: ServerMethods;
   readonly #connections: ServerConnections;
   readonly #now: () => number;
+  /**
+   * What every connection's Peer is made with, built once: its callbacks find their connection
+   * through `#connectionOf` instead of each connection holding closures of its own (idle memory).
+   */
+  readonly #peerOptions: PeerOptions<WmpContext>;
+  readonly #connectionOf = new WeakMap<Peer<WmpContext>, Connection>();
   #nextConnectionId = 1;
 
   constructor(options: WmpServerOptions = {}) {
@@ -70,6 +87,7 @@ export class WmpServer {
     this.#now = options.now ?? Date.now;
     this.#methods = new ServerMethods(options);
     this.#connections = new ServerConnections(options);
+    this.#peerOptions = this.#makePeerOptions(options);
     const services = this.#services();
     for (const group of [sessionHandlers, capabilityHandlers, messagingHandlers, flowHandlers, resolveHandlers]) {
       for (const [method, handler] of Object.entries(group(services))) this.#methods.handle(method, handler);
@@ -127,31 +145,44 @@ export class WmpServer {
       await transport.close('overloaded');
       throw new RateLimitedError({ reason: cap });
     }
-    const peer: Peer<WmpContext> = new Peer<WmpContext>(transport, {
-      interceptor: (message, base) => this.#intercept(connection, message, base),
-      sharedHandlers: this.#methods.handlers,
-      onNotificationRefused: (error, message) => this.#notificationRefused(connection, error, message),
-      onHandlerError: (error, method) => this.#options.hooks?.handlerFailed?.(method, error),
-      ...(this.#options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.#options.requestTimeoutMs }),
-      ...(this.#options.maxMessageBytes === undefined
-        ? {}
-        : { limits: { maxBytes: this.#options.maxMessageBytes, maxDepth: 32, maxBatch: 100 } }),
-    });
+    const peer: Peer<WmpContext> = new Peer<WmpContext>(transport, this.#peerOptions);
     const connection: Connection = {
       id: this.#nextConnectionId++,
       peer,
       sessions: new Map(),
-      recentIds: new Map(),
       authenticated: false,
       loginTimer: undefined,
-      closing: new Set(),
       ...(transport.remoteAddress === undefined ? {} : { remoteAddress: transport.remoteAddress }),
       ...(transport.peerCertificates === undefined ? {} : { peerCertificates: transport.peerCertificates }),
     };
-    peer.onclose = () => this.#connections.remove(connection);
+    this.#connectionOf.set(peer, connection);
     this.#connections.add(connection);
     await peer.start();
     return connection;
+  }
+
+  #makePeerOptions(options: WmpServerOptions): PeerOptions<WmpContext> {
+    const connectionOf = (peer: Peer<WmpContext>): Connection => {
+      const connection = this.#connectionOf.get(peer);
+      // Set right after the Peer is made, before it starts: a peer of another server never gets here.
+      if (connection === undefined) throw new Error('peer of no connection');
+      return connection;
+    };
+    return {
+      interceptor: (message, base, peer) => this.#intercept(connectionOf(peer), message, base),
+      sharedHandlers: this.#methods.handlers,
+      onNotificationRefused: (error, message, peer) => this.#notificationRefused(connectionOf(peer), error, message),
+      onHandlerError: (error, method) => options.hooks?.handlerFailed?.(method, error),
+      onClose: (peer) => {
+        const connection = connectionOf(peer);
+        this.#connections.remove(connection);
+        options.hooks?.connectionClosed?.(connection);
+      },
+      ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+      ...(options.maxMessageBytes === undefined
+        ? {}
+        : { limits: { maxBytes: options.maxMessageBytes, maxDepth: 32, maxBatch: 100 } }),
+    };
   }
 
   /**
@@ -286,14 +317,15 @@ export class WmpServer {
     const now = this.#now();
     checkTimestamp(wmp, now, this.#options.skewSeconds ?? WMP_SKEW_SECONDS);
     if (spec.access === 'sessionless') {
-      const context: WmpContext = { ...base, session: undefined, sender: undefined, connection };
+      const context = contextOf(base, { session: undefined, sender: undefined, connection });
       await this.#options.admitSessionless?.(message.method, context);
       return context;
     }
     const sessionId = wmp.session_id ?? base.extra?.sessionId;
     if (sessionId === undefined) throw new NotAuthorizedError({ reason: 'no session' });
     const session = await this.#store.get(sessionId);
-    if (!session || session.state === 'closed' || connection.closing.has(sessionId)) throw new SessionNotFoundError();
+    if (!session || session.state === 'closed' || connection.closing?.has(sessionId) === true)
+      throw new SessionNotFoundError();
     if (isExpired(session, now)) {
       await this.#store.delete(sessionId);
       this.#ended(session);
@@ -314,10 +346,12 @@ export class WmpServer {
       binding.identity !== undefined && this.#options.forwardsFor?.(binding.identity, message.method) === true;
     if (message.method !== 'wmp.session.authenticate' && !forwarder) checkSender(wmp, binding.identity, session);
     if ('id' in message) {
-      let recent = connection.recentIds.get(sessionId);
+      let recent = binding.recentIds;
       if (recent === undefined) {
+        // Kept on the binding (no map of its own per connection); `binding` is the map's entry here.
         recent = new BoundedSet<string | number>(MAX_RECENT_IDS);
-        connection.recentIds.set(sessionId, recent);
+        binding = { identity: binding.identity, recentIds: recent };
+        connection.sessions.set(sessionId, binding);
       }
       checkDuplicateId(recent, message.id);
     }
@@ -326,14 +360,13 @@ export class WmpServer {
       ? await this.#decrypt(message.method, params, session.id, wmp.sender ?? binding.identity ?? session.initiator)
       : params;
     const handled: JsonRpcRequest | JsonRpcNotification = plain === params ? message : { ...message, params: plain };
-    const context: WmpContext = {
-      ...base,
+    const context = contextOf(base, {
       session,
       sender: binding.identity,
       connection,
       ...(plain === params ? {} : { params: plain }),
       ...(encrypted ? { encrypted } : {}),
-    };
+    });
     if (this.#options.authorize && !(await this.#options.authorize(context))) throw new NotAuthorizedError();
     const reason = this.#options.validate?.(message.method, plain);
     if (reason !== undefined) throw new InvalidParamsError({ reason });

@@ -88,6 +88,8 @@ export interface ServerHooks {
    * place to log its kind (never its message, which may hold data).
    */
   handlerFailed?(method: string, error: unknown): void;
+  /** A connection is gone (after its Peer closed): what was kept per connection can go. */
+  connectionClosed?(connection: Connection): void;
   notificationRefused?(
     method: string,
     error: WmpError,

@@ -164,4 +164,70 @@ describe('Peer', () => {
     await a.close();
     await until(() => expect(aborted).toBe(true));
   });
+
+  it('hands out a signal already aborted when it is first read after the close', async () => {
+    const { server, a } = await pair();
+    await a.close();
+    await until(() => expect(server.closed).toBe(true));
+    expect(server.signal.aborted).toBe(true);
+    expect(server.signal.reason).toBeInstanceOf(ConnectionClosedError);
+  });
+
+  it('keeps the lazy signal through an interceptor that extends the base in place', async () => {
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const server = new Peer<import('../src/peer.js').BaseContext & { tag: string }>(b, {
+      interceptor: (_message, base, peer) => {
+        expect(peer).toBe(server);
+        return Object.assign(base, { tag: 'x' });
+      },
+    });
+    const client = new Peer(a);
+    await Promise.all([client.start(), server.start()]);
+    let seen: AbortSignal | undefined;
+    server.setRequestHandler('look', (_p, ctx) => {
+      seen = ctx.signal;
+      return ctx.tag;
+    });
+    await expect(client.request('look')).resolves.toBe('x');
+    expect(seen).toBe(server.signal);
+    expect(seen?.aborted).toBe(false);
+  });
+
+  it('makes no AbortController for a peer whose handlers never read the signal', async () => {
+    let made = 0;
+    const Native = globalThis.AbortController;
+    vi.stubGlobal(
+      'AbortController',
+      class extends Native {
+        constructor() {
+          super();
+          made++;
+        }
+      },
+    );
+    try {
+      const { client, server } = await pair({ interceptor: (_m, base) => Object.assign(base, {}) });
+      server.setRequestHandler('echo', (params) => params);
+      await expect(client.request('echo', { a: 1 })).resolves.toEqual({ a: 1 });
+      expect(made).toBe(0);
+      expect(server.signal.aborted).toBe(false);
+      expect(made).toBe(1);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('calls onClose once with the peer, after its signal aborted and before onclose', async () => {
+    const order: string[] = [];
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const server: Peer = new Peer(b, {
+      onClose: (peer) => order.push(`onClose:${peer === server}:${peer.signal.aborted}`),
+    });
+    server.onclose = () => order.push('onclose');
+    await server.start();
+    await a.close();
+    await until(() => expect(order).toEqual(['onClose:true:true', 'onclose']));
+    await server.close();
+    expect(order).toEqual(['onClose:true:true', 'onclose']);
+  });
 });

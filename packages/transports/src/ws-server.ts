@@ -61,6 +61,35 @@ function rawText(data: RawData): string {
 /** The TCP socket under a `ws` connection (`ws` keeps it as `_socket`), to cork it. */
 type Corkable = { cork(): void; uncork(): void; destroyed?: boolean };
 
+/** The transport of each socket, for the listeners every socket shares (`this` is the socket). */
+const transportOf = new WeakMap<WebSocket, WebSocketServerTransport>();
+
+/** What the shared listeners do to a transport: set by the class, which alone reaches its private state. */
+let socketEvents: {
+  message(t: WebSocketServerTransport, data: RawData, isBinary: boolean): void;
+  pong(t: WebSocketServerTransport): void;
+  close(t: WebSocketServerTransport): void;
+};
+
+function onMessage(this: WebSocket, data: RawData, isBinary: boolean): void {
+  const t = transportOf.get(this);
+  if (t) socketEvents.message(t, data, isBinary);
+}
+
+function onPong(this: WebSocket): void {
+  const t = transportOf.get(this);
+  if (t) socketEvents.pong(t);
+}
+
+function onError(this: WebSocket, e: Error): void {
+  transportOf.get(this)?.onerror?.(new WebSocketTransportError('ERR_WS_SOCKET', { cause: e }));
+}
+
+function onClose(this: WebSocket): void {
+  const t = transportOf.get(this);
+  if (t) socketEvents.close(t);
+}
+
 /**
  * WMP over one accepted `ws` connection (Node). `ws` has already checked that text frames are
  * valid UTF-8 (1007 otherwise) and refused frames over the server's `maxPayload` (1009) before
@@ -106,18 +135,28 @@ export class WebSocketServerTransport implements Transport {
     if (options.peerCertificates !== undefined) this.peerCertificates = options.peerCertificates;
     this.#closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
     this.#pongTimeoutMs = options.pongTimeoutMs ?? DEFAULT_PONG_TIMEOUT_MS;
-    socket.on('message', (data, isBinary) => this.#receive(data, isBinary));
-    socket.on('pong', () => {
-      this.#lastPong = Date.now();
-    });
-    socket.on('error', (e) => this.onerror?.(new WebSocketTransportError('ERR_WS_SOCKET', { cause: e })));
-    socket.on('close', () => this.#finish());
+    // Shared listeners (`this` is the socket) rather than four closures per connection.
+    transportOf.set(socket, this);
+    socket.on('message', onMessage);
+    socket.on('pong', onPong);
+    socket.on('error', onError);
+    socket.on('close', onClose);
     if (socket.readyState === CLOSED) {
       this.#closed = true;
       return;
     }
     this.#pinger = setInterval(() => this.#keepalive(), options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS);
     this.#pinger.unref?.();
+  }
+
+  static {
+    socketEvents = {
+      message: (t, data, isBinary) => t.#receive(data, isBinary),
+      pong: (t) => {
+        t.#lastPong = Date.now();
+      },
+      close: (t) => t.#finish(),
+    };
   }
 
   /** The subprotocol agreed in the handshake (`wmp.v1` when the client asked for it). */

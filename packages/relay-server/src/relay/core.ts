@@ -16,7 +16,7 @@ import { relayKeypair } from './identity.js';
 import { type Logger, silentLogger } from './logger.js';
 import { RelayMetrics } from './metrics.js';
 import { notingFullStore } from './noted-session-store.js';
-import { ObservedTransport } from './observed-transport.js';
+import { ObservedTransport, type TransportObserver } from './observed-transport.js';
 import { Presence } from './presence.js';
 import { QueueWakeUps } from './queue-wake-ups.js';
 import { RefusalLog } from './refusals.js';
@@ -264,6 +264,13 @@ export function createRelayCore(input: RelayConfig): RelayCore {
 
   const sweeper = new Sweeper(stores, statuses, timings, logger, now);
   let connections = 0;
+  // One observer for every connection (the transport reports its end once): no closures per socket.
+  const observer: TransportObserver = {
+    error: (code) => metrics.error(code),
+    closed: () => {
+      connections--;
+    },
+  };
   return {
     get origin() {
       return origin;
@@ -300,18 +307,13 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     },
     async connect(transport: Transport, context?: { readonly adopt?: string }): Promise<void> {
       connections++;
-      // Counted once: a refused connection is closed before it started, and never reports it.
-      let open = true;
-      const ended = () => {
-        if (open) connections--;
-        open = false;
-      };
-      const observed = new ObservedTransport(transport, { error: (code) => metrics.error(code), closed: ended });
+      const observed = new ObservedTransport(transport, observer);
       let connection: Connection;
       try {
         connection = await server.connect(observed);
       } catch (e) {
-        ended();
+        // A refused connection is closed before it started and may never report it: ended once here.
+        observed.end();
         const reason = (e as { data?: { reason?: string } }).data?.reason;
         refusals.note(reason === 'too many unauthenticated connections' ? 'unauthenticated_slots' : 'connection_slots');
         throw e;

@@ -124,6 +124,10 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
         .catch(() => undefined);
     },
 
+    connectionClosed(connection) {
+      s.presence.connectionClosed(connection);
+    },
+
     sessionEnded(session) {
       s.presence.dropSession(session.id);
       if (isGroupSession(session)) {

@@ -19,6 +19,7 @@ export class ObservedTransport implements Transport {
   readonly #inner: Transport;
   readonly #observer: TransportObserver;
   #onclose: (() => void) | undefined;
+  #ended = false;
 
   constructor(inner: Transport, observer: TransportObserver) {
     this.#inner = inner;
@@ -27,9 +28,16 @@ export class ObservedTransport implements Transport {
     if (inner.remoteAddress !== undefined) this.remoteAddress = inner.remoteAddress;
     if (inner.peerCertificates !== undefined) this.peerCertificates = inner.peerCertificates;
     inner.onclose = () => {
-      observer.closed();
+      this.end();
       this.#onclose?.();
     };
+  }
+
+  /** Tells the observer the connection ended, once (the binding's close, or a refusal before start). */
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#observer.closed();
   }
 
   readonly maxMessageBytes?: number;

@@ -28,15 +28,59 @@ export interface Endpoint {
   replay: { until: number; readonly sessions: Set<string>; restart: boolean } | undefined;
 }
 
+/** The identities with an endpoint on one connection: one as itself (no Set per connection), more as a Set. */
+type Identities = string | Set<string>;
+
+function withIdentity(identities: Identities | undefined, identity: string): Identities {
+  if (identities === undefined || identities === identity) return identity;
+  if (typeof identities === 'string') return new Set([identities, identity]);
+  identities.add(identity);
+  return identities;
+}
+
+function eachIdentity(identities: Identities | undefined): Iterable<string> {
+  if (identities === undefined) return [];
+  return typeof identities === 'string' ? [identities] : identities;
+}
+
+/** The endpoints of one identity: one as itself (one device, no Map per identity), more by connection id. */
+type Endpoints = Endpoint | Map<number, Endpoint>;
+
+function endpointOn(endpoints: Endpoints | undefined, connectionId: number): Endpoint | undefined {
+  if (endpoints === undefined || endpoints instanceof Map) return endpoints?.get(connectionId);
+  return endpoints.connection.id === connectionId ? endpoints : undefined;
+}
+
+function endpointCount(endpoints: Endpoints | undefined): number {
+  if (endpoints === undefined) return 0;
+  return endpoints instanceof Map ? endpoints.size : 1;
+}
+
+function withEndpoint(endpoints: Endpoints | undefined, endpoint: Endpoint): Endpoints {
+  if (endpoints === undefined) return endpoint;
+  if (endpoints instanceof Map) return endpoints.set(endpoint.connection.id, endpoint);
+  return new Map([
+    [endpoints.connection.id, endpoints],
+    [endpoint.connection.id, endpoint],
+  ]);
+}
+
+/** What is left once the endpoint on `connectionId` went (undefined: none). */
+function withoutEndpoint(endpoints: Endpoints, connectionId: number): Endpoints | undefined {
+  if (!(endpoints instanceof Map)) return endpoints.connection.id === connectionId ? undefined : endpoints;
+  endpoints.delete(connectionId);
+  return endpoints.size === 0 ? undefined : endpoints;
+}
+
 /**
  * Who is online: identity -> connection id -> endpoint. In memory (presence is ephemeral: a
  * restart drops every connection; registrations come back with `wmp.session.resume`).
  */
 export class Presence {
-  readonly #byIdentity = new Map<string, Map<number, Endpoint>>();
+  readonly #byIdentity = new Map<string, Endpoints>();
   readonly #maxPerIdentity: number;
   /** Connection id -> identities with an endpoint on it, so a close costs O(its endpoints). */
-  readonly #byConnection = new Map<number, Set<string>>();
+  readonly #byConnection = new Map<number, Identities>();
   readonly #byHopSession = new Map<string, Set<Endpoint>>();
   readonly #onGone: (endpoint: Endpoint) => void;
   #count = 0;
@@ -57,16 +101,18 @@ export class Presence {
   }
 
   endpoints(identity: string): Iterable<Endpoint> {
-    return this.#byIdentity.get(identity)?.values() ?? [];
+    const endpoints = this.#byIdentity.get(identity);
+    if (endpoints === undefined) return [];
+    return endpoints instanceof Map ? endpoints.values() : [endpoints];
   }
 
   /** Whether the identity has an endpoint here now (registered or joined). */
   isOnline(identity: string): boolean {
-    return (this.#byIdentity.get(identity)?.size ?? 0) > 0;
+    return this.#byIdentity.has(identity);
   }
 
   get(identity: string, connection: Connection): Endpoint | undefined {
-    return this.#byIdentity.get(identity)?.get(connection.id);
+    return endpointOn(this.#byIdentity.get(identity), connection.id);
   }
 
   /**
@@ -75,18 +121,14 @@ export class Presence {
    */
   ensure(identity: string, connection: Connection, cursor: number, soft = false): Endpoint | undefined {
     if (connection.peer.closed) return undefined;
-    let map = this.#byIdentity.get(identity);
-    const existing = map?.get(connection.id);
+    const endpoints = this.#byIdentity.get(identity);
+    const existing = endpointOn(endpoints, connection.id);
     if (existing) return existing;
-    if ((map?.size ?? 0) >= this.#maxPerIdentity) {
+    if (endpointCount(endpoints) >= this.#maxPerIdentity) {
       if (soft) return undefined;
       throw new RateLimitedError({ reason: 'too many connections for this identity' });
     }
-    if (!map) {
-      map = new Map();
-      this.#byIdentity.set(identity, map);
-      this.onidentityup?.(identity);
-    }
+    if (endpoints === undefined) this.onidentityup?.(identity);
     const endpoint: Endpoint = {
       identity,
       connection,
@@ -98,22 +140,18 @@ export class Presence {
       again: false,
       replay: undefined,
     };
-    map.set(connection.id, endpoint);
+    this.#byIdentity.set(identity, withEndpoint(this.#byIdentity.get(identity), endpoint));
     this.#count++;
-    let identities = this.#byConnection.get(connection.id);
-    if (!identities) {
-      identities = new Set();
-      this.#byConnection.set(connection.id, identities);
-      // The server owns `peer.onclose`; the peer's signal aborts on close and is ours to listen to.
-      connection.peer.signal.addEventListener('abort', () => this.#remove(connection), { once: true });
+    const identities = this.#byConnection.get(connection.id);
+    this.#byConnection.set(connection.id, withIdentity(identities, identity));
+    if (identities === undefined) {
       connection.peer.transport.onreachable = () => {
-        for (const id of this.#byConnection.get(connection.id) ?? []) {
-          const e = this.#byIdentity.get(id)?.get(connection.id);
+        for (const id of eachIdentity(this.#byConnection.get(connection.id))) {
+          const e = endpointOn(this.#byIdentity.get(id), connection.id);
           if (e) this.onreachable?.(e);
         }
       };
     }
-    identities.add(identity);
     return endpoint;
   }
 
@@ -147,18 +185,26 @@ export class Presence {
     endpoint.statuses = false;
   }
 
+  /**
+   * The connection is gone (the server's `connectionClosed` hook): its endpoints go. Through the
+   * hook rather than a listener on the peer's signal, which would make one per connection.
+   */
+  connectionClosed(connection: Connection): void {
+    if (this.#byConnection.has(connection.id)) this.#remove(connection);
+  }
+
   #remove(connection: Connection): void {
-    for (const identity of this.#byConnection.get(connection.id) ?? []) {
-      const map = this.#byIdentity.get(identity);
-      const endpoint = map?.get(connection.id);
-      if (!map || !endpoint) continue;
+    for (const identity of eachIdentity(this.#byConnection.get(connection.id))) {
+      const endpoints = this.#byIdentity.get(identity);
+      const endpoint = endpointOn(endpoints, connection.id);
+      if (!endpoints || !endpoint) continue;
       this.#unhop(endpoint);
-      map.delete(connection.id);
       this.#count--;
-      if (map.size === 0) {
+      const left = withoutEndpoint(endpoints, connection.id);
+      if (left === undefined) {
         this.#byIdentity.delete(identity);
         this.onidentitydown?.(identity);
-      }
+      } else this.#byIdentity.set(identity, left);
       this.#onGone(endpoint);
     }
     this.#byConnection.delete(connection.id);

@@ -255,12 +255,13 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     }
     // Closed on this connection at once: a call that follows the close on it is -31000 even
     // while the store's delete is still being written (messages of a connection run concurrently).
+    ctx.connection.closing ??= new Set();
     ctx.connection.closing.add(session.id);
     try {
       await s.store.delete(session.id);
       s.ended({ ...session, state: 'closed' });
     } finally {
-      ctx.connection.closing.delete(session.id);
+      ctx.connection.closing?.delete(session.id);
     }
   };
 

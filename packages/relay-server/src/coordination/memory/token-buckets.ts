@@ -46,7 +46,23 @@ export class TokenBuckets implements RateLimiter {
     }
     const allowed = tokens >= cost;
     this.#buckets.set(key, { tokens: allowed ? tokens - cost : tokens, at: now });
+    this.#pruneFront(now);
     return allowed;
+  }
+
+  /**
+   * Forgets up to two refilled buckets at the front (the least recently used): a refilled bucket is
+   * what a missing one starts as, so nothing changes but the memory of keys gone quiet (an idle
+   * connection's buckets, say). Two per take outpace the one a take can add.
+   */
+  #pruneFront(now: number): void {
+    for (let i = 0; i < 2; i++) {
+      const first = this.#buckets.keys().next();
+      if (first.done) return;
+      const b = this.#buckets.get(first.value);
+      if (b === undefined || b.tokens + (now - b.at) * this.#perMs < this.#burst) return;
+      this.#buckets.delete(first.value);
+    }
   }
 
   /** Forgets a refilled bucket near the front if there is one; else setting drops the least recently used. */
