@@ -61,6 +61,13 @@ describe('SIGKILL mid-stream, restart on the same data directory', () => {
         }
         if (acked.size >= KILL_AFTER && !killed) {
           killed = true;
+          // One more on its way as the relay dies: the others may all have been answered in the
+          // same group commit, and the test is about what was in flight too.
+          const last = ++sent;
+          alice.session.send([bob.keypair.did], { n: last }).then(
+            (r) => acked.set(last, (r as { message_id: string }).message_id),
+            () => undefined,
+          );
           first.child.kill('SIGKILL');
         }
       }
