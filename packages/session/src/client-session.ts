@@ -307,6 +307,18 @@ export class WmpSession {
     return result.missed_messages ?? 0;
   }
 
+  /**
+   * Carries the session on another connection without a resume: for a session routed through a
+   * relay (transport §6.2), which passes its frames from any connection authenticated as us, so a
+   * reconnect to the relay needs no round trip to the responder.
+   */
+  attach(peer: Peer<BaseContext>): void {
+    if (peer === this.#peer) return;
+    unrouteSession(this.#peer, this.id);
+    this.#peer = peer;
+    this.#register(peer);
+  }
+
   async close(reason: 'complete' | 'timeout' | 'error' | 'user_cancelled' = 'complete'): Promise<void> {
     await this.notify('wmp.session.close', { reason });
     unrouteSession(this.#peer, this.id);

@@ -46,7 +46,7 @@ export type {
   SessionEvents,
 } from './client-session-types.js';
 export type { Connection, SessionBinding, WmpContext } from './context.js';
-export { ConnectionClosedError, PeerError, RequestTimeoutError } from './errors.js';
+export { ConnectionClosedError, PassedError, PeerError, RequestTimeoutError } from './errors.js';
 export {
   builtInFlowTypes,
   type FlowControl,
@@ -73,6 +73,7 @@ export {
 } from './negotiate.js';
 export {
   type BaseContext,
+  type ForwardedAnswer,
   type Interceptor,
   type NotificationHandler,
   Peer,
@@ -80,6 +81,14 @@ export {
   type RequestHandler,
   type RequestOptions,
 } from './peer.js';
+export { ResponderBridge, type ResponderBridgeOptions } from './responder-bridge.js';
+export {
+  isRouted,
+  type RoutedSessionRecord,
+  type RouteOffer,
+  type SessionRoute,
+  type SessionRoutes,
+} from './routes.js';
 export { WmpServer } from './server.js';
 export type { MlsSessionProvider, ResolveOutcome, Resolver, ServerHooks, WmpServerOptions } from './services.js';
 export {

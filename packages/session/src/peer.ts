@@ -3,6 +3,7 @@ import {
   errorFromJsonRpc,
   type InvalidBatchEntry,
   isInvalidEntry,
+  type JsonRpcErrorObject,
   type JsonRpcId,
   type JsonRpcMessage,
   type JsonRpcNotification,
@@ -36,6 +37,12 @@ export interface BaseContext {
   readonly params?: unknown;
   /** Sends a notification to the peer, tied to this request (bindings route it with the response). */
   notify(method: string, params?: Record<string, unknown>): Promise<void>;
+  /**
+   * Set by an interceptor for a message this peer passes on instead of handling it (a relay
+   * routing a session it does not answer): it runs in place of the method's handler, whatever
+   * the method, known or not, and settles with the result.
+   */
+  readonly pass?: () => unknown;
 }
 
 export type RequestHandler<C> = (params: unknown, context: C) => unknown;
@@ -85,7 +92,12 @@ export interface RequestOptions {
   readonly timeoutMs?: number;
 }
 
+/** What came back for a request sent with `Peer.forward`: the answer as it was on the wire. */
+export type ForwardedAnswer = { readonly result: unknown } | { readonly error: JsonRpcErrorObject };
+
 interface Pending {
+  /** Settles with the whole response (`forward`), not with its result or a WmpError. */
+  readonly raw?: boolean;
   resolve(result: unknown): void;
   reject(error: unknown): void;
   cleanup(): void;
@@ -131,6 +143,12 @@ export class Peer<C extends BaseContext = BaseContext> {
 
   /** Fires once when the connection is gone. */
   onclose?: () => void;
+  /**
+   * Takes incoming messages this peer does not handle itself: a request or notification for which
+   * it returns true, or a response to no request of this peer. A client that also answers sessions
+   * over its connection (a responder behind a relay) hands those frames on this way.
+   */
+  divert?: ((message: JsonRpcMessage) => boolean) | undefined;
 
   constructor(transport: Transport, options: PeerOptions<C> = {}) {
     this.#transport = transport;
@@ -193,6 +211,29 @@ export class Peer<C extends BaseContext = BaseContext> {
 
   /** Sends a request and resolves with its result; a peer error rejects with its WmpError. */
   request(method: string, params?: Record<string, unknown>, options: RequestOptions = {}): Promise<unknown> {
+    return this.#request(method, params, options, false);
+  }
+
+  /**
+   * Sends a request with an id of this peer's own and resolves with the answer as it came (a
+   * result, or the error object unchanged): for passing a call made elsewhere on to this peer.
+   * Timeouts, aborts and a closed connection reject as for `request`.
+   */
+  forward(method: string, params?: Record<string, unknown>, options: RequestOptions = {}): Promise<ForwardedAnswer> {
+    return this.#request(method, params, options, true) as Promise<ForwardedAnswer>;
+  }
+
+  /** Outgoing requests waiting for their answer. */
+  get pendingRequests(): number {
+    return this.#pending?.size ?? 0;
+  }
+
+  #request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: RequestOptions,
+    raw: boolean,
+  ): Promise<unknown> {
     if (this.closed) return Promise.reject(new ConnectionClosedError());
     if (this.#pending !== undefined && this.#pending.size >= this.#maxPending) {
       return Promise.reject(new PeerError('ERR_TOO_MANY_PENDING', 'too many pending requests'));
@@ -219,7 +260,7 @@ export class Peer<C extends BaseContext = BaseContext> {
         fn();
       };
       this.#pending ??= new Map();
-      this.#pending.set(id, { resolve, reject, cleanup });
+      this.#pending.set(id, raw ? { raw, resolve, reject, cleanup } : { resolve, reject, cleanup });
       this.#transport
         .send(message)
         .catch((e: unknown) => settle(() => reject(this.closed ? new ConnectionClosedError() : e)));
@@ -303,12 +344,17 @@ export class Peer<C extends BaseContext = BaseContext> {
       this.#settle(message);
       return undefined;
     }
+    if (this.divert?.(message) === true) return undefined;
     const isRequest = 'id' in message;
     const requestId = isRequest ? (message as JsonRpcRequest).id : undefined;
     if (isRequest && this.#activeHandlers >= this.#maxHandlers) return new RateLimitedError().toResponse(requestId!);
     const handler =
       (isRequest ? this.#requestHandlers?.get(message.method) : this.#notificationHandlers?.get(message.method)) ??
       this.#shared?.get(message.method);
+    // With an interceptor, a message of no known method may still be one it passes on.
+    if (!handler && !this.#interceptor) {
+      return isRequest ? new MethodNotFoundError().toResponse(requestId!) : undefined; // unknown notifications are ignored (JSON-RPC)
+    }
     this.#activeHandlers++;
     try {
       const peer = this;
@@ -322,14 +368,19 @@ export class Peer<C extends BaseContext = BaseContext> {
         extra,
         notify: (method, params) => this.notify(method, params),
       };
-      if (!handler) {
-        if (isRequest) throw new MethodNotFoundError();
-        return undefined; // unknown notifications are ignored (JSON-RPC)
-      }
       // Await only real promises: each needless await is a microtask hop on the hot path.
-      const intercepted = this.#interceptor ? this.#interceptor(message, base, this) : (base as C);
-      const context = isPromiseLike(intercepted) ? await intercepted : intercepted;
-      const returned = handler(context.params ?? message.params ?? {}, context);
+      let context: C;
+      try {
+        const intercepted = this.#interceptor ? this.#interceptor(message, base, this) : (base as C);
+        context = isPromiseLike(intercepted) ? await intercepted : intercepted;
+      } catch (e) {
+        // A method nobody here knows is unknown, whatever the interceptor found wrong with it.
+        if (!handler) return isRequest ? new MethodNotFoundError().toResponse(requestId!) : undefined;
+        throw e;
+      }
+      const run = context.pass;
+      if (!run && !handler) return isRequest ? new MethodNotFoundError().toResponse(requestId!) : undefined;
+      const returned = run ? run() : handler!(context.params ?? message.params ?? {}, context);
       const result = isPromiseLike(returned) ? await returned : returned;
       return isRequest ? { jsonrpc: '2.0', id: requestId!, result: result === undefined ? {} : result } : undefined;
     } catch (e) {
@@ -345,9 +396,13 @@ export class Peer<C extends BaseContext = BaseContext> {
   #settle(response: JsonRpcResponse): void {
     if (response.id === null) return;
     const pending = this.#pending?.get(response.id);
-    if (!pending) return; // late, or never ours: nothing to do
+    if (!pending) {
+      this.divert?.(response); // late, or never ours: someone else's, or nothing to do
+      return;
+    }
     pending.cleanup();
-    if ('error' in response) pending.reject(errorFromJsonRpc(response.error));
+    if (pending.raw) pending.resolve('error' in response ? { error: response.error } : { result: response.result });
+    else if ('error' in response) pending.reject(errorFromJsonRpc(response.error));
     else pending.resolve(response.result);
   }
 }

@@ -48,6 +48,11 @@ export class ServerConnections {
     this.#armLoginTimer(connection);
   }
 
+  /** Every session bound to some connection. */
+  get boundSessions(): IterableIterator<string> {
+    return this.#bindings.keys();
+  }
+
   /** Connections currently bound to a session. */
   of(sessionId: string): Connection[] {
     return [...(this.#bindings.get(sessionId) ?? [])];
@@ -108,10 +113,12 @@ export class ServerConnections {
    */
   #armLoginTimer(connection: Connection): void {
     clearTimeout(connection.loginTimer);
+    const ms = this.#limits.unauthenticatedTimeoutMs ?? 30_000;
+    if (!Number.isFinite(ms)) return; // a connection that is no network connection (a bridge)
     const timer = setTimeout(() => {
       connection.loginTimer = undefined;
       if (!connection.authenticated) void connection.peer.transport.close('timeout').catch(() => undefined);
-    }, this.#limits.unauthenticatedTimeoutMs ?? 30_000);
+    }, ms);
     (timer as { unref?: () => void }).unref?.();
     connection.loginTimer = timer;
   }

@@ -38,6 +38,7 @@ import { openParams, sealParams } from './mls/cipher.js';
 import { validateEncryptedParams } from './mls/encrypted-params.js';
 import { baseCapabilities, encryptionRequiredFor, isEncrypted } from './mls/policy.js';
 import { type BaseContext, Peer, type PeerOptions, type RequestHandler } from './peer.js';
+import { isRouted } from './routes.js';
 import { ServerConnections } from './server-connections.js';
 import { ServerMethods } from './server-methods.js';
 import type { ServerServices, WmpServerOptions } from './services.js';
@@ -54,6 +55,17 @@ function contextOf(
   found: Omit<WmpContext, keyof BaseContext> & { readonly params?: unknown },
 ): WmpContext {
   return Object.assign(base, found);
+}
+
+/**
+ * The session a message names for routing, read from its raw params (before any schema): its
+ * `wmp.session_id`, or the `session_id` a resume or a join asks for.
+ */
+function routedSessionIdOf(message: JsonRpcRequest | JsonRpcNotification): string | undefined {
+  const params = message.params as { wmp?: { session_id?: unknown }; session_id?: unknown } | undefined;
+  const byParams = message.method === 'wmp.session.resume' || message.method === 'wmp.session.join';
+  const named = byParams ? params?.session_id : params?.wmp?.session_id;
+  return typeof named === 'string' ? named : undefined;
 }
 
 /**
@@ -207,6 +219,29 @@ export class WmpServer {
   }
 
   /**
+   * Ends every bound session that is gone from the store or expired (a session is otherwise seen
+   * to expire only when a message names it); resolves how many. O(bound sessions).
+   */
+  async sweep(): Promise<number> {
+    const now = this.#now();
+    let ended = 0;
+    for (const id of [...this.#connections.boundSessions]) {
+      const session = await this.#store.get(id);
+      if (session !== undefined && !isExpired(session, now)) continue;
+      if (session === undefined) {
+        // Deleted elsewhere (a sweeper of the store): only its bindings and flows are left here.
+        this.#flows.closeSession(id);
+        this.#services().unbind(id);
+      } else {
+        await this.#store.delete(id);
+        this.#ended(session);
+      }
+      ended++;
+    }
+    return ended;
+  }
+
+  /**
    * Binds an existing session to `connection` without a handshake, for a binding that proved the
    * client holds it (an HTTP session token another node of a cluster issued, or this node before a
    * restart). Only a session with at most one authenticated identity can be carried so (it binds
@@ -304,6 +339,19 @@ export class WmpServer {
     message: JsonRpcRequest | JsonRpcNotification,
     base: BaseContext,
   ): Promise<WmpContext> {
+    const routes = this.#options.routes;
+    // A routed session's frames pass before any schema here: the two parties may speak methods
+    // this responder does not know. Only a responder that routes pays for the early lookup.
+    let prefetched: SessionRecord | undefined;
+    if (routes !== undefined) {
+      const named = routedSessionIdOf(message) ?? base.extra?.sessionId;
+      prefetched = named === undefined ? undefined : await this.#store.get(named);
+      if (prefetched !== undefined && isRouted(prefetched) && !isExpired(prefetched, this.#now())) {
+        const session = prefetched;
+        const context: WmpContext = contextOf(base, { session, sender: undefined, connection });
+        return Object.assign(context, { pass: () => routes.pass(message, session, context) });
+      }
+    }
     // Encrypted content is checked in two steps: its clear part here, the plaintext once decrypted.
     const encrypted = isEncrypted(message.params);
     const methods = this.#methods.registry;
@@ -323,7 +371,7 @@ export class WmpServer {
     }
     const sessionId = wmp.session_id ?? base.extra?.sessionId;
     if (sessionId === undefined) throw new NotAuthorizedError({ reason: 'no session' });
-    const session = await this.#store.get(sessionId);
+    const session = prefetched?.id === sessionId ? prefetched : await this.#store.get(sessionId);
     if (!session || session.state === 'closed' || connection.closing?.has(sessionId) === true)
       throw new SessionNotFoundError();
     if (isExpired(session, now)) {

@@ -6,6 +6,7 @@ import type { Connection, WmpContext } from './context.js';
 import type { FlowManager } from './flows.js';
 import type { SessionCipher } from './mls/cipher.js';
 import type { SecurityPolicy } from './negotiate.js';
+import type { SessionRoutes } from './routes.js';
 import type { SessionRecord } from './session-model.js';
 import type { SessionStore } from './session-store.js';
 
@@ -157,6 +158,8 @@ export interface WmpServerOptions {
   readonly validate?: (method: string, params: unknown) => string | undefined;
   readonly hooks?: ServerHooks;
   readonly mls?: MlsSessionProvider;
+  /** Sessions this responder routes between two others rather than answers (a relay). */
+  readonly routes?: SessionRoutes;
 
   readonly now?: () => number;
   readonly requestTimeoutMs?: number;

@@ -37,11 +37,16 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
   // taken at once (unauthenticated; the id is known to nobody yet): creates pipelined or in one
   // batch run concurrently, and each would pass the check before any of them was bound.
   const create: RequestHandler<WmpContext> = async (raw, ctx) => {
+    // A responder that routes sessions (a relay) may have another party answer this one.
+    const offered = await options.routes?.offer?.(raw as ParamsOf<'wmp.session.create'>, ctx);
+    if (offered !== undefined && 'answer' in offered) return offered.answer;
     const id = newSessionId();
     s.checkBind(ctx.connection, id);
     s.bind(ctx.connection, id, undefined);
     try {
-      return await createAs(id, raw, ctx);
+      const result = await createAs(id, raw, ctx);
+      if (offered === undefined) return result;
+      return { ...result, wmp: { ...(result.wmp as Record<string, unknown>), ...offered.host } };
     } catch (e) {
       s.unbindConnection(ctx.connection, id);
       throw e;
