@@ -75,6 +75,16 @@ export interface RelayLimits {
    * only); beyond, its last-resort package is handed out (never consumed), or -31007.
    */
   readonly keyPackageFetchesPerTarget: number;
+  /** Requests one connection has passed on through routed sessions and not yet had answered. */
+  readonly maxForwardedPerConnection: number;
+  /** Requests on one routed session passed on and not yet answered. */
+  readonly maxForwardedPerRoute: number;
+  /** Routed sessions one identity takes part in at once (on one node). */
+  readonly maxRoutesPerIdentity: number;
+  /** Creates one identity may offer to another party per second (shared by a cluster's nodes). */
+  readonly routeOffersPerSecond: number;
+  /** Burst of that bucket. */
+  readonly routeOfferBurst: number;
 }
 
 /** Retention and timing. */
@@ -105,6 +115,10 @@ export interface RelayTimings {
    * most this much latency); unused with the relay's own single-process coordination.
    */
   readonly safetyPollMs: number;
+  /** How long the other party has to answer an offered create before the relay hosts the session. */
+  readonly routeOfferTimeoutMs: number;
+  /** How long a request passed through a routed session waits for its answer (then -32603 `peer_timeout`). */
+  readonly routedRequestTimeoutMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -137,6 +151,11 @@ export const DEFAULT_RELAY_LIMITS: RelayLimits = Object.freeze({
   maxKeyPackagesPerIdentity: 100,
   maxKeyPackagesPerPublish: 16,
   keyPackageFetchesPerTarget: 10,
+  maxForwardedPerConnection: 64,
+  maxForwardedPerRoute: 32,
+  maxRoutesPerIdentity: 256,
+  routeOffersPerSecond: 2,
+  routeOfferBurst: 10,
 });
 
 export const DEFAULT_RELAY_TIMINGS: RelayTimings = Object.freeze({
@@ -152,6 +171,8 @@ export const DEFAULT_RELAY_TIMINGS: RelayTimings = Object.freeze({
   sweepBatchesPerRun: 10,
   refusalLogIntervalMs: 60_000,
   safetyPollMs: 5_000,
+  routeOfferTimeoutMs: 10_000,
+  routedRequestTimeoutMs: 60_000,
 });
 
 /** The relay's own Ed25519 identity: a 32-byte seed, or a keypair. The app layer persists it. */

@@ -8,7 +8,7 @@ import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-s
 import { MemoryRelayStores } from '../storage/memory/memory-store.js';
 import { endpointUrls } from './auth-context.js';
 import { type RelayConfig, type ResolvedConfig, relayStoreLimits, resolveConfig } from './config.js';
-import { deliverHook } from './deliver.js';
+import { deliverHook, deliverOnRoute } from './deliver.js';
 import { Federation, type FederationDeps } from './federation/federation.js';
 import { Forwarder } from './forwarder.js';
 import { relayHooks } from './hooks.js';
@@ -22,6 +22,9 @@ import { QueueWakeUps } from './queue-wake-ups.js';
 import { RefusalLog } from './refusals.js';
 import { isLoopbackAddress, relayLimiters } from './relay-limiters.js';
 import { registerRelayMethods } from './relay-methods.js';
+import { withRelayEntry } from './routed/offered.js';
+import { localPartyLinks } from './routed/party-links.js';
+import { RoutedSessions } from './routed/routed-sessions.js';
 import type { RelayBudgets, RelayServices } from './services.js';
 import { StatusNotifier } from './statuses.js';
 import { Sweeper } from './sweeper.js';
@@ -85,6 +88,10 @@ function openStores(input: RelayConfig, limits: RelayStoreLimits): RelayStores {
   }
   return input.store;
 }
+
+/** A routed session's lifetime when its create asks none, and the most it may ask (as the relay's own). */
+const ROUTED_DEFAULT_TTL_SECONDS = 3600;
+const ROUTED_MAX_TTL_SECONDS = 86_400;
 
 /** Statuses from peers remembered by one process (the oldest are forgotten first). */
 const RECENT_PEER_STATUSES = 100_000;
@@ -225,8 +232,44 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     now,
   };
 
+  const routeOffers = coordination.rateLimiter('route-offers', {
+    perSecond: limits.routeOffersPerSecond,
+    burst: limits.routeOfferBurst,
+    now,
+  });
+  const routes = new RoutedSessions({
+    relayId: identity.did,
+    sessions,
+    links: localPartyLinks({
+      connectionsOf: (id) => server.connectionsOf(id),
+      newestRegistered: (id) => {
+        const e = presence.newestRegistered(id, now());
+        return e?.hopSession === undefined ? undefined : { connection: e.connection, hop: e.hopSession };
+      },
+    }),
+    limits: {
+      maxForwardedPerConnection: limits.maxForwardedPerConnection,
+      maxForwardedPerRoute: limits.maxForwardedPerRoute,
+      maxRoutesPerIdentity: limits.maxRoutesPerIdentity,
+      offerTimeoutMs: timings.routeOfferTimeoutMs,
+      requestTimeoutMs: timings.routedRequestTimeoutMs,
+      defaultTtlSeconds: ROUTED_DEFAULT_TTL_SECONDS,
+      maxTtlSeconds: ROUTED_MAX_TTL_SECONDS,
+    },
+    admitOffer: async (id) => routeOffers.take(id),
+    hopOf: (connection, id) =>
+      presence.get(id, connection)?.hopSession ??
+      [...connection.sessions].find(([, binding]) => binding.identity === id)?.[0],
+    offered: (params) => withRelayEntry('wmp.session.create', params, hop()),
+    deliver: (request, session, sender, to, ctx) => deliverOnRoute(services, request, session, sender, to, ctx),
+    refusals,
+    logger,
+    now,
+  });
+
   server = new WmpServer({
     store: sessions,
+    routes,
     capabilities: {
       messaging: { max_size: limits.maxMessageBytes },
       relay: { destinations: ['*'] },

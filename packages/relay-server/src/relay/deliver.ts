@@ -1,5 +1,12 @@
-import type { ParamsOf } from '@wmp/jsonrpc-envelope';
-import { NotAuthorizedError, RateLimitedError } from '@wmp/jsonrpc-envelope';
+import {
+  coreMethods,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  NotAuthorizedError,
+  type ParamsOf,
+  ParticipantNotFoundError,
+  RateLimitedError,
+} from '@wmp/jsonrpc-envelope';
 import { newMessageId, type SessionRecord, type WmpContext } from '@wmp/session';
 import { checkEncryptedDeliver } from './encrypted-deliver.js';
 import { expiryOf } from './expiry.js';
@@ -7,6 +14,7 @@ import { acceptForwarded } from './federation/inbound.js';
 import { isGroupSession, recipientsOf } from './recipients.js';
 import { wantsStatuses } from './registration.js';
 import { routedMessage, routedResult, routeToRecipients } from './route.js';
+import type { Party } from './routed/route-record.js';
 import type { RelayServices } from './services.js';
 
 /**
@@ -53,6 +61,45 @@ export function deliverHook(s: RelayServices) {
     if (outcome.accepted === 0 && outcome.full) throw outcome.full;
     return routedResult(session, messageId);
   };
+}
+
+/**
+ * `wmp.message.deliver` on a session routed between two parties (transport §6.2): checked against
+ * the relay's schema (it stores what it forwards), then stored and forwarded to the other party
+ * like any deliver, naming the routed session; statuses go to the sender's hop connections.
+ */
+export async function deliverOnRoute(
+  s: RelayServices,
+  request: JsonRpcRequest | JsonRpcNotification,
+  session: SessionRecord,
+  sender: string,
+  to: Party,
+  ctx: WmpContext,
+): Promise<unknown> {
+  const params = coreMethods.validateParams('wmp.message.deliver', request.params) as ParamsOf<'wmp.message.deliver'>;
+  if (params.to !== undefined && params.to.some((r) => r !== to.id)) {
+    throw new ParticipantNotFoundError({ participant: params.to.find((r) => r !== to.id) });
+  }
+  const raw = (request.params ?? {}) as Record<string, unknown>;
+  const now = s.now();
+  const expiresAt = expiryOf(params.wmp.expires_at, session, s.config.timings, now);
+  const messageId = newMessageId();
+  refuseLargeFanout(s, raw, 1);
+  const message = await routedMessage(s, 'wmp.message.deliver', raw, sender, messageId, session.id);
+  const isRequest = 'id' in request;
+  const outcome = await routeToRecipients(s, {
+    sender,
+    connection: ctx.connection,
+    notify: s.presence.get(sender, ctx.connection)?.statuses ?? false,
+    messageId,
+    expiresAt,
+    group: session.id,
+    messages: new Map([[to.id, message]]),
+    isRequest,
+  });
+  if (!isRequest) return undefined;
+  if (outcome.accepted === 0 && outcome.full) throw outcome.full;
+  return routedResult(session, messageId);
 }
 
 /**

@@ -111,6 +111,21 @@ export class Presence {
     return this.#byIdentity.has(identity);
   }
 
+  /**
+   * The identity's newest live registered endpoint (the highest connection id whose registration
+   * holds at `now` on a session its connection still carries); a routed session is offered there.
+   */
+  newestRegistered(identity: string, now: number): Endpoint | undefined {
+    let newest: Endpoint | undefined;
+    for (const e of this.endpoints(identity)) {
+      const hop = e.hopSession;
+      if (hop === undefined || e.registeredUntil <= now || e.connection.peer.closed || !e.connection.sessions.has(hop))
+        continue;
+      if (newest === undefined || e.connection.id > newest.connection.id) newest = e;
+    }
+    return newest;
+  }
+
   get(identity: string, connection: Connection): Endpoint | undefined {
     return endpointOn(this.#byIdentity.get(identity), connection.id);
   }
