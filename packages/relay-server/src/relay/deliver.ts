@@ -77,8 +77,8 @@ export async function deliverOnRoute(
   ctx: WmpContext,
 ): Promise<unknown> {
   const params = coreMethods.validateParams('wmp.message.deliver', request.params) as ParamsOf<'wmp.message.deliver'>;
-  if (params.to !== undefined && params.to.some((r) => r !== to.id)) {
-    throw new ParticipantNotFoundError({ participant: params.to.find((r) => r !== to.id) });
+  if (params.to?.some((r) => r !== to.id)) {
+    throw new ParticipantNotFoundError({ participant: params.to?.find((r) => r !== to.id) });
   }
   const raw = (request.params ?? {}) as Record<string, unknown>;
   const now = s.now();
