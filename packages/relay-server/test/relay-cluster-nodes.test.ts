@@ -1,51 +1,9 @@
 import { generateKeypair } from '@wmp/jcs-signing';
 import { Peer, WmpSession } from '@wmp/session';
 import { HttpClientTransport } from '@wmp/transports/node';
-import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryCoordinationHub } from '../src/coordination/memory/coordination.js';
-import { createRelay, MemoryRelayStores, type Relay, type RelayConfig, type RelayStores } from '../src/node.js';
-import { CLIENT_CAPABILITIES, type Client, codeOf, collect, disconnect, openClient } from './fixtures/relay-clients.js';
-
-// The nodes of one relay in one process: one store and one coordination hub between them, as
-// PostgreSQL and Redis are between the processes of a cluster (those run in apps/relay's cluster
-// tests). Every behaviour here fails when a node only knows its own connections and buckets.
-
-interface Cluster {
-  readonly urls: string[];
-  readonly nodes: Relay[];
-  readonly store: MemoryRelayStores;
-}
-
-const running: Array<{ cluster: Cluster; clients: Client[] }> = [];
-afterEach(async () => {
-  for (const { cluster, clients } of running.splice(0)) {
-    for (const c of clients) await c.peer.close().catch(() => undefined);
-    for (const node of cluster.nodes) await node.close();
-    await cluster.store.close();
-  }
-});
-
-/** The shared store without its close: each node closes "its" stores, the test closes the real ones once. */
-function shared(store: MemoryRelayStores): RelayStores {
-  const { queue, box, sessions, keyPackages, groups } = store;
-  return { queue, box, sessions, keyPackages, groups, close: async () => {} };
-}
-
-async function cluster(n: number, config: RelayConfig = {}): Promise<{ cluster: Cluster; clients: Client[] }> {
-  const hub = new MemoryCoordinationHub();
-  const store = new MemoryRelayStores();
-  const identity = { seed: generateKeypair().exportSeed() };
-  const nodes: Relay[] = [];
-  const urls: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const node = createRelay({ ...config, identity, store: shared(store), coordination: hub.node(`node-${i}`) });
-    nodes.push(node);
-    urls.push((await node.listen()).url);
-  }
-  const entry = { cluster: { urls, nodes, store }, clients: [] as Client[] };
-  running.push(entry);
-  return entry;
-}
+import { describe, expect, it } from 'vitest';
+import { cluster } from './fixtures/cluster-nodes.js';
+import { CLIENT_CAPABILITIES, codeOf, collect, disconnect, openClient } from './fixtures/relay-clients.js';
 
 describe('a relay of several nodes (one store, one coordination)', () => {
   it('delivers live to a recipient on another node, and the sender hears delivered once', async () => {

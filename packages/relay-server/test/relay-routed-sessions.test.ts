@@ -1,50 +1,11 @@
-import { generateKeypair, type Keypair } from '@wmp/jcs-signing';
-import { methodParams, methodResult, requestMethod } from '@wmp/jsonrpc-envelope';
-import { FlowManager, type Peer, ResponderBridge, WmpSession } from '@wmp/session';
+import { generateKeypair } from '@wmp/jcs-signing';
+import { type Peer, WmpSession } from '@wmp/session';
 import { describe, expect, it } from 'vitest';
 import { type Binding, codeOf, connectPeer, relayTestbed, waitFor } from './fixtures/relay-clients.js';
+import { OFFERED, responderFor } from './fixtures/routed-parties.js';
 
 const testbed = relayTestbed();
 const { setup, open } = testbed;
-
-/** A method the relay does not know (its schema is B's business: loose here). */
-const ping = requestMethod(methodParams({}), methodResult({}), { capability: 'org.example.ping' });
-
-/** B's side: a responder over its own relay connection (approval flow, resolve, a custom method). */
-async function responderFor(keypair: Keypair, peer: Peer) {
-  const received: Record<string, any>[] = [];
-  const flows = new FlowManager({
-    types: {
-      approval: {
-        actions: { awaiting_review: ['approve', 'reject'] },
-        async onStart(_params, flow) {
-          await flow.progress('awaiting_review', {});
-        },
-        async onAction(action, _params, flow) {
-          if (action === 'approve') await flow.complete({ approved: true });
-          else await flow.fail('rejected');
-        },
-      },
-    },
-  });
-  const bridge = await ResponderBridge.start({
-    flows,
-    identity: { id: keypair.did, signer: keypair },
-    capabilities: { messaging: {}, flows: {}, resolve: { types: ['endpoint'] } },
-    resolvers: { endpoint: (uri) => (uri === 'wmp:b' ? { metadata: { url: 'wss://b.example/wmp' } } : null) },
-    hooks: {
-      deliver: (params) => {
-        received.push(params as Record<string, any>);
-        return { status: 'accepted' };
-      },
-    },
-  });
-  bridge.server.method('org.example.ping', ping, (p) => ({ pong: (p as { text: string }).text }));
-  bridge.attach(peer);
-  return { bridge, received };
-}
-
-const OFFERED = { messaging: {}, flows: {}, resolve: {}, 'org.example.ping': {} };
 
 describe.each<[Binding, Binding]>([
   ['ws', 'ws'],

@@ -22,6 +22,7 @@ import { QueueWakeUps } from './queue-wake-ups.js';
 import { RefusalLog } from './refusals.js';
 import { isLoopbackAddress, relayLimiters } from './relay-limiters.js';
 import { registerRelayMethods } from './relay-methods.js';
+import { ClusterPartyLinks, chainLinks } from './routed/cluster-links.js';
 import { withRelayEntry } from './routed/offered.js';
 import { localPartyLinks } from './routed/party-links.js';
 import { RoutedSessions } from './routed/routed-sessions.js';
@@ -92,6 +93,8 @@ function openStores(input: RelayConfig, limits: RelayStoreLimits): RelayStores {
 /** A routed session's lifetime when its create asks none, and the most it may ask (as the relay's own). */
 const ROUTED_DEFAULT_TTL_SECONDS = 3600;
 const ROUTED_MAX_TTL_SECONDS = 86_400;
+/** Frames of routed sessions one node has passed to other nodes and awaits answers for. */
+const ROUTED_NODE_ASKS = 10_000;
 
 /** Statuses from peers remembered by one process (the oldest are forgotten first). */
 const RECENT_PEER_STATUSES = 100_000;
@@ -237,16 +240,22 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     burst: limits.routeOfferBurst,
     now,
   });
+  const localLinks = localPartyLinks({
+    connectionsOf: (id) => server.connectionsOf(id),
+    newestRegistered: (id) => {
+      const e = presence.newestRegistered(id, now());
+      return e?.hopSession === undefined ? undefined : { connection: e.connection, hop: e.hopSession };
+    },
+  });
+  // A cluster node passes frames for parties on other nodes through the coordination.
+  const clusterLinks =
+    input.coordination === undefined
+      ? undefined
+      : new ClusterPartyLinks({ coordination, local: localLinks, maxWaiting: ROUTED_NODE_ASKS, logger });
   const routes = new RoutedSessions({
     relayId: identity.did,
     sessions,
-    links: localPartyLinks({
-      connectionsOf: (id) => server.connectionsOf(id),
-      newestRegistered: (id) => {
-        const e = presence.newestRegistered(id, now());
-        return e?.hopSession === undefined ? undefined : { connection: e.connection, hop: e.hopSession };
-      },
-    }),
+    links: clusterLinks === undefined ? localLinks : chainLinks(localLinks, clusterLinks),
     limits: {
       maxForwardedPerConnection: limits.maxForwardedPerConnection,
       maxForwardedPerRoute: limits.maxForwardedPerRoute,
@@ -335,8 +344,10 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       sweeper.start();
       wakeUps.start();
       federation?.start();
+      void clusterLinks?.start();
     },
     async stop() {
+      clusterLinks?.stop();
       await federation?.stop();
       wakeUps.stop();
       await sweeper.stop();

@@ -47,6 +47,11 @@ export interface Coordination {
   /** Box stream wake-ups (channel `box:{key}`). */
   readonly boxWakeUps: WakeUps;
   /**
+   * A channel per node (`node:{nodeId}`): each node subscribes to its own id, and `notify(nodeId,
+   * note)` reaches that node (frames of routed sessions and their answers). Best effort, as notes.
+   */
+  readonly nodes: WakeUps;
+  /**
    * Token buckets named `name`, shared by every node (the same name is the same buckets). Never
    * throws for an outage: a node then limits with a local bucket of the same options.
    */

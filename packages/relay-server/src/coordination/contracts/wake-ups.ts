@@ -6,8 +6,14 @@
  */
 export type WakeHandler = (seq: number | undefined, note?: string) => void;
 
-/** The longest note `WakeUps.notify` carries (characters); a longer one reaches nobody. */
+/** The longest note `WakeUps.notify` carries (characters) by default; a longer one reaches nobody. */
 export const MAX_WAKE_NOTE_CHARS = 16_384;
+
+/**
+ * The longest note between two nodes (`Coordination.nodes`): a routed frame passed on, which may
+ * be as large as the relay's biggest message, with room for its envelope.
+ */
+export const MAX_NODE_NOTE_CHARS = 4 * 1024 * 1024;
 
 /** Stops one handler (idempotent, synchronous). The last handler of a recipient unsubscribes the node. */
 export type WakeUnsubscribe = () => void;

@@ -9,7 +9,7 @@ import {
 import { DEFAULT_NONCE_MAX_ENTRIES, nonceMaxPerKey } from '../contracts/nonce-cache.js';
 import type { RateLimiter, TokenBucketOptions } from '../contracts/rate-limiter.js';
 import { DEFAULT_REPLAY_MAX_ENTRIES, DEFAULT_STATUS_CLAIMS_MAX_ENTRIES } from '../contracts/replay-cache.js';
-import type { WakeUpLimits } from '../contracts/wake-ups.js';
+import { MAX_NODE_NOTE_CHARS, type WakeUpLimits } from '../contracts/wake-ups.js';
 import { MemoryKeyPackageBudgets } from './key-package-budgets.js';
 import { MemoryPresenceDirectory } from './presence-directory.js';
 import { TokenBuckets } from './token-buckets.js';
@@ -34,6 +34,7 @@ export class MemoryCoordinationHub {
   readonly presence: MemoryPresenceDirectory;
   readonly #wakeBus = new MemoryWakeBus();
   readonly #boxBus = new MemoryWakeBus();
+  readonly #nodeBus = new MemoryWakeBus();
   readonly #limiters = new Map<string, TokenBuckets>();
   readonly #budgets = new Map<string, MemoryKeyPackageBudgets>();
   readonly #limits: CoordinationLimits;
@@ -66,6 +67,7 @@ export class MemoryCoordinationHub {
       bus: this.#boxBus,
       ...limitsOf(this.#limits.boxWakeUps ?? this.#limits.wakeUps),
     });
+    const nodes = new MemoryWakeUps({ bus: this.#nodeBus, maxNoteChars: MAX_NODE_NOTE_CHARS });
     const hub = this;
     let closed = false;
     return {
@@ -76,6 +78,7 @@ export class MemoryCoordinationHub {
       presence: this.presence,
       wakeUps,
       boxWakeUps,
+      nodes,
       rateLimiter: (name, options) => hub.#limiter(name, options),
       keyPackageBudgets: (options) => hub.#budget(options),
       health: (): CoordinationHealth => 'ok',
@@ -84,7 +87,7 @@ export class MemoryCoordinationHub {
         if (closed) return;
         closed = true;
         hub.presence.withdrawNode(nodeId);
-        await Promise.all([wakeUps.close(), boxWakeUps.close()]);
+        await Promise.all([wakeUps.close(), boxWakeUps.close(), nodes.close()]);
       },
     };
   }
@@ -92,7 +95,7 @@ export class MemoryCoordinationHub {
   /** Node `nodeId` dies without closing: its presence expires by TTL, its handlers hear nothing more. */
   async crash(node: Coordination): Promise<void> {
     this.presence.stopNode(node.nodeId);
-    await Promise.all([node.wakeUps.close(), node.boxWakeUps.close()]);
+    await Promise.all([node.wakeUps.close(), node.boxWakeUps.close(), node.nodes.close()]);
   }
 
   #limiter(name: string, options: TokenBucketOptions): RateLimiter {

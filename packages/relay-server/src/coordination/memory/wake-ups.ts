@@ -61,8 +61,18 @@ export class MemoryWakeUps implements WakeUps {
   readonly #onError: (error: unknown) => void;
   #count = 0;
 
-  constructor(options: { bus?: MemoryWakeBus; limits?: WakeUpLimits; onError?: (error: unknown) => void } = {}) {
+  readonly #maxNoteChars: number;
+
+  constructor(
+    options: {
+      bus?: MemoryWakeBus;
+      limits?: WakeUpLimits;
+      onError?: (error: unknown) => void;
+      maxNoteChars?: number;
+    } = {},
+  ) {
     this.#bus = options.bus ?? new MemoryWakeBus();
+    this.#maxNoteChars = options.maxNoteChars ?? MAX_WAKE_NOTE_CHARS;
     this.#maxPerKey = options.limits?.maxPerKey ?? DEFAULT_WAKE_UP_LIMITS.maxPerKey;
     this.#max = options.limits?.max ?? DEFAULT_WAKE_UP_LIMITS.max;
     this.#onError = options.onError ?? (() => {});
@@ -78,7 +88,7 @@ export class MemoryWakeUps implements WakeUps {
   }
 
   async notify(recipient: string, note: string): Promise<number> {
-    if (note.length > MAX_WAKE_NOTE_CHARS) return 0;
+    if (note.length > this.#maxNoteChars) return 0;
     return this.#bus.note(recipient, note, this);
   }
 

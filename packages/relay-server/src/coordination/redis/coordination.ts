@@ -8,7 +8,7 @@ import {
 } from '../contracts/key-package-budgets.js';
 import type { RateLimiter, TokenBucketOptions } from '../contracts/rate-limiter.js';
 import { DEFAULT_STATUS_CLAIMS_MAX_ENTRIES } from '../contracts/replay-cache.js';
-import type { WakeUpLimits } from '../contracts/wake-ups.js';
+import { MAX_NODE_NOTE_CHARS, type WakeUpLimits } from '../contracts/wake-ups.js';
 import { RedisKeyPackageBudgets } from './key-package-budgets.js';
 import { RedisKeys } from './keys.js';
 import { type LinkOptions, RedisLink } from './link.js';
@@ -53,6 +53,7 @@ export class RedisCoordination implements Coordination {
   readonly presence: RedisPresenceDirectory;
   readonly wakeUps: RedisWakeUps;
   readonly boxWakeUps: RedisWakeUps;
+  readonly nodes: RedisWakeUps;
   readonly #link: RedisLink;
   readonly #keys: RedisKeys;
   readonly #limiters = new Map<string, RedisTokenBuckets>();
@@ -86,6 +87,7 @@ export class RedisCoordination implements Coordination {
     this.presence = new RedisPresenceDirectory(link, this.#keys);
     this.wakeUps = new RedisWakeUps(link, this.#keys, 'wake', wakeOptions(limits.wakeUps));
     this.boxWakeUps = new RedisWakeUps(link, this.#keys, 'box', wakeOptions(limits.boxWakeUps ?? limits.wakeUps));
+    this.nodes = new RedisWakeUps(link, this.#keys, 'node', { onError, maxNoteChars: MAX_NODE_NOTE_CHARS });
   }
 
   rateLimiter(name: string, options: TokenBucketOptions): RateLimiter {
@@ -133,7 +135,7 @@ export class RedisCoordination implements Coordination {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.all([this.presence.close(), this.wakeUps.close(), this.boxWakeUps.close()]);
+    await Promise.all([this.presence.close(), this.wakeUps.close(), this.boxWakeUps.close(), this.nodes.close()]);
     await this.#link.close();
   }
 

@@ -43,6 +43,7 @@ export class RedisWakeUps implements WakeUps {
   readonly #max: number;
   readonly #onError: (error: unknown) => void;
   readonly #tag = randomBytes(9).toString('base64url');
+  readonly #maxNoteChars: number;
   readonly #listener = (message: string, channel: string) => this.#onMessage(message, channel);
   readonly #off: (() => void)[];
   #count = 0;
@@ -54,8 +55,9 @@ export class RedisWakeUps implements WakeUps {
     link: RedisLink,
     keys: RedisKeys,
     kind: string,
-    options: { limits?: WakeUpLimits; onError?: (error: unknown) => void } = {},
+    options: { limits?: WakeUpLimits; onError?: (error: unknown) => void; maxNoteChars?: number } = {},
   ) {
+    this.#maxNoteChars = options.maxNoteChars ?? MAX_WAKE_NOTE_CHARS;
     this.#link = link;
     this.#keys = keys;
     this.#kind = kind;
@@ -93,7 +95,7 @@ export class RedisWakeUps implements WakeUps {
   }
 
   async notify(recipient: string, note: string): Promise<number> {
-    if (this.#closed || note.length > MAX_WAKE_NOTE_CHARS) return 0;
+    if (this.#closed || note.length > this.#maxNoteChars) return 0;
     const name = this.#keys.channel(this.#kind, recipient);
     // Our own subscriber hears it too (and drops it, by tag): it is not another node.
     const own = this.#channels.get(name)?.active === true ? 1 : 0;
