@@ -13,6 +13,16 @@ export type { GroupSessionLayer } from './client/group-session.js';
 export { type GroupSendOptions, GroupSession } from './client/group-session.js';
 export { type MailboxFallbackOptions, mailboxFallback } from './client/mailbox-fallback.js';
 export { DEFAULT_CLIENT_CAPABILITIES } from './client/options.js';
+export { IncomingSession } from './client/peer-sessions/incoming-session.js';
+export { PeerSession } from './client/peer-sessions/peer-session.js';
+export { DEFAULT_SERVED_CAPABILITIES } from './client/peer-sessions/session-responder.js';
+export type {
+  OpenPeerSessionOptions,
+  PeerMessage,
+  PeerResolver,
+  PeerSessionEvents,
+  ServeSessionsOptions,
+} from './client/peer-sessions/types.js';
 export type { StartFlowOptions } from './client/session-calls.js';
 export type {
   ClientCallOptions,

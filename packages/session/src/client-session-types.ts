@@ -18,6 +18,13 @@ export interface OpenSessionOptions {
    * responder's `auth` proves this responder (-31002 `responder_auth_failed`, nothing else sent).
    */
   readonly verifyResponder?: ExpectedResponder;
+  /**
+   * A create naming one other participant, sent through a relay (transport §6.2), is answered by
+   * that participant (verified as `verifyResponder`) or, when it cannot be reached, by the relay,
+   * which hosts the session and says so (`wmp.relay_hosted`): the responder to verify then
+   * (`false`: none; default `verifyResponder`, which a relay cannot pass).
+   */
+  readonly verifyHostedBy?: ExpectedResponder | false;
   /** Inline credentials (e.g. `{ type: 'bearer', token }`). */
   readonly auth?: Auth;
   readonly participants?: readonly string[];

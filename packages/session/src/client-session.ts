@@ -32,7 +32,7 @@ import {
 } from './mls/policy.js';
 import { WMP_VERSION } from './negotiate.js';
 import type { BaseContext, Peer, RequestOptions } from './peer.js';
-import { routeSession, unrouteSession } from './session-routing.js';
+import { routeSession, routeUnrouted, unrouteSession } from './session-routing.js';
 
 /**
  * The initiator's side of a WMP session (core §4): create, authenticate with a signed challenge,
@@ -48,6 +48,11 @@ export class WmpSession {
   #resumptionToken: string | undefined;
   /** The newest message id received on this session: what a resume asks to continue after. */
   lastReceivedId: string | undefined;
+  /**
+   * A create naming one other participant through a relay was answered by the relay, which hosts
+   * the session, rather than by that participant (transport §6.2: it could not be reached).
+   */
+  relayHosted = false;
   readonly #listeners: { [K in keyof SessionEvents]: Set<Listener<SessionEvents[K]>> } = {
     message: new Set(),
     status: new Set(),
@@ -59,6 +64,7 @@ export class WmpSession {
   /** Who the responder counts as the session's participants, when known (see `outgoingCapabilities`). */
   #participants: readonly string[] | undefined;
   #responder: string | undefined;
+  #takesUnrouted = false;
 
   private constructor(
     peer: Peer<BaseContext>,
@@ -104,16 +110,15 @@ export class WmpSession {
       string,
       unknown
     >;
-    const wmp = result.wmp as { session_id?: string; version?: string } | undefined;
+    const wmp = result.wmp as { session_id?: string; version?: string; relay_hosted?: unknown } | undefined;
     if (!wmp?.session_id) throw new NotAuthorizedError({ reason: 'no session id in the create result' });
     let responder: string | undefined;
-    if (nonce && options.verifyResponder) {
+    const hosted = wmp.relay_hosted === true;
+    const expected =
+      hosted && options.verifyHostedBy !== undefined ? options.verifyHostedBy || undefined : options.verifyResponder;
+    if (nonce && expected) {
       try {
-        responder = await verifyResponderAuth(
-          result.auth,
-          { nonce, sessionId: wmp.session_id },
-          options.verifyResponder,
-        );
+        responder = await verifyResponderAuth(result.auth, { nonce, sessionId: wmp.session_id }, expected);
       } catch (e) {
         // Tell the responder we are gone; nothing else goes to a responder that failed.
         void peer
@@ -124,6 +129,7 @@ export class WmpSession {
     }
     const session = new WmpSession(peer, wmp.session_id, wmp.version ?? version, sender, result);
     session.#responder = responder;
+    session.relayHosted = hosted;
     // The responder's participants: the creator's claim and the listed ones.
     session.#participants = [...new Set([...(sender ? [sender] : []), ...(options.participants ?? [])])];
     if (options.cipher) session.useCipher(options.cipher);
@@ -308,6 +314,19 @@ export class WmpSession {
   }
 
   /**
+   * This session also takes what arrives on its connection naming a session nobody there holds
+   * (a group session we are listed in but never joined: the relay sends its messages to our
+   * registered connection, naming the group). `false` stops it.
+   */
+  takeUnrouted(on = true): void {
+    this.#takesUnrouted = on;
+    routeUnrouted(
+      this.#peer,
+      on ? (method, params, requestId) => this.#incoming(method, params, requestId) : undefined,
+    );
+  }
+
+  /**
    * Carries the session on another connection without a resume: for a session routed through a
    * relay (transport §6.2), which passes its frames from any connection authenticated as us, so a
    * reconnect to the relay needs no round trip to the responder.
@@ -327,6 +346,7 @@ export class WmpSession {
 
   #register(peer: Peer<BaseContext>): void {
     routeSession(peer, this.id, (method, params, requestId) => this.#incoming(method, params, requestId));
+    if (this.#takesUnrouted) this.takeUnrouted();
   }
 
   /**

@@ -219,6 +219,18 @@ export class WmpServer {
   }
 
   /**
+   * Ends a session from the responder's side: its connections are told (`wmp.session.close`),
+   * then it is deleted, its flows and bindings go and the `sessionEnded` hook runs.
+   */
+  async endSession(sessionId: string, reason: 'complete' | 'timeout' | 'error' = 'complete'): Promise<void> {
+    const session = await this.#store.get(sessionId);
+    if (session === undefined) return;
+    await this.notifySession(sessionId, 'wmp.session.close', { reason }).catch(() => undefined);
+    await this.#store.delete(sessionId);
+    this.#ended({ ...session, state: 'closed' });
+  }
+
+  /**
    * Ends every bound session that is gone from the store or expired (a session is otherwise seen
    * to expire only when a message names it); resolves how many. O(bound sessions).
    */

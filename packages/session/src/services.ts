@@ -71,6 +71,8 @@ export interface ServerHooks {
    * another node): e.g. route to it again, as after a resume (a relay).
    */
   adopted?(session: SessionRecord, identity: string | undefined, connection: Connection): void | Promise<void>;
+  /** An identity authenticated on a session (`wmp.session.authenticate` succeeded). */
+  authenticated?(session: SessionRecord, identity: string, connection: Connection): void;
   /** After a successful `wmp.session.join`: e.g. hand the joiner what was queued for it (a relay). */
   joined?(session: SessionRecord, identity: string, connection: Connection): void | Promise<void>;
   /** A session was closed or expired. */

@@ -14,6 +14,9 @@ export type SessionInbound = (
 /** Sessions by id on one peer: one set of handlers routes to all of them. */
 const inboundByPeer = new WeakMap<Peer<BaseContext>, Map<string, SessionInbound>>();
 
+/** The session of a peer that takes what names a session nobody on the peer holds (`routeUnrouted`). */
+const unroutedByPeer = new WeakMap<Peer<BaseContext>, SessionInbound>();
+
 /**
  * Routes what arrives on `peer` for session `id` (its `wmp.session_id`, or the transport's session;
  * the only session when neither is named) to `inbound`. The peer's handlers are set once.
@@ -27,7 +30,11 @@ export function routeSession(peer: Peer<BaseContext>, id: string, inbound: Sessi
     const route = (method: string) => (params: unknown, ctx: BaseContext) => {
       const p = (params ?? {}) as Record<string, unknown>;
       const named = (p.wmp as { session_id?: string } | undefined)?.session_id ?? ctx.extra?.sessionId;
-      const target = named ? routes.get(named) : routes.size === 1 ? [...routes.values()][0] : undefined;
+      const target = named
+        ? (routes.get(named) ?? unroutedByPeer.get(peer))
+        : routes.size === 1
+          ? [...routes.values()][0]
+          : undefined;
       return target ? target(method, p, ctx.requestId) : undefined;
     };
     for (const method of SESSION_ROUTED) {
@@ -36,6 +43,16 @@ export function routeSession(peer: Peer<BaseContext>, id: string, inbound: Sessi
     }
   }
   sessions.set(id, inbound);
+}
+
+/**
+ * `inbound` also takes what arrives on `peer` naming a session nobody there holds: a relay's
+ * messages of a group session this client is listed in but never joined (they come on its
+ * registered connection, naming the group).
+ */
+export function routeUnrouted(peer: Peer<BaseContext>, inbound: SessionInbound | undefined): void {
+  if (inbound === undefined) unroutedByPeer.delete(peer);
+  else unroutedByPeer.set(peer, inbound);
 }
 
 /** Stops routing to session `id` on `peer`. */

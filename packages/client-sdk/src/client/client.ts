@@ -1,17 +1,23 @@
 import type { Capabilities } from '@wmp/jsonrpc-envelope';
-import { ConnectionClosedError } from '@wmp/session';
+import { ConnectionClosedError, WmpSession } from '@wmp/session';
 import { MemoryClientStore } from '../store/memory-store.js';
+import { AckBatcher } from './acks.js';
 import { CallRunner } from './call-runner.js';
 import { Connection } from './connection.js';
 import { dialTransport } from './dial.js';
 import { Emitter, type Listener } from './emitter.js';
 import { type Endpoint, resolveEndpoint } from './endpoint.js';
+import { WmpClientError } from './errors.js';
 import { expectedRelay } from './expected-relay.js';
 import { FallbackWatcher } from './fallback.js';
 import { type FlowActionResult, type FlowHandle, FlowTracker } from './flows.js';
 import type { GroupSession } from './group-session.js';
 import { Inbox } from './inbox.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
+import type { IncomingSession } from './peer-sessions/incoming-session.js';
+import { PeerSession } from './peer-sessions/peer-session.js';
+import { DEFAULT_SERVED_CAPABILITIES, SessionResponder } from './peer-sessions/session-responder.js';
+import type { OpenPeerSessionOptions, ServeSessionsOptions } from './peer-sessions/types.js';
 import { Persistence } from './persistence.js';
 import { Registration } from './registration.js';
 import type { SavedState } from './saved-state.js';
@@ -55,12 +61,20 @@ export class WmpClient {
   readonly #sessions: ClientSessions;
   /** Calls on the client's own session. */
   readonly #calls: SessionCalls;
+  readonly #options: ResolvedOptions;
+  /** End-to-end sessions this client opened to other parties (carried on every new connection). */
+  readonly #peerSessions = new Set<PeerSession>();
+  /** Acknowledgements of messages that came on end-to-end sessions (to the relay, on our session). */
+  readonly #routedAcks = new AckBatcher();
+  /** This client as the responder of sessions others open to it, once `onSession` was called. */
+  #responder: SessionResponder | undefined;
   #closing: Promise<void> | undefined;
 
   private constructor(o: ResolvedOptions, endpoint: Endpoint, persistence: Persistence) {
     const saved = persistence.loaded;
     const report = (e: unknown) => this.#report(e);
     const save = () => this.#save();
+    this.#options = o;
     this.did = o.identity.did;
     this.id = senderOf(o.identity);
     this.#endpoint = endpoint;
@@ -74,7 +88,12 @@ export class WmpClient {
       requestTimeoutMs: o.requestTimeoutMs,
       maxPendingRequests: o.maxPendingRequests,
       transport: () => dialTransport(endpoint, o),
-      prepare: (peer) => this.#sessions.groups.listenOn(peer),
+      prepare: (peer) => {
+        this.#sessions.groups.listenOn(peer);
+        // Before the resume: the relay passes their frames (and replays their messages) at once.
+        this.#responder?.attach(peer);
+        for (const session of this.#peerSessions) session.attach(peer);
+      },
       establish: (peer) => this.#sessions.establish(peer),
       onState: (change) => this.#events.emit('state', change),
       onDrop: () => this.#registration.pause(),
@@ -271,6 +290,87 @@ export class WmpClient {
     return this.#sessions.joinGroup(sessionId, options);
   }
 
+  // ---- sessions end to end with other parties (transport §6.2) ----
+
+  /**
+   * Opens a session with `peer` (its identifier) through the relay, end to end: the relay offers
+   * the create to the peer, which answers it, proves itself (mutual authentication) and
+   * authenticates us; its flows, resolve and methods then answer on the returned session. When
+   * the peer cannot answer (offline, or a client that answers no sessions), the relay hosts the
+   * session instead: `relayHosted` is true (or, with `whenHosted: 'refuse'`,
+   * `ERR_CLIENT_PEER_UNREACHABLE`).
+   */
+  async openSession(peer: string, options: OpenPeerSessionOptions = {}): Promise<PeerSession> {
+    const o = this.#options;
+    await this.#connection.whenConnected(options.signal);
+    const connection = this.#connection.peer!;
+    const expected = expectedRelay(o.relay, this.#endpoint);
+    const session = await WmpSession.open(connection, {
+      signer: o.identity.keypair,
+      sender: this.id,
+      ...(o.identity.x509 ? { x509: o.identity.x509 } : {}),
+      participants: [peer],
+      capabilities: options.capabilities ?? DEFAULT_SERVED_CAPABILITIES,
+      ...(options.ttl ? { ttl: options.ttl } : {}),
+      verifyResponder: { id: peer },
+      verifyHostedBy: expected ?? false,
+      requestOptions: {
+        ...(options.signal ? { signal: options.signal } : {}),
+        timeoutMs: options.timeoutMs ?? o.requestTimeoutMs,
+      },
+    });
+    if (session.relayHosted && options.whenHosted === 'refuse') {
+      await session.close().catch(() => undefined);
+      throw new WmpClientError('ERR_CLIENT_PEER_UNREACHABLE');
+    }
+    const handle = new PeerSession(session, peer, session.relayHosted, {
+      whenConnected: (signal) => this.#connection.whenConnected(signal),
+      ack: (id) => this.#ackRouted(id),
+      report: (e) => this.#report(e),
+      forget: (s) => this.#peerSessions.delete(s),
+    });
+    this.#peerSessions.add(handle);
+    return handle;
+  }
+
+  /**
+   * Answers the sessions other parties open to this client through the relay, as their
+   * responder: with `options`' capabilities, flow types and resolvers, authenticating each
+   * initiator (a signed challenge by default) and proving itself to it. `listener` gets each
+   * session once its initiator authenticated. Resolves with the function that stops answering.
+   */
+  async onSession(
+    listener: (session: IncomingSession) => void,
+    options: ServeSessionsOptions = {},
+  ): Promise<() => Promise<void>> {
+    if (this.#responder !== undefined) throw new WmpClientError('ERR_CLIENT_ALREADY_SERVING');
+    const identity = this.#options.identity;
+    const responder = await SessionResponder.start(options, {
+      identity: identity.x509 ?? { id: identity.did, signer: identity.keypair },
+      ack: (id) => this.#ackRouted(id),
+      report: (e) => this.#report(e),
+      opened: (session) => {
+        try {
+          listener(session);
+        } catch (e) {
+          this.#report(e);
+        }
+      },
+    });
+    this.#responder = responder;
+    const peer = this.#connection.peer;
+    if (peer) responder.attach(peer);
+    return async () => {
+      if (this.#responder === responder) this.#responder = undefined;
+      await responder.close();
+    };
+  }
+
+  #ackRouted(messageId: string): void {
+    const main = this.#sessions.main;
+    if (main) this.#routedAcks.add(main, messageId);
+  }
+
   // ---- closing ----
 
   /**
@@ -294,12 +394,18 @@ export class WmpClient {
     this.#flows.closeAll(error);
     this.#fallback.close();
     this.#inbox.close();
+    await this.#responder?.close().catch(() => undefined);
+    this.#responder = undefined;
+    this.#peerSessions.clear();
     // What the application already had is acknowledged, so the relay does not send it again
     // (over a live connection only: otherwise the relay sends it again and the dedupe drops it).
     if (peer && !peer.closed) {
-      await this.#inbox.sendAcks();
+      await Promise.all([this.#inbox.sendAcks(), this.#routedAcks.close()]);
       if (endSession) await this.#sessions.main?.close().catch(() => undefined);
-    } else this.#inbox.dropAcks();
+    } else {
+      this.#inbox.dropAcks();
+      this.#routedAcks.discard();
+    }
     await this.#connection.release(peer);
     await this.#persistence.finish(() => this.#state(), endSession);
     this.#events.emit('state', {

@@ -19,7 +19,11 @@ export type WmpClientErrorCode =
   /** The mailbox fallback has no card for the recipient. */
   | 'ERR_CLIENT_NO_CARD'
   /** The relay did not prove the identity it was expected to have (mutual authentication). */
-  | 'ERR_CLIENT_RELAY_AUTH';
+  | 'ERR_CLIENT_RELAY_AUTH'
+  /** The other party of an end-to-end session could not answer it (the relay would host it instead). */
+  | 'ERR_CLIENT_PEER_UNREACHABLE'
+  /** This client answers sessions already (`onSession` once per client). */
+  | 'ERR_CLIENT_ALREADY_SERVING';
 
 const MESSAGES: Readonly<Record<WmpClientErrorCode, string>> = Object.freeze({
   ERR_CLIENT_URL: 'unusable URL (ws:, wss:, http: or https:)',
@@ -32,6 +36,8 @@ const MESSAGES: Readonly<Record<WmpClientErrorCode, string>> = Object.freeze({
   ERR_CLIENT_BAD_ANSWER: 'unexpected answer from the relay',
   ERR_CLIENT_NO_CARD: 'no card for the recipient',
   ERR_CLIENT_RELAY_AUTH: 'the relay did not prove its identity',
+  ERR_CLIENT_PEER_UNREACHABLE: 'the other party could not answer the session',
+  ERR_CLIENT_ALREADY_SERVING: 'this client answers sessions already',
 });
 
 /** A local failure of a `WmpClient`: a stable `code` and a fixed message that carries no peer data. */

@@ -20,6 +20,12 @@ export function senderOf(identity: ClientIdentity): string {
   return identity.x509?.id ?? identity.did;
 }
 
+/** The session a message on our own session names when it is another one (a group we never joined). */
+function unjoinedGroupOf(session: WmpSession, params: Record<string, unknown>): string | undefined {
+  const named = (params.wmp as { session_id?: unknown } | undefined)?.session_id;
+  return typeof named === 'string' && named !== session.id ? named : undefined;
+}
+
 /** The relay failed mutual authentication (`responder_auth_failed`, from `WmpSession.open`). */
 function isRelayAuthFailure(e: unknown): boolean {
   return (e as { code?: unknown; data?: { reason?: unknown } })?.data?.reason === 'responder_auth_failed';
@@ -106,6 +112,9 @@ export class ClientSessions {
     }
     this.#main = main;
     this.#wire(main, undefined);
+    // Messages of a session the relay hosts for us without our joining it (we were listed in it,
+    // e.g. the relay's fallback for an end-to-end session) come here too.
+    main.takeUnrouted();
     await this.groups.resumeOn(peer, (session) => this.#resume(session, peer));
     await registration.connected(main, { fresh, groups: this.groups.size > 0 });
     this.#options.changed();
@@ -198,7 +207,7 @@ export class ClientSessions {
     if (this.#wired.has(session)) return;
     this.#wired.add(session);
     const { inbox, flows, events } = this.#options;
-    session.on('message', (params) => inbox.message(session, group, params));
+    session.on('message', (params) => inbox.message(session, group ?? unjoinedGroupOf(session, params), params));
     session.on('status', (params) => inbox.status(session, params));
     session.on('notification', ({ method, params }) => {
       if (flows.handle(session.id, method, params)) return;

@@ -173,6 +173,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     const session = await s.store.update(id, authenticated(identity, now));
     if (session === undefined) throw new SessionNotFoundError();
     s.bind(ctx.connection, id, identity);
+    options.hooks?.authenticated?.(session, identity, ctx.connection);
     return {
       wmp: { version: session.version, session_id: id },
       authenticated: true,

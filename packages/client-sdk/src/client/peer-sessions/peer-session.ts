@@ -1,0 +1,144 @@
+import type { Capabilities } from '@wmp/jsonrpc-envelope';
+import type { Peer, WmpSession } from '@wmp/session';
+import type { Listener } from '../emitter.js';
+import type { FlowActionResult } from '../flows.js';
+import type { ClientCallOptions } from '../types.js';
+import { RoutedInbox } from './routed-inbox.js';
+import type { PeerSessionEvents } from './types.js';
+
+/** What a session to a peer needs of its client. */
+export interface PeerSessionDeps {
+  /** Resolves once the client is connected (calls wait for a reconnection). */
+  whenConnected(signal?: AbortSignal): Promise<void>;
+  /** Acknowledges a message to the relay (it stored it for us). */
+  ack(messageId: string): void;
+  report(error: unknown): void;
+  /** The session ended: the client stops carrying it. */
+  forget(session: PeerSession): void;
+}
+
+/**
+ * A session with another party, end to end through the relay (transport §6.2): the other party
+ * answered the create, authenticated us and runs the session's flows, resolve and methods; the
+ * relay only routes. `relayHosted`: the other party could not answer, and the relay hosts the
+ * session instead (deliveries are queued for it; flows and resolve go to the relay).
+ */
+export class PeerSession {
+  readonly peer: string;
+  readonly relayHosted: boolean;
+  readonly #session: WmpSession;
+  readonly #deps: PeerSessionDeps;
+  readonly #inbox: RoutedInbox;
+  #closed = false;
+
+  constructor(session: WmpSession, peer: string, relayHosted: boolean, deps: PeerSessionDeps) {
+    this.#session = session;
+    this.peer = peer;
+    this.relayHosted = relayHosted;
+    this.#deps = deps;
+    this.#inbox = new RoutedInbox(deps.ack, deps.report);
+    session.on('message', (params) => void this.#inbox.message(params));
+    session.on('notification', ({ method, params }) => {
+      if (method === 'wmp.session.close') this.#ended('peer');
+      else this.#inbox.notification(method, params);
+    });
+  }
+
+  get id(): string {
+    return this.#session.id;
+  }
+
+  /** What the two parties negotiated. */
+  get capabilities(): Capabilities {
+    return this.#session.capabilities;
+  }
+
+  /** Who answered and proved itself at open (the peer; the relay when it hosts the session). */
+  get responder(): string | undefined {
+    return this.#session.responder;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  on<K extends keyof PeerSessionEvents>(event: K, listener: Listener<PeerSessionEvents[K]>): () => void {
+    return this.#inbox.on(event, listener);
+  }
+
+  /** Any method of the session (the `wmp` metadata is added); the peer's refusal rejects with its `WmpError`. */
+  async request(
+    method: string,
+    params: Record<string, unknown> = {},
+    options: ClientCallOptions = {},
+  ): Promise<unknown> {
+    await this.#deps.whenConnected(options.signal);
+    return this.#session.request(method, params, {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+    });
+  }
+
+  async notify(method: string, params: Record<string, unknown> = {}, options: ClientCallOptions = {}): Promise<void> {
+    await this.#deps.whenConnected(options.signal);
+    await this.#session.notify(method, params);
+  }
+
+  /** `wmp.message.deliver` to the peer on this session: stored by the relay, statuses follow. */
+  send(body: unknown, options: ClientCallOptions & { readonly contentType?: string } = {}): Promise<unknown> {
+    return this.request(
+      'wmp.message.deliver',
+      { to: [this.peer], content_type: options.contentType ?? 'application/json', body },
+      options,
+    );
+  }
+
+  /** `wmp.resolve` (core §5.8) answered by the peer. */
+  resolve(uri: string, type: string, options: ClientCallOptions & { readonly params?: Record<string, unknown> } = {}) {
+    return this.request('wmp.resolve', { uri, type, ...(options.params ? { options: options.params } : {}) }, options);
+  }
+
+  /** Starts a flow the peer runs; `done` settles with its completion or its error. */
+  async startFlow(
+    type: string,
+    params: Record<string, unknown> = {},
+    options: ClientCallOptions & {
+      readonly onProgress?: (step: string, payload: Record<string, unknown> | undefined) => void;
+    } = {},
+  ): Promise<{ readonly flowId: string; readonly done: Promise<Record<string, unknown>> }> {
+    await this.#deps.whenConnected(options.signal);
+    return this.#session.startFlow(type, params, options.onProgress ? { onProgress: options.onProgress } : {});
+  }
+
+  /** `wmp.flow.action` on a flow of this session. */
+  actOnFlow(
+    flowId: string,
+    action: string,
+    params: Record<string, unknown> = {},
+    options: ClientCallOptions = {},
+  ): Promise<FlowActionResult> {
+    return this.request('wmp.flow.action', { flow_id: flowId, action, params }, options) as Promise<FlowActionResult>;
+  }
+
+  /** Ends the session for both parties. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      await this.#session.close();
+    } finally {
+      this.#ended('us');
+    }
+  }
+
+  /** @internal The client's new connection (after a reconnect): the relay routes from any of ours. */
+  attach(peer: Peer): void {
+    if (!this.#closed) this.#session.attach(peer);
+  }
+
+  #ended(by: 'us' | 'peer'): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#deps.forget(this);
+    this.#inbox.closed(by);
+  }
+}
