@@ -43,6 +43,15 @@ describe.each<[Binding, Binding]>([
     await waitFor(() => received.length === 1);
     expect(received[0]).toMatchObject({ body: { text: 'to B' }, wmp: { sender: alice.keypair.did } });
     expect(received[0]!.wmp.message_id).toBe(sent.message_id);
+    // What the relay stored is acknowledged to the relay, on the routed session too.
+    const queue = testbed.relay!.core.stores.queue;
+    expect((await queue.stats(bob.keypair.did)).count).toBe(1);
+    await bob.peer.notify('wmp.message.ack', {
+      wmp: { version: '0.1', session_id: session.id, sender: bob.keypair.did },
+      message_ids: [sent.message_id],
+      status: 'received',
+    });
+    await expect.poll(async () => (await queue.stats(bob.keypair.did)).count).toBe(0);
 
     // B to A on the same session: B's server notifies its session.
     const got: unknown[] = [];

@@ -1,5 +1,5 @@
 import type { Keypair, RelayHop } from '@wmp/jcs-signing';
-import { BoundedSet } from '@wmp/jsonrpc-envelope';
+import { BoundedSet, coreMethods, type ParamsOf } from '@wmp/jsonrpc-envelope';
 import { type Connection, signedChallengeAuthenticator, type Transport, WmpServer } from '@wmp/session';
 import { ByteBudget } from '@wmp/transports';
 import type { Coordination } from '../coordination/contracts/coordination.js';
@@ -271,6 +271,10 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       [...connection.sessions].find(([, binding]) => binding.identity === id)?.[0],
     offered: (params) => withRelayEntry('wmp.session.create', params, hop()),
     deliver: (request, session, sender, to, ctx) => deliverOnRoute(services, request, session, sender, to, ctx),
+    ack: async (identity, params) => {
+      const { message_ids } = coreMethods.validateParams('wmp.message.ack', params) as ParamsOf<'wmp.message.ack'>;
+      statuses.terminal(await stores.queue.ack(identity, message_ids), 'delivered');
+    },
     refusals,
     logger,
     now,

@@ -60,6 +60,8 @@ export interface RoutedDeps {
   hopOf(connection: Connection, identity: string): string | undefined;
   /** The create as offered: the initiator's params with this relay's relay_chain entry added. */
   offered(params: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Acknowledgements of messages the relay stored for `identity` (they are the relay's, not the other party's). */
+  ack(identity: string, params: unknown): Promise<void>;
   /** A deliver on a routed session: stored and forwarded to `to` like any deliver. */
   deliver(
     request: JsonRpcRequest | JsonRpcNotification,
@@ -182,6 +184,10 @@ export class RoutedSessions implements SessionRoutes {
       case 'wmp.message.deliver':
         // Stored and forwarded like any deliver: queued while the other party is away.
         return this.#deps.deliver(message, session, from, to, ctx);
+      case 'wmp.message.ack':
+        // What the relay stored and forwarded is acknowledged to the relay.
+        await this.#deps.ack(from, message.params);
+        return isRequest ? {} : undefined;
       case 'wmp.session.join':
         throw new NotAuthorizedError({ reason: 'routed session' });
       case 'wmp.session.close':
