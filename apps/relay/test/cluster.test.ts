@@ -7,6 +7,7 @@ import { createEvent, generateEncKeypair, signRequest } from '@wmp/ohan-seal';
 import { Peer, WmpSession } from '@wmp/session';
 import { HttpClientTransport } from '@wmp/transports/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
 import { health, startCluster, type TestCluster } from './fixtures/cluster.js';
 import { CLIENT_CAPABILITIES, type Client, connectPeer, disconnect, openClient } from './fixtures/relay-process.js';
 
@@ -150,6 +151,63 @@ describe('three wmp-relay processes on one PostgreSQL and one Redis', () => {
       expect(again.status).toBe(401);
       expect(await again.json()).toMatchObject({ error: { code: 'unauthorized' } });
     }
+  });
+});
+
+describe('sessions routed end to end across the nodes (transport §6.2)', () => {
+  it('A on one node, B on another over HTTP+SSE: B answers, authenticates A, runs a flow, resolve and messages', async () => {
+    const alice = await client(0);
+    const bob = await client(1, 'http');
+    const { bridge, received } = await responderFor(bob.keypair, bob.peer);
+    const session = await WmpSession.open(alice.peer, {
+      signer: alice.keypair,
+      participants: [bob.keypair.did],
+      capabilities: OFFERED,
+      verifyResponder: { id: bob.keypair.did },
+    });
+    expect(session.relayHosted).toBe(false);
+    expect((await bridge.server.store.get(session.id))?.authenticated).toEqual([alice.keypair.did]);
+    const steps: string[] = [];
+    const flow = await session.startFlow('approval', {}, { onProgress: (step) => steps.push(step) });
+    await expect.poll(() => steps).toEqual(['awaiting_review']);
+    await session.request('wmp.flow.action', { flow_id: flow.flowId, action: 'approve' });
+    await expect(flow.done).resolves.toEqual({ approved: true });
+    await expect(session.request('wmp.resolve', { uri: 'wmp:b', type: 'endpoint' })).resolves.toMatchObject({
+      metadata: { url: 'wss://b.example/wmp' },
+    });
+    await session.send([bob.keypair.did], { text: 'across nodes' });
+    await expect.poll(() => received.map((m) => m.body)).toEqual([{ text: 'across nodes' }]);
+    await session.close();
+    await expect.poll(() => bridge.sessions.has(session.id)).toBe(false);
+  });
+
+  it('B’s node dies: A gets peer_offline, loses no acknowledged deliver, and B resumes on another node', async () => {
+    const spare = await cluster.start('node-d');
+    const alice = await client(0);
+    const bob = await openClient(spare.url, 'ws');
+    clients.push(bob);
+    const { bridge, received } = await responderFor(bob.keypair, bob.peer);
+    const session = await WmpSession.open(alice.peer, {
+      signer: alice.keypair,
+      participants: [bob.keypair.did],
+      capabilities: OFFERED,
+    });
+    await expect(session.request('org.example.ping', { text: 'before' })).resolves.toMatchObject({ pong: 'before' });
+
+    spare.child.kill('SIGKILL');
+    await spare.exited;
+    const offline = (await session.request('org.example.ping', { text: 'x' }).catch((e: unknown) => e)) as {
+      data?: unknown;
+    };
+    expect(offline.data).toEqual({ reason: 'peer_offline' });
+    // Acknowledged (stored) while B is away: it reaches B once B is back, on another node.
+    const sent = (await session.send([bob.keypair.did], { text: 'while away' })) as { message_id: string };
+
+    const back = await connectPeer(urls[2]!);
+    await bob.session.resume(back);
+    bridge.attach(back);
+    await expect.poll(() => received.map((m) => m.wmp.message_id)).toEqual([sent.message_id]);
+    await expect(session.request('org.example.ping', { text: 'after' })).resolves.toMatchObject({ pong: 'after' });
   });
 });
 

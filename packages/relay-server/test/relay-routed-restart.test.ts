@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createRelay, type RelayConfig } from '../src/node.js';
 import { SqliteStore } from '../src/sqlite.js';
 import { type Client, connectPeer, openClient, waitFor } from './fixtures/relay-clients.js';
-import { OFFERED, responderFor } from './fixtures/routed-parties.js';
+import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'wmp-relay-routed-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

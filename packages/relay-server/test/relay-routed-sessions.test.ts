@@ -2,7 +2,7 @@ import { generateKeypair } from '@wmp/jcs-signing';
 import { type Peer, WmpSession } from '@wmp/session';
 import { describe, expect, it } from 'vitest';
 import { type Binding, codeOf, connectPeer, relayTestbed, waitFor } from './fixtures/relay-clients.js';
-import { OFFERED, responderFor } from './fixtures/routed-parties.js';
+import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
 
 const testbed = relayTestbed();
 const { setup, open } = testbed;
