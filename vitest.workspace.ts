@@ -48,11 +48,27 @@ function portableCrypto(): Plugin {
 // through the "@wmp/source" export condition, so tests never need a build.
 const ssr = { resolve: { conditions: ['@wmp/source', ...defaultServerConditions] } };
 
+// `npm run test:quick` (WMP_TEST_QUICK=1): the unit and in-process tests only, for the run a
+// developer makes often. Left out: the apps (each of their tests starts processes), tests of real
+// PostgreSQL and Redis servers, crash tests (processes killed on purpose), the browser test, and
+// the services harness. `npm test` runs everything.
+const quick = process.env.WMP_TEST_QUICK === '1';
+const QUICK_EXCLUDE = [
+  '**/*postgres*.test.ts',
+  '**/*redis*.test.ts',
+  '**/*crash*.test.ts',
+  '**/browser.test.ts',
+  'test-support/services/**',
+];
+const quickGroups = ['packages'] as const;
+
 // The run's shared PostgreSQL server (test-support/services/global-setup.ts; `testDatabase()` in
 // tests): started once, only when a project listed here runs. Add a project's name to use it.
 const sharedPostgres = new Set<string>(['test-support', 'packages/relay-server']);
 const sharedPostgresSetup = fileURLToPath(new URL('./test-support/services/global-setup.ts', import.meta.url));
-const globalSetupOf = (name: string) => (sharedPostgres.has(name) ? { globalSetup: [sharedPostgresSetup] } : {});
+const globalSetupOf = (name: string) =>
+  sharedPostgres.has(name) && !quick ? { globalSetup: [sharedPostgresSetup] } : {};
+const excludeOf = () => (quick ? { exclude: [...QUICK_EXCLUDE, '**/node_modules/**'] } : {});
 
 // Tests that run a dozen processes one after another (the CLI's: each step is a `wmp` process)
 // get more time than the default 20 s: on a busy shared machine each start costs a second or two.
@@ -68,18 +84,19 @@ const testSupport: TestProjectInlineConfiguration = {
     name: 'test-support',
     root: fileURLToPath(new URL('./', import.meta.url)),
     include: ['test-support/**/*.test.ts', 'scripts/**/*.test.ts', 'bench/**/*.test.ts'],
+    ...excludeOf(),
     ...globalSetupOf('test-support'),
   },
 };
 
-const packageProjects: TestProjectInlineConfiguration[] = groups.flatMap((group) =>
+const packageProjects: TestProjectInlineConfiguration[] = (quick ? quickGroups : groups).flatMap((group) =>
   readdirSync(new URL(`./${group}/`, import.meta.url), { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(new URL(`./${group}/${d.name}/package.json`, import.meta.url)))
     .flatMap((d) => {
       const name = `${group}/${d.name}`;
       const root = fileURLToPath(new URL(`./${group}/${d.name}/`, import.meta.url));
       const include = ['test/**/*.test.ts', 'src/**/*.test.ts'];
-      const setup = { ...globalSetupOf(name), ...timeoutOf(name) };
+      const setup = { ...globalSetupOf(name), ...timeoutOf(name), ...excludeOf() };
       if (!cryptoMap(root)) return [{ extends: true, ssr, test: { name, root, include, ...setup } }];
       return [
         { extends: true, ssr, test: { name, root, include, ...setup, env: { WMP_CRYPTO_PATH: 'node' } } },

@@ -1,8 +1,8 @@
 import { WmpSession } from '@wmp/session';
 import { describe, expect, it } from 'vitest';
+import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
 import { cluster } from './fixtures/cluster-nodes.js';
 import { type Binding, openClient, waitFor } from './fixtures/relay-clients.js';
-import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
 
 // A on node 0, B on node 1 of one relay (one store, one coordination): the offer, every frame
 // and every answer cross between the nodes on the coordination's per-node channel.

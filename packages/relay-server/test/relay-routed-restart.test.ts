@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { randomBytes } from '@wmp/jcs-signing';
 import { WmpSession } from '@wmp/session';
 import { afterAll, describe, expect, it } from 'vitest';
+import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
 import { createRelay, type RelayConfig } from '../src/node.js';
 import { SqliteStore } from '../src/sqlite.js';
 import { type Client, connectPeer, openClient, waitFor } from './fixtures/relay-clients.js';
-import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'wmp-relay-routed-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,8 +1,8 @@
 import { generateKeypair } from '@wmp/jcs-signing';
 import { type Peer, WmpSession } from '@wmp/session';
 import { describe, expect, it } from 'vitest';
-import { type Binding, codeOf, connectPeer, relayTestbed, waitFor } from './fixtures/relay-clients.js';
 import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
+import { type Binding, codeOf, connectPeer, relayTestbed, waitFor } from './fixtures/relay-clients.js';
 
 const testbed = relayTestbed();
 const { setup, open } = testbed;
