@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedUrl, startTestRelay, type TestRelay } from './fixtures/relay.js';
+import { acceptAndClose, closedUrl, startTestRelay, type TestRelay } from './fixtures/relay.js';
 import { buildWmp, json, removeWmpBuild, runWmp, startWmp, tempHomes } from './fixtures/wmp-process.js';
 
 const homes = tempHomes();
@@ -103,12 +103,32 @@ describe('wmp send and listen', () => {
     expect(reply.stdout).toMatch(/: who is there\?\n$/);
   });
 
+  it('a relay that accepts the connection and closes it (a balancer before a dead node) is exit 4, said', async () => {
+    const closer = await acceptAndClose();
+    try {
+      const sent = await runWmp(['--home', alice.home, 'send', bob.did, 'hi', '--relay', closer.url, '--retries', '0']);
+      expect(sent).toMatchObject({ code: 4, stdout: '' });
+      expect(sent.stderr).toBe(
+        `wmp: relay unreachable: ${closer.url} (ECONNRESET)\n` +
+          'Check the URL and that the relay is running (npm start starts one on http://127.0.0.1:8080).\n',
+      );
+      const listen = await runWmp(['--home', bob.home, '--json', 'listen', '--relay', closer.url, '--retries', '1']);
+      expect(listen.code).toBe(4);
+      expect(JSON.parse(listen.stderr)).toMatchObject({
+        error: { code: 'unreachable', exit: 4, message: `relay unreachable: ${closer.url} (ECONNRESET; 2 attempts)` },
+      });
+      expect(closer.accepted()).toBeGreaterThanOrEqual(3);
+    } finally {
+      await closer.close();
+    }
+  });
+
   it('a relay that cannot be reached is retried, then exit 4 with what to check', async () => {
     const nowhere = await closedUrl();
     const down = await runWmp(['--home', alice.home, 'send', bob.did, 'hi', '--relay', nowhere, '--retries', '1']);
     expect(down.code).toBe(4);
     expect(down.stderr).toBe(
-      `wmp: could not connect to ${nowhere} (2 attempts)\n` +
+      `wmp: relay unreachable: ${nowhere} (ECONNREFUSED; 2 attempts)\n` +
         'Check the URL and that the relay is running (npm start starts one on http://127.0.0.1:8080).\n',
     );
     const stranger = homes.make('nobody');
