@@ -123,7 +123,7 @@ describe('recipients and identifiers', () => {
   });
 
   it('refuses a mistyped did:key that does not decode, saying it looks like one', () => {
-    // One character off: still base58 (some decode to no Ed25519 point, others to no key at all).
+    // A character dropped, mistyped as a non-base58 one, added; a placeholder copied from a README.
     for (const typo of [DID.slice(0, -1), `${DID.slice(0, 20)}0${DID.slice(21)}`, `${DID}x`, 'did:key:z6MkBob...']) {
       expect(refused('recipient', typo)).toMatch(/looks like a did:key but does not decode .*check it for a typo$/);
       expect(refused('did', typo)).toMatch(/looks like a did:key but does not decode/);
