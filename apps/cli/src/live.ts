@@ -8,7 +8,8 @@ import type { CommandContext, OptionSpec } from './command.js';
 import { NotFoundError, UnreachableError } from './errors.js';
 import type { Progress } from './progress.js';
 import { tlsOptions } from './tls.js';
-import { isUnreachable, tlsCliError, UNREACHABLE_HINT, unreachableCodeOf } from './to-cli-error.js';
+import { tlsCliError } from './tls-errors.js';
+import { isUnreachable, UNREACHABLE_HINT, unreachableCodeOf } from './to-cli-error.js';
 
 /** `--relay <url>` of the live commands. */
 export const liveRelayOption: OptionSpec = {
