@@ -1,11 +1,13 @@
 import type { Capabilities } from '@wmp/jsonrpc-envelope';
 import { ConnectionClosedError } from '@wmp/session';
 import { MemoryClientStore } from '../store/memory-store.js';
+import { hasTlsOptions } from '../tls/options.js';
 import { CallRunner } from './call-runner.js';
 import { Connection } from './connection.js';
 import { dialTransport } from './dial.js';
 import { Emitter, type Listener } from './emitter.js';
 import { type Endpoint, resolveEndpoint } from './endpoint.js';
+import { WmpClientError } from './errors.js';
 import { expectedRelay } from './expected-relay.js';
 import { FallbackWatcher } from './fallback.js';
 import { type FlowActionResult, type FlowHandle, FlowTracker } from './flows.js';
@@ -135,10 +137,16 @@ export class WmpClient {
    * fails; later drops are retried with backoff.
    */
   static async connect(url: string | URL, options: WmpClientOptions): Promise<WmpClient> {
+    if (hasTlsOptions(options.tls)) throw new WmpClientError('ERR_CLIENT_TLS_OPTIONS');
     const o = resolveOptions(options);
     const webSocket =
       o.WebSocket !== undefined || typeof (globalThis as { WebSocket?: unknown }).WebSocket === 'function';
-    const endpoint = await resolveEndpoint(url, { transport: o.transport, fetch: o.fetch, webSocket });
+    const endpoint = await resolveEndpoint(url, {
+      transport: o.transport,
+      fetch: o.fetch,
+      webSocket,
+      timeoutMs: o.requestTimeoutMs,
+    });
     const persistence = await Persistence.load({
       store: options.store ?? new MemoryClientStore(),
       origin: endpoint.origin,

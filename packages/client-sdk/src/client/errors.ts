@@ -19,7 +19,9 @@ export type WmpClientErrorCode =
   /** The mailbox fallback has no card for the recipient. */
   | 'ERR_CLIENT_NO_CARD'
   /** The relay did not prove the identity it was expected to have (mutual authentication). */
-  | 'ERR_CLIENT_RELAY_AUTH';
+  | 'ERR_CLIENT_RELAY_AUTH'
+  /** `tls` options where they cannot apply: a browser, or a `fetch`/`WebSocket` of the application's own. */
+  | 'ERR_CLIENT_TLS_OPTIONS';
 
 const MESSAGES: Readonly<Record<WmpClientErrorCode, string>> = Object.freeze({
   ERR_CLIENT_URL: 'unusable URL (ws:, wss:, http: or https:)',
@@ -32,6 +34,7 @@ const MESSAGES: Readonly<Record<WmpClientErrorCode, string>> = Object.freeze({
   ERR_CLIENT_BAD_ANSWER: 'unexpected answer from the relay',
   ERR_CLIENT_NO_CARD: 'no card for the recipient',
   ERR_CLIENT_RELAY_AUTH: 'the relay did not prove its identity',
+  ERR_CLIENT_TLS_OPTIONS: 'TLS options need the fetch and WebSocket of @wmp/client-sdk/node',
 });
 
 /** A local failure of a `WmpClient`: a stable `code` and a fixed message that carries no peer data. */
