@@ -2,7 +2,7 @@
 // into a CliError with an exit code, and write help, results and errors through Output.
 import type { CommandTable, Stream } from './command.js';
 import { COMMANDS } from './commands/index.js';
-import { type CliError, ExitCode, InterruptedError } from './errors.js';
+import { type CliError, ExitCode, InterruptedError, UsageError } from './errors.js';
 import { helpFor } from './help.js';
 import { Home, resolveHomeDir } from './home.js';
 import { Output, type OutputStreams } from './output.js';
@@ -33,6 +33,11 @@ export async function runCli(argv: readonly string[], io: CliIo, table: CommandT
       out.raw(helpFor(parsed.topic, table));
       return ExitCode.ok;
     }
+    if (parsed.kind === 'no-command') {
+      // Not a request for help: a script that ran `wmp` alone fails, and the usage goes to stderr.
+      out.usage(helpFor({ kind: 'top' }, table), new UsageError('no command given'));
+      return ExitCode.usage;
+    }
     const home = new Home(resolveHomeDir(parsed.globals.home, io.env));
     await parsed.spec.run({
       command: parsed.spec,
@@ -45,6 +50,7 @@ export async function runCli(argv: readonly string[], io: CliIo, table: CommandT
       stdout: io.stdout,
       stderr: io.stderr,
       env: io.env,
+      tlsFlags: parsed.globals.tls,
     });
     return ExitCode.ok;
   } catch (error) {

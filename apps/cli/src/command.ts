@@ -3,6 +3,7 @@
 import type { Group, WmpClient } from '@wmp/client-sdk';
 import type { Home } from './home.js';
 import type { Output } from './output.js';
+import type { TlsFlags } from './parse.js';
 import type { TextSink } from './text-sink.js';
 
 /** An output stream that is also a TextSink (process.stdout, or a PassThrough in tests). */
@@ -56,6 +57,8 @@ export interface CommandContext {
   readonly stdout: Stream;
   readonly stderr: Stream;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** `--ca-file`, `--client-cert`, `--client-key` as given (read by `tlsOptions` when connecting). */
+  readonly tlsFlags: TlsFlags;
   /** Inside `wmp connect`: the session's connected client, which live commands use instead of connecting. */
   readonly live?: LiveSession | undefined;
 }

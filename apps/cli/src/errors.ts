@@ -13,6 +13,8 @@ export const ExitCode = Object.freeze({
   notFound: 3,
   /** A relay or box could not be reached (refused, timed out, connection lost). */
   unreachable: 4,
+  /** TLS failed: the relay's certificate is not trusted here (or ours was refused); retrying will not help. */
+  tls: 5,
   /** Interrupted by Ctrl-C (SIGINT) before the command finished (128 + 2, as shells report it). */
   interrupted: 130,
 });
@@ -20,7 +22,7 @@ export const ExitCode = Object.freeze({
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
 /** Kinds of errors; `code` in `--json` error objects. */
-export type CliErrorCode = 'failed' | 'usage' | 'not_found' | 'unreachable' | 'interrupted';
+export type CliErrorCode = 'failed' | 'usage' | 'not_found' | 'unreachable' | 'tls' | 'interrupted';
 
 /** Base class: a message (what went wrong) and a hint (what to do), both safe to print. */
 export class CliError extends Error {
@@ -65,6 +67,15 @@ export class UnreachableError extends CliError {
   constructor(message: string, hint?: string, details?: Record<string, unknown>) {
     super(message, hint, details);
     this.name = 'UnreachableError';
+  }
+}
+
+export class TlsError extends CliError {
+  override readonly code = 'tls';
+  override readonly exitCode = ExitCode.tls;
+  constructor(message: string, hint?: string, details?: Record<string, unknown>) {
+    super(message, hint, details);
+    this.name = 'TlsError';
   }
 }
 

@@ -11,6 +11,7 @@ const EXIT_CODE_HELP: readonly [number, string][] = [
   [ExitCode.usage, 'usage error (unknown command or option, bad argument)'],
   [ExitCode.notFound, 'not found (no identity yet, no card for that key, unknown group or flow)'],
   [ExitCode.unreachable, 'unreachable (a relay or box could not be reached or dropped the connection)'],
+  [ExitCode.tls, "TLS (the relay's certificate is not trusted, or it refused ours: see --ca-file, --client-cert)"],
   [ExitCode.interrupted, 'interrupted (Ctrl-C)'],
 ];
 

@@ -3,7 +3,8 @@
 //   <home>/store/      the SDK's FileStore: identity, card, contacts' cards, mail cursors and
 //                      dedupe sets, groups (one file per key, mode 0600)
 //   <home>/history     the REPL's command history (last HISTORY_LINES lines, mode 0600)
-import { mkdirSync } from 'node:fs';
+//   <home>/.gitignore  `*`, when wmp made the directory (else in store/, when it made that)
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { type ClientStore, Identity } from '@wmp/client-sdk';
@@ -21,6 +22,16 @@ export function resolveHomeDir(flag: string | undefined, env: Readonly<Record<st
 }
 
 export const HISTORY_FILE = 'history';
+export const GITIGNORE_FILE = '.gitignore';
+
+function ignoreInGit(dir: string): void {
+  const text = '# Made by wmp: secret keys and state. Never commit them.\n*\n';
+  try {
+    writeFileSync(join(dir, GITIGNORE_FILE), text, { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
 export const STORE_DIR = 'store';
 
 export class Home {
@@ -39,10 +50,16 @@ export class Home {
     return join(this.dir, STORE_DIR);
   }
 
-  /** The home's store (the directory is made on first use, mode 0700). */
+  /**
+   * The home's store (the directory is made on first use, mode 0700). A directory wmp makes gets
+   * a `.gitignore` that ignores everything in it: a home made inside a git checkout (`--home
+   * ./alice`) never has its secret keys committed. None is written where wmp made nothing.
+   */
   store(): ClientStore {
     if (this.#store === undefined) {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      const madeHome = mkdirSync(this.dir, { recursive: true, mode: 0o700 }) !== undefined;
+      const madeStore = mkdirSync(this.storeDir, { recursive: true, mode: 0o700 }) !== undefined;
+      if (madeHome || madeStore) ignoreInGit(madeHome ? this.dir : this.storeDir);
       this.#store = new FileStore(this.storeDir);
     }
     return this.#store;

@@ -19,6 +19,7 @@ export {
   ExitCode,
   InterruptedError,
   NotFoundError,
+  TlsError,
   UnreachableError,
   UsageError,
 } from './errors.js';

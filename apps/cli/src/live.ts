@@ -1,13 +1,15 @@
 // Live connections to a relay: the first connection is retried a few times with backoff (a
 // progress line on a terminal says so), later drops are the SDK's to retry (the state is shown).
 // Only network failures are retried; a relay that answers "no" is an error at once.
-import { Mailbox, type WmpClient } from '@wmp/client-sdk';
-import { connect } from '@wmp/client-sdk/node';
+import { tlsFailureOf, type WmpClient } from '@wmp/client-sdk';
+import { connect, Mailbox } from '@wmp/client-sdk/node';
 import { ReconnectFailedError, ReconnectPolicy, reconnect } from '@wmp/transports';
 import type { CommandContext, OptionSpec } from './command.js';
 import { NotFoundError, UnreachableError } from './errors.js';
 import type { Progress } from './progress.js';
-import { isUnreachable } from './to-cli-error.js';
+import { tlsOptions } from './tls.js';
+import { tlsCliError } from './tls-errors.js';
+import { isUnreachable, UNREACHABLE_HINT, unreachableCodeOf } from './to-cli-error.js';
 
 /** `--relay <url>` of the live commands. */
 export const liveRelayOption: OptionSpec = {
@@ -67,24 +69,30 @@ export async function connectLive(
 
 async function dial(ctx: CommandContext, relay: string): Promise<WmpClient> {
   const identity = await ctx.home.identity();
+  const tls = await tlsOptions(ctx, identity);
   const retries = (ctx.options.retries as number | undefined) ?? 3;
   const attempt = () =>
     connect(relay, {
       identity,
       store: ctx.home.store(),
+      tls,
+      x509Auth: ctx.tlsFlags.mtls === true ? 'mtls' : 'x5c',
       // A drop later is retried by the SDK: 1 s doubling to 30 s, 10 attempts.
       reconnect: { initialDelayMs: 1000, maxDelayMs: 30_000, maxAttempts: 10 },
     });
+  let last: unknown;
   const unreachable = () =>
     new UnreachableError(
-      `could not connect to ${relay}${retries > 0 ? ` (${retries + 1} attempts)` : ''}`,
-      'Check the URL and that the relay is running (npm start starts one on http://127.0.0.1:8080).',
-      { relay },
+      `relay unreachable: ${relay} (${unreachableCodeOf(last)}${retries > 0 ? `; ${retries + 1} attempts` : ''})`,
+      UNREACHABLE_HINT,
+      { relay, cause: unreachableCodeOf(last) },
     );
   try {
     return await attempt();
   } catch (error) {
+    throwTls(error, relay);
     if (ctx.signal.aborted || !isUnreachable(error)) throw error;
+    last = error;
     if (retries === 0) throw unreachable();
   }
   let progress: Progress | undefined;
@@ -96,17 +104,29 @@ async function dial(ctx: CommandContext, relay: string): Promise<WmpClient> {
       {
         signal: ctx.signal,
         isRetryable: isUnreachable,
-        onRetry: ({ attempt: n, delayMs }) => {
+        onRetry: ({ attempt: n, delayMs, error }) => {
+          if (error !== undefined) last = error;
           progress ??= ctx.out.progress(`cannot reach ${relay}; retrying`);
           progress.update(`(attempt ${n + 1} of ${retries + 1} in ${(delayMs / 1000).toFixed(1)} s)`);
         },
       },
     );
   } catch (error) {
-    throw error instanceof ReconnectFailedError ? unreachable() : error;
+    throwTls(error, relay);
+    if (error instanceof ReconnectFailedError) {
+      last = error.cause ?? last;
+      throw unreachable();
+    }
+    throw error;
   } finally {
     progress?.done();
   }
+}
+
+/** A TLS failure as the CLI error that names `relay` (it is not retried: it fails the same way again). */
+function throwTls(error: unknown, relay: string): void {
+  const tls = tlsFailureOf(error);
+  if (tls) throw tlsCliError(tls, relay);
 }
 
 /** Shows connection drops and reconnections of a long-running client; resolves when it closes for good. */

@@ -67,6 +67,12 @@ export class Output {
     this.#io.stderr.write(`wmp: ${error.message}\n${error.hint ? `${error.hint}\n` : ''}`);
   }
 
+  /** A command line without a command: the usage text on stderr (people), or the error (--json). */
+  usage(text: string, error: CliError): void {
+    if (this.json) this.error(error);
+    else this.#io.stderr.write(text);
+  }
+
   /** A progress line for slow work (stamp mining, connection retries); a no-op unless on a TTY. */
   progress(label: string): Progress {
     if (this.json || this.#io.stderr.isTTY !== true) return NO_PROGRESS;

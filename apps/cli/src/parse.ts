@@ -16,6 +16,21 @@ export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     default: '$WMP_HOME, else $XDG_CONFIG_HOME/wmp, else ~/.config/wmp',
   },
   json: { kind: 'flag', help: 'machine-readable output: one JSON value per line on stdout, errors as JSON on stderr' },
+  'ca-file': {
+    kind: 'path',
+    help: "trust this CA (PEM) for https:// relays, besides the system's (a private CA)",
+    default: '$WMP_CA_FILE',
+  },
+  'client-cert': {
+    kind: 'path',
+    help: 'TLS client certificate chain (PEM, leaf first) for relays that ask for one (mTLS); with --client-key',
+    default: 'the X.509 certificate of wmp keys import --cert, if any',
+  },
+  'client-key': { kind: 'path', help: 'the PKCS#8 key (PEM) of --client-cert' },
+  mtls: {
+    kind: 'flag',
+    help: 'authenticate your X.509 identity by its TLS client certificate (a relay that asks for one) instead of x5c',
+  },
   help: { kind: 'flag', short: 'h', help: 'show help for wmp or for a command' },
 };
 
@@ -27,6 +42,16 @@ const TOP_OPTIONS: Readonly<Record<string, OptionSpec>> = {
 export interface Globals {
   readonly home: string | undefined;
   readonly json: boolean;
+  readonly tls: TlsFlags;
+}
+
+/** The TLS options of the command line (the files are read when a command first connects). */
+export interface TlsFlags {
+  readonly caFile?: string;
+  readonly clientCert?: string;
+  readonly clientKey?: string;
+  /** Authenticate an X.509 identity by its TLS client certificate (`mtls`) instead of `x5c`. */
+  readonly mtls?: boolean;
 }
 
 export type ParsedCommandLine =
@@ -38,7 +63,9 @@ export type ParsedCommandLine =
       readonly globals: Globals;
     }
   | { readonly kind: 'help'; readonly topic: HelpTopic; readonly globals: Globals }
-  | { readonly kind: 'version'; readonly globals: Globals };
+  | { readonly kind: 'version'; readonly globals: Globals }
+  /** No command given (and no --help): the usage goes to stderr with exit 2. */
+  | { readonly kind: 'no-command'; readonly globals: Globals };
 
 /** What help was asked for: everything, one group, or one command. */
 export type HelpTopic =
@@ -68,7 +95,7 @@ function nextWord(argv: readonly string[], from: number, where: string): number 
     const name = a.replace(/^--?/, '').split('=')[0]!;
     const global = Object.entries(GLOBAL_OPTIONS).find(([k, o]) => k === name || o.short === name);
     if (!global && !(where === 'wmp' && name in TOP_OPTIONS)) {
-      throw new UsageError(`${a} goes after the command (only --home, --json and --help may come before it)`);
+      throw new UsageError(`${a} goes after the command (only the global options may come before it: wmp --help)`);
     }
     if (global && global[1].kind !== 'flag' && !a.includes('=')) i++;
   }
@@ -119,7 +146,8 @@ export function parseCommandLine(argv: readonly string[], table: CommandTable): 
     const { values } = parseWith(argv, { ...GLOBAL_OPTIONS, ...TOP_OPTIONS }, undefined);
     const globals = globalsOf(values);
     if (values.version === true) return { kind: 'version', globals };
-    return { kind: 'help', topic: { kind: 'top' }, globals };
+    if (values.help === true) return { kind: 'help', topic: { kind: 'top' }, globals };
+    return { kind: 'no-command', globals };
   }
   const word = argv[first]!;
   const entry = table.get(word);
@@ -209,7 +237,24 @@ function parseWith(argv: readonly string[], specs: Readonly<Record<string, Optio
 function globalsOf(values: Record<string, unknown>): Globals {
   const home = values.home;
   if (typeof home === 'string' && home.trim() === '') throw new UsageError('--home: is empty; give a directory');
-  return { home: typeof home === 'string' ? home : undefined, json: values.json === true };
+  const file = (name: string): string | undefined => {
+    const v = values[name];
+    if (typeof v === 'string' && v.trim() === '') throw new UsageError(`--${name}: is empty; give a file`);
+    return typeof v === 'string' ? v : undefined;
+  };
+  const caFile = file('ca-file');
+  const clientCert = file('client-cert');
+  const clientKey = file('client-key');
+  if ((clientCert === undefined) !== (clientKey === undefined)) {
+    throw new UsageError('--client-cert and --client-key go together');
+  }
+  const tls: TlsFlags = {
+    ...(caFile === undefined ? {} : { caFile }),
+    ...(clientCert === undefined ? {} : { clientCert }),
+    ...(clientKey === undefined ? {} : { clientKey }),
+    ...(values.mtls === true ? { mtls: true } : {}),
+  };
+  return { home: typeof home === 'string' ? home : undefined, json: values.json === true, tls };
 }
 
 /** `Run: wmp --help`, plus the closest known name when one is near (a typo). */

@@ -8,10 +8,12 @@ import {
   isConnectionLost,
   MailboxError,
   type MailboxErrorCode,
+  tlsFailureOf,
   WmpClientError,
 } from '@wmp/client-sdk';
 import { ErrorCode, WmpError } from '@wmp/jsonrpc-envelope';
 import { CliError, NotFoundError, UnreachableError, UsageError } from './errors.js';
+import { tlsCliError } from './tls-errors.js';
 
 /** What to do about a WMP error answer, by code. */
 const WMP_HINTS: Readonly<Record<number, string>> = {
@@ -54,7 +56,13 @@ const NETWORK_CODES = new Set([
  */
 const NO_ANSWER_CODES = new Set(['ERR_REQUEST_TIMEOUT', 'ERR_RECONNECT_FAILED']);
 
-const UNREACHABLE_HINT = 'Check the URL and that the relay is running (npm start starts one on http://127.0.0.1:8080).';
+export const UNREACHABLE_HINT =
+  'Check the URL and that the relay is running (npm start starts one on http://127.0.0.1:8080).';
+
+/** Why the relay was not reached, as a code (`ECONNRESET`, `ERR_REQUEST_TIMEOUT`, ...), else `network`. */
+export function unreachableCodeOf(error: unknown): string {
+  return unreachableCode(error) ?? 'network';
+}
 
 /** The code of the first error along `error`'s `cause` chain that says the relay was not reached. */
 function unreachableCode(error: unknown): string | undefined {
@@ -143,7 +151,7 @@ const MAILBOX: Readonly<Record<MailboxErrorCode, { kind: Kind; text: string; hin
     text: 'the relay answered with an HTTP error',
     hint: 'Check the URL: it must be a WMP relay with an OHAN box (/ohan/v1).',
   },
-  network: { kind: 'unreachable', text: 'could not reach the box', hint: 'UNREACHABLE' },
+  network: { kind: 'unreachable', text: 'box unreachable', hint: 'UNREACHABLE' },
   bad_response: {
     kind: 'failed',
     text: 'the box answered something unexpected',
@@ -165,6 +173,11 @@ const MAILBOX: Readonly<Record<MailboxErrorCode, { kind: Kind; text: string; hin
     text: 'the box asks strangers for a stamp stronger than wmp will mine',
     hint: 'Ask the recipient to allow you (wmp allow add <your did>), then send with --contact.',
   },
+  tls_options: {
+    kind: 'failed',
+    text: 'TLS options cannot be used here',
+    hint: 'Report this: wmp passed TLS options to the wrong mailbox.',
+  },
 };
 
 /** What to do about a group error, by code (the kind is `failed` unless listed in GROUP_NOT_FOUND). */
@@ -181,22 +194,27 @@ const GROUP_HINTS: Partial<Record<GroupErrorCode, string>> = {
 };
 const GROUP_NOT_FOUND = new Set<GroupErrorCode>(['ERR_GROUP_UNKNOWN', 'ERR_GROUP_NO_KEY_PACKAGE']);
 
-/** A mailbox error as a CLI error naming the relay (never the key or the content). */
-export function mailboxCliError(error: MailboxError): CliError {
+/** A mailbox error as a CLI error naming the relay (never the key or the content); `prefix` goes before it. */
+export function mailboxCliError(error: MailboxError, prefix = ''): CliError {
+  const tls = error.code === 'network' ? tlsFailureOf(error) : undefined;
+  if (tls) return tlsCliError(tls, error.relay);
   const entry = MAILBOX[error.code];
   const where = error.relay ? ` at ${error.relay}` : '';
-  const why = [error.status ? `HTTP ${error.status}` : '', error.reason ?? ''].filter(Boolean).join(', ');
+  const cause = error.code === 'network' ? unreachableCode(error.cause) : undefined;
+  const why = [error.status ? `HTTP ${error.status}` : '', error.reason ?? '', cause ?? ''].filter(Boolean).join(', ');
   const hint = entry.hint === 'UNREACHABLE' ? UNREACHABLE_HINT : entry.hint;
   const details = {
     box_code: error.code,
     ...(error.relay ? { relay: error.relay } : {}),
     ...(error.status ? { status: error.status } : {}),
   };
-  return KINDS[entry.kind](`${entry.text}${where}${why ? ` (${why})` : ''}`, hint, details);
+  return KINDS[entry.kind](`${prefix}${entry.text}${where}${why ? ` (${why})` : ''}`, hint, details);
 }
 
 /** Whether an error means a relay could not be reached (or the connection to it was lost). */
 export function isUnreachable(error: unknown): boolean {
+  // Reached, but TLS failed: another connection attempt fails the same way.
+  if (tlsFailureOf(error)) return false;
   if (error instanceof MailboxError) return error.code === 'network';
   // fetch rejects with a TypeError exactly when the network failed (the Fetch standard's
   // "network error"); discovery wraps it.
@@ -227,9 +245,11 @@ export function toCliError(error: unknown): CliError {
       'Check the --home directory and its permissions.',
     );
   }
+  const tls = tlsFailureOf(error);
+  if (tls) return tlsCliError(tls, undefined);
   if (isUnreachable(error)) {
-    const code = unreachableCode(error) ?? 'network';
-    return new UnreachableError(`could not reach the relay (${code})`, UNREACHABLE_HINT, { cause: code });
+    const code = unreachableCodeOf(error);
+    return new UnreachableError(`relay unreachable (${code})`, UNREACHABLE_HINT, { cause: code });
   }
   if (error instanceof WmpError) {
     const data = error.data as { reason?: unknown } | undefined;

@@ -1,10 +1,11 @@
 // Kinds of argument and option values, each with its check and conversion (a map, so a new kind is
 // one entry). A value that does not fit is a usage error that names the argument and shows a
 // correct example.
-import { decodeEd25519Multikey, didKeyFromPublicKey, publicKeyFromDidKey } from '@wmp/jcs-signing';
+import { decodeEd25519Multikey, didKeyFromPublicKey, publicKeyFromDidJwk, publicKeyFromDidKey } from '@wmp/jcs-signing';
 import { isBoxOrigin } from '@wmp/ohan-seal';
+import { didWebUrl } from '@wmp/session';
 
-export type ValueKind = 'text' | 'int' | 'url' | 'did' | 'recipient' | 'path' | 'name';
+export type ValueKind = 'text' | 'int' | 'url' | 'did' | 'recipient' | 'identifier' | 'path' | 'name';
 
 /** Why a value was refused, with an example of a good one (the caller adds the argument's name). */
 export class ValueError extends Error {
@@ -23,6 +24,7 @@ export const PLACEHOLDER: Readonly<Record<ValueKind, string>> = {
   url: 'url',
   did: 'did',
   recipient: 'id',
+  identifier: 'id',
   path: 'file',
   name: 'name',
 };
@@ -36,6 +38,12 @@ export function toDid(text: string): string {
     const publicKey = t.startsWith('did:key:') ? publicKeyFromDidKey(t) : decodeEd25519Multikey(t);
     return didKeyFromPublicKey(publicKey);
   } catch {
+    // Shaped like one but not one (a character mistyped, dropped or added): say so, not "unknown".
+    if (/^(did:key:)?z6Mk/.test(t)) {
+      throw new ValueError(
+        `"${short(t)}" looks like a did:key but does not decode to an Ed25519 key: check it for a typo`,
+      );
+    }
     throw new ValueError(`"${short(t)}" is not an Ed25519 did:key (like did:key:z6Mk...) or Multikey (z6Mk...)`);
   }
 }
@@ -43,7 +51,30 @@ export function toDid(text: string): string {
 /** X.509 identifiers (core §7.1): `x509:san:dns:<name>`, `x509:san:uri:<uri>`, `x509:sha256:<hex>`. */
 const X509_ID = /^x509:(san:dns:[A-Za-z0-9.-]{1,253}|san:uri:[\x21-\x7e]{1,2048}|sha256:[0-9a-f]{64})$/;
 
-/** Whom a live message goes to: a did:key (or Multikey), or an X.509 identifier as it is. */
+/** A did:jwk of an Ed25519 key (what the relays authenticate), as it is. */
+function toDidJwk(t: string): string {
+  try {
+    publicKeyFromDidJwk(t);
+    return t;
+  } catch {
+    throw new ValueError(`"${short(t)}" is not a did:jwk of an Ed25519 key (it does not decode: check it for a typo)`);
+  }
+}
+
+/** A did:web (`did:web:example.com`, `did:web:example.com:users:bob`, a port as `%3A8443`), as it is. */
+function toDidWeb(t: string): string {
+  try {
+    didWebUrl(t);
+    return t;
+  } catch {
+    throw new ValueError(`"${short(t)}" is not a did:web (like did:web:example.com or did:web:example.com:users:bob)`);
+  }
+}
+
+/**
+ * Whom a live message goes to: a did:key (or Multikey), a did:jwk or did:web, or an X.509
+ * identifier; each is checked here, so a mistyped one is refused before anything is sent.
+ */
 export function toRecipient(text: string): string {
   const t = text.trim();
   if (t.startsWith('x509:')) {
@@ -52,7 +83,28 @@ export function toRecipient(text: string): string {
     }
     return t;
   }
+  if (t.startsWith('did:jwk:')) return toDidJwk(t);
+  if (t.startsWith('did:web:')) return toDidWeb(t);
+  if (t.startsWith('did:') && !t.startsWith('did:key:')) {
+    throw new ValueError(`"${short(t)}": wmp sends to did:key, did:jwk, did:web and x509: identifiers`);
+  }
   return toDid(t);
+}
+
+/** What `wmp route` asks about: a recipient, or an `https://` identifier (wmp-tables §5.4). */
+export function toIdentifier(text: string): string {
+  const t = text.trim();
+  if (!t.startsWith('https://')) return toRecipient(t);
+  let url: URL;
+  try {
+    url = new URL(t);
+  } catch {
+    throw new ValueError(`"${short(t)}" is not an https:// identifier (like https://example.com/bob)`);
+  }
+  if (url.username || url.password || t.length > 2048) {
+    throw new ValueError(`"${short(t)}" is not an https:// identifier (like https://example.com/bob)`);
+  }
+  return t;
 }
 
 /** A relay origin: `https://host[:port]`, or `http://` on loopback; a trailing slash or `/wmp` is dropped. */
@@ -97,6 +149,7 @@ export const CONVERT: Readonly<Record<ValueKind, (text: string, limits: Limits) 
   url: toRelayUrl,
   did: toDid,
   recipient: toRecipient,
+  identifier: toIdentifier,
   path(text) {
     if (text.trim() === '') throw new ValueError('is empty; give a file name (or - for standard input/output)');
     return text;

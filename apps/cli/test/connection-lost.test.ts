@@ -1,5 +1,5 @@
 // One definition of a lost connection: the SDK's `isConnectionLost` (what its reconnects go by)
-// and the CLI's "could not reach the relay" (exit 4) agree on every code of the layers below.
+// and the CLI's "relay unreachable" (exit 4) agree on every code of the layers below.
 import { isConnectionLost, ReconnectFailedError } from '@wmp/client-sdk';
 import { errorFromJsonRpc } from '@wmp/jsonrpc-envelope';
 import { ConnectionClosedError, PeerError, RequestTimeoutError } from '@wmp/session';
@@ -73,10 +73,10 @@ describe('a lost connection, for the SDK and the CLI', () => {
   it('names the lost connection in the CLI error', () => {
     expect(toCliError(new WebSocketTransportError('ERR_WS_SLOW_CONSUMER'))).toMatchObject({
       code: 'unreachable',
-      message: 'could not reach the relay (ERR_WS_SLOW_CONSUMER)',
+      message: 'relay unreachable (ERR_WS_SLOW_CONSUMER)',
       details: { cause: 'ERR_WS_SLOW_CONSUMER' },
     });
     const closed = errorFromJsonRpc({ code: -32603, message: 'Internal error', data: { reason: 'closed' } });
-    expect(toCliError(closed)).toMatchObject({ code: 'unreachable', message: 'could not reach the relay (closed)' });
+    expect(toCliError(closed)).toMatchObject({ code: 'unreachable', message: 'relay unreachable (closed)' });
   });
 });

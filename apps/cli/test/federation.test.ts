@@ -80,4 +80,31 @@ describe('wmp send to another relay', () => {
       body: { text: 'while you were out' },
     });
   }, 120_000);
+
+  it('a forward the peer refuses: send says dropped with the reason the relay gave, exit 1; --wait too', async () => {
+    // Alice is connected at relay 2 as well: relay 2 refuses relay 1's forward of a message from her.
+    const there = startWmp(['--home', alice.home, 'listen', '--relay', relays[1].url]);
+    await there.waitForStderr(/^listening as did:key:\S+ on http:\/\/127\.0\.0\.1:\d+ \(Ctrl-C to stop\)$/m);
+    try {
+      const sent = await runWmp(['--home', alice.home, '--json', 'send', bob.did, 'refused']);
+      expect(sent).toMatchObject({ code: 1, stdout: '' });
+      const error = JSON.parse(sent.stderr).error;
+      expect(error).toMatchObject({ code: 'failed', exit: 1, details: { status: 'dropped' } });
+      // Whatever reason the relay gave, as it gave it: never a guess such as a full queue.
+      const reason: string = error.details.reason;
+      expect(reason).toMatch(/31002|homed/);
+      expect(error.message).toBe(`the message ${error.details.message_id} was dropped by ${relays[0].url} (${reason})`);
+      expect(error.hint).not.toMatch(/full/);
+      const status = await runWmp(['--home', alice.home, '--json', 'status', error.details.message_id]);
+      expect(json(status)).toMatchObject({ status: 'dropped', reason, final: true });
+
+      const waited = await runWmp(['--home', alice.home, 'send', bob.did, 'refused', 'again', '--wait']);
+      expect(waited.code).toBe(1);
+      expect(waited.stderr).toMatch(/^wmp: the message msg-\S+ was dropped by http:\/\/127\.0\.0\.1:\d+ \((.+)\)\n/);
+      expect(waited.stderr).not.toMatch(/queue is full|full queue/);
+    } finally {
+      there.child.kill('SIGINT');
+      await there.ended();
+    }
+  }, 120_000);
 });

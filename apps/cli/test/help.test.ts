@@ -34,7 +34,20 @@ describe('wmp --help and <command> --help', () => {
     for (const spec of allCommands(COMMANDS)) {
       expect(stdout).toMatch(new RegExp(`^  ${commandName(spec)}\\b.*${escapeRegExp(spec.summary)}$`, 'm'));
     }
-    expect((await run([])).stdout).toBe(stdout);
+  });
+
+  it('wmp with no command is a usage error: the same usage on stderr, nothing on stdout, exit 2', async () => {
+    const { stdout: help } = await run(['--help']);
+    const bare = await run([]);
+    expect(bare).toEqual({ code: ExitCode.usage, stdout: '', stderr: help });
+    const withHome = await run(['--home', '/tmp/x']);
+    expect(withHome.code).toBe(ExitCode.usage);
+    const asJson = await run(['--json']);
+    expect(asJson.code).toBe(ExitCode.usage);
+    expect(asJson.stdout).toBe('');
+    expect(JSON.parse(asJson.stderr)).toEqual({
+      error: { code: 'usage', exit: 2, message: 'no command given', hint: 'Run: wmp --help' },
+    });
   });
 
   it('every command has a help page with its usage, and at least one example that parses', async () => {

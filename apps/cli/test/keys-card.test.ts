@@ -1,6 +1,7 @@
 // wmp as a child process: identities in temp homes, cards on a directory relay and on a
 // relay-only one, the config directory default, and the exit codes of each failure kind.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedUrl, startTestRelay, type TestRelay } from './fixtures/relay.js';
@@ -87,6 +88,26 @@ describe('wmp keys', () => {
   });
 });
 
+describe('a home inside a git checkout', () => {
+  it('is ignored by git: wmp writes a .gitignore into the directories it makes, nowhere else', async () => {
+    const repo = homes.make('checkout');
+    execFileSync('git', ['init', '-q', repo]);
+    writeFileSync(join(repo, 'README'), 'mine\n');
+    const made = await runWmp(['--home', join(repo, 'alice'), 'keys', 'new']);
+    expect(made.code).toBe(0);
+    expect(readFileSync(join(repo, 'alice', '.gitignore'), 'utf8')).toMatch(/^\*$/m);
+    // A directory that was there already gets it in store/ (wmp made that one), not at its top.
+    mkdirSync(join(repo, 'bob'));
+    writeFileSync(join(repo, 'bob', 'notes.txt'), 'not wmp\n');
+    expect((await runWmp(['--home', join(repo, 'bob'), 'keys', 'new'])).code).toBe(0);
+    expect(existsSync(join(repo, 'bob', '.gitignore'))).toBe(false);
+    const status = execFileSync('git', ['-C', repo, 'status', '--porcelain', '--untracked-files=all'], {
+      encoding: 'utf8',
+    });
+    expect(status.split('\n').filter(Boolean).sort()).toEqual(['?? README', '?? bob/notes.txt']);
+  });
+});
+
 describe('wmp card', () => {
   it('publishes to a directory relay, is looked up and stored as a contact by another home', async () => {
     const alice = homes.make('alice');
@@ -143,15 +164,28 @@ describe('wmp card', () => {
     expect(forged.stderr).toContain('is not a valid signed card (signature)');
   });
 
-  it('an unreachable relay is exit 4 and says what to check', async () => {
+  it('an unreachable relay is exit 4 and says what to check; the card no relay took is not saved', async () => {
     const erin = homes.make('erin');
-    await runWmp(['--home', erin, 'keys', 'new']);
+    const made = json(await runWmp(['--home', erin, '--json', 'keys', 'new']));
+    expect((await runWmp(['--home', erin, 'card', 'publish', '--relay', directory.url])).code).toBe(0);
     const nowhere = await closedUrl();
     const down = await runWmp(['--home', erin, 'card', 'publish', '--relay', nowhere]);
     expect(down.code).toBe(4);
     expect(down.stderr).toBe(
-      `wmp: could not reach the box at ${nowhere}\n` +
+      `wmp: card not published (nothing saved): box unreachable at ${nowhere} (ECONNREFUSED)\n` +
         'Check the URL and that the relay is running (npm start starts one on http://127.0.0.1:8080).\n',
     );
+    // The card (and with it the relay the live commands default to) is still the published one.
+    expect(json(await runWmp(['--home', erin, '--json', 'keys', 'show'])).relays).toEqual([directory.url]);
+    expect(json(await runWmp(['--home', erin, '--json', 'card', 'show'])).relays).toEqual([directory.url]);
+    const routed = await runWmp(['--home', erin, '--json', 'route', made.did]);
+    expect(routed.code).toBe(0);
+    expect(json(routed)).toMatchObject({ identity: made.did, relay: directory.url, home: 'here' });
+
+    // One relay of two took it: that card is the one the world sees, so it is kept (with a warning).
+    const half = await runWmp(['--home', erin, 'card', 'publish', '--relay', directory.url, '--relay', nowhere]);
+    expect(half.code).toBe(0);
+    expect(half.stderr).toContain(`wmp: warning: box unreachable at ${nowhere} (ECONNREFUSED)`);
+    expect(json(await runWmp(['--home', erin, '--json', 'keys', 'show'])).relays).toEqual([directory.url, nowhere]);
   });
 });

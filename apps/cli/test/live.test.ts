@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedUrl, startTestRelay, type TestRelay } from './fixtures/relay.js';
+import { acceptAndClose, closedUrl, startTestRelay, type TestRelay } from './fixtures/relay.js';
 import { buildWmp, json, removeWmpBuild, runWmp, startWmp, tempHomes } from './fixtures/wmp-process.js';
 
 const homes = tempHomes();
@@ -103,12 +103,67 @@ describe('wmp send and listen', () => {
     expect(reply.stdout).toMatch(/: who is there\?\n$/);
   });
 
+  it('a relay that accepts the connection and closes it (a balancer before a dead node) is exit 4, said', async () => {
+    const closer = await acceptAndClose();
+    try {
+      const sent = await runWmp(['--home', alice.home, 'send', bob.did, 'hi', '--relay', closer.url, '--retries', '0']);
+      expect(sent).toMatchObject({ code: 4, stdout: '' });
+      expect(sent.stderr).toBe(
+        `wmp: relay unreachable: ${closer.url} (ECONNRESET)\n` +
+          'Check the URL and that the relay is running (npm start starts one on http://127.0.0.1:8080).\n',
+      );
+      const listen = await runWmp(['--home', bob.home, '--json', 'listen', '--relay', closer.url, '--retries', '1']);
+      expect(listen.code).toBe(4);
+      expect(JSON.parse(listen.stderr)).toMatchObject({
+        error: { code: 'unreachable', exit: 4, message: `relay unreachable: ${closer.url} (ECONNRESET; 2 attempts)` },
+      });
+      expect(closer.accepted()).toBeGreaterThanOrEqual(3);
+    } finally {
+      await closer.close();
+    }
+  });
+
+  it('sends to a did:web: the relay queues it for that identifier', async () => {
+    const sent = await runWmp(['--home', alice.home, '--json', 'send', 'did:web:example.com:users:bob', 'hi', 'web']);
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(json(sent)).toMatchObject({ to: 'did:web:example.com:users:bob', status: 'queued' });
+    const queued = await relay.queued('did:web:example.com:users:bob');
+    expect(queued).toHaveLength(1);
+    expect(JSON.parse(queued[0]!)).toMatchObject({ params: { body: { text: 'hi web' } } });
+  });
+
+  it('a mistyped identifier is exit 2 and says so, before anything is sent', async () => {
+    // A 0 for an o: not base58 at all (a letter for a letter may decode to another key).
+    const typo = `${bob.did.slice(0, 20)}0${bob.did.slice(21)}`;
+    const closer = await acceptAndClose();
+    try {
+      const cases: [string[], RegExp][] = [
+        [['send', typo, 'hi'], /looks like a did:key but does not decode/],
+        [['send', bob.did.slice(0, -1), 'hi'], /looks like a did:key but does not decode/],
+        [['send', 'did:web:bad host', 'hi'], /is not a did:web/],
+        [['send', 'did:jwk:eyJrdHkiOiJPS1AifQ', 'hi'], /is not a did:jwk of an Ed25519 key/],
+        [['send', 'did:ion:abc', 'hi'], /wmp sends to did:key, did:jwk, did:web and x509: identifiers/],
+        [['route', typo], /looks like a did:key but does not decode/],
+        [['mail', 'send', typo, 'hi'], /looks like a did:key but does not decode/],
+        [['allow', 'add', bob.did, typo], /looks like a did:key but does not decode/],
+      ];
+      for (const [args, message] of cases) {
+        const run = await runWmp(['--home', alice.home, ...args, '--relay', closer.url]);
+        expect(run.code, args.join(' ')).toBe(2);
+        expect(run.stderr, args.join(' ')).toMatch(message);
+      }
+      expect(closer.accepted()).toBe(0);
+    } finally {
+      await closer.close();
+    }
+  });
+
   it('a relay that cannot be reached is retried, then exit 4 with what to check', async () => {
     const nowhere = await closedUrl();
     const down = await runWmp(['--home', alice.home, 'send', bob.did, 'hi', '--relay', nowhere, '--retries', '1']);
     expect(down.code).toBe(4);
     expect(down.stderr).toBe(
-      `wmp: could not connect to ${nowhere} (2 attempts)\n` +
+      `wmp: relay unreachable: ${nowhere} (ECONNREFUSED; 2 attempts)\n` +
         'Check the URL and that the relay is running (npm start starts one on http://127.0.0.1:8080).\n',
     );
     const stranger = homes.make('nobody');

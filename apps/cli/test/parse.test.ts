@@ -1,9 +1,11 @@
 // The parser and help generator on a small table of their own (no SDK, no processes).
+import { didJwkFromPublicKey, generateKeypair } from '@wmp/jcs-signing';
 import { describe, expect, it } from 'vitest';
 import { buildTable, type CommandSpec } from '../src/command.js';
 import { ExitCode, UsageError } from '../src/errors.js';
 import { commandHelp, topHelp } from '../src/help.js';
 import { parseCommandLine, wantsJson } from '../src/parse.js';
+import { CONVERT, ValueError } from '../src/values.js';
 
 const noop = async () => {};
 const send: CommandSpec = {
@@ -49,13 +51,13 @@ describe('parseCommandLine', () => {
     expect(parsed.spec).toBe(send);
     expect(parsed.args).toEqual({ did: DID, text: 'hello there' });
     expect(parsed.options).toEqual({ relay: ['http://127.0.0.1:9'], count: 3, wait: true });
-    expect(parsed.globals).toEqual({ home: '/h', json: true });
+    expect(parsed.globals).toEqual({ home: '/h', json: true, tls: {} });
   });
 
   it('dispatches group commands and asks for help at every level', () => {
     const run = parseCommandLine(['keys', 'show'], table);
     expect(run.kind === 'run' && run.spec).toBe(keysShow);
-    expect(parseCommandLine([], table)).toMatchObject({ kind: 'help', topic: { kind: 'top' } });
+    expect(parseCommandLine([], table)).toMatchObject({ kind: 'no-command' });
     expect(parseCommandLine(['--help'], table)).toMatchObject({ kind: 'help', topic: { kind: 'top' } });
     expect(parseCommandLine(['keys', '--help'], table)).toMatchObject({ kind: 'help', topic: { kind: 'group' } });
     expect(parseCommandLine(['keys', 'new', '-h'], table)).toMatchObject({
@@ -92,6 +94,49 @@ describe('parseCommandLine', () => {
   it('wantsJson sees --json before --', () => {
     expect(wantsJson(['keys', '--json'])).toBe(true);
     expect(wantsJson(['send', DID, '--', '--json'])).toBe(false);
+  });
+});
+
+describe('recipients and identifiers', () => {
+  const to = (text: string) => CONVERT.recipient(text, {});
+  const refused = (kind: 'recipient' | 'identifier' | 'did', text: string): string => {
+    try {
+      CONVERT[kind](text, {});
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValueError);
+      return (error as Error).message;
+    }
+    throw new Error(`${text} was accepted`);
+  };
+
+  it('takes did:key (and its Multikey), did:jwk, did:web and x509 identifiers, checked', () => {
+    expect(to(MK)).toBe(DID);
+    expect(to(DID)).toBe(DID);
+    const jwk = didJwkFromPublicKey(generateKeypair().publicKey);
+    expect(to(jwk)).toBe(jwk);
+    for (const web of ['did:web:example.com', 'did:web:example.com:users:bob', 'did:web:localhost%3A8443']) {
+      expect(to(web)).toBe(web);
+    }
+    expect(to('x509:san:dns:wallet.example.com')).toBe('x509:san:dns:wallet.example.com');
+    expect(CONVERT.identifier('https://example.com/bob', {})).toBe('https://example.com/bob');
+    expect(CONVERT.identifier(DID, {})).toBe(DID);
+  });
+
+  it('refuses a mistyped did:key that does not decode, saying it looks like one', () => {
+    // A character dropped, mistyped as a non-base58 one, added; a placeholder copied from a README.
+    for (const typo of [DID.slice(0, -1), `${DID.slice(0, 20)}0${DID.slice(21)}`, `${DID}x`, 'did:key:z6MkBob...']) {
+      expect(refused('recipient', typo)).toMatch(/looks like a did:key but does not decode .*check it for a typo$/);
+      expect(refused('did', typo)).toMatch(/looks like a did:key but does not decode/);
+      expect(refused('identifier', typo)).toMatch(/looks like a did:key but does not decode/);
+    }
+    expect(refused('recipient', 'bob')).toMatch(/is not an Ed25519 did:key/);
+    expect(refused('recipient', 'did:jwk:e30')).toMatch(/is not a did:jwk of an Ed25519 key/);
+    expect(refused('recipient', 'did:web:exa mple.com')).toMatch(/is not a did:web/);
+    expect(refused('recipient', 'did:web:example.com:..')).toMatch(/is not a did:web/);
+    expect(refused('recipient', 'did:example:123')).toMatch(/wmp sends to did:key, did:jwk, did:web and x509:/);
+    expect(refused('identifier', 'https://user:pw@example.com')).toMatch(/is not an https:\/\/ identifier/);
+    // did:web is for live messages: sealed mail needs a did:key's card.
+    expect(refused('did', 'did:web:example.com')).toMatch(/is not an Ed25519 did:key/);
   });
 });
 

@@ -80,3 +80,5 @@ export { ClientStoreError, type ClientStoreErrorCode } from './store/errors.js';
 export { IndexedDbStore } from './store/indexeddb-store.js';
 export { MemoryClientStore } from './store/memory-store.js';
 export { type ClientStore, MAX_STORE_KEY_LENGTH } from './store/store.js';
+export { type TlsFailure, type TlsFailureKind, tlsFailureOf } from './tls/failure.js';
+export type { TlsOptions } from './tls/options.js';

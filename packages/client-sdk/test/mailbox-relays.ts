@@ -10,6 +10,8 @@ import {
   MemoryRelayStores,
   mountBoxApp,
   type Relay,
+  type RelayConfig,
+  type RelayTlsConfig,
 } from '@wmp/relay-server/node';
 import { afterEach } from 'vitest';
 import { waitFor } from '../../../test-support/wait-for.js';
@@ -30,11 +32,17 @@ export interface TestRelayOptions {
   readonly box?: Partial<Omit<BoxAppOptions, 'store' | 'origin' | 'directory'>>;
   /** Extra routes on the relay's app (added before it serves anything, as Hono requires). */
   readonly routes?: (app: Relay['app']) => void;
+  /** Serve HTTPS and WSS with this certificate (and ask for client certificates from `clientCa`). */
+  readonly tls?: RelayTlsConfig;
+  /** The relay's authenticators (x5c, mtls, ...). */
+  readonly authenticators?: RelayConfig['authenticators'];
 }
 
 export async function startTestRelay(options: TestRelayOptions = {}): Promise<TestRelay> {
   const directory = options.directory ?? true;
   const relay = createRelay({
+    ...(options.tls ? { tls: options.tls } : {}),
+    ...(options.authenticators ? { authenticators: options.authenticators } : {}),
     store: (limits) =>
       new MemoryRelayStores({
         ...limits,

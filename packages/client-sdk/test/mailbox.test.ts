@@ -50,6 +50,24 @@ describe('Mailbox cards', () => {
     expect(await bob.mailbox.relays()).toEqual([directory.origin, relayOnly.origin]);
   });
 
+  it('keeps a card only once a box took it: one that no box took leaves the card before', async () => {
+    const relay = await bed.relay();
+    const dead = await bed.relay();
+    const deadOrigin = dead.origin;
+    await dead.close();
+    const bob = await bed.party([relay]);
+    const before = await bob.mailbox.card();
+    const failed = await bob.mailbox.publishCard([deadOrigin]);
+    expect(failed.saved).toBe(false);
+    expect(failed.outcomes).toMatchObject([{ relay: deadOrigin, ok: false, error: { code: 'network' } }]);
+    expect(await bob.mailbox.card()).toEqual(before);
+    expect(await bob.mailbox.relays()).toEqual([relay.origin]);
+    // One of two took it: that card is out there, so it is the one kept.
+    const half = await bob.mailbox.publishCard([relay.origin, deadOrigin]);
+    expect(half.saved).toBe(true);
+    expect(await bob.mailbox.relays()).toEqual([relay.origin, deadOrigin]);
+  });
+
   it('refuses bad relay lists and has no relays before a card or the option', async () => {
     const mailbox = new Mailbox({ identity: Identity.generate() });
     await expect(mailbox.relays()).rejects.toMatchObject({ code: 'no_relays' });

@@ -7,6 +7,7 @@ import type { CommandContext, CommandSpec, GroupSpec } from '../command.js';
 import { CliError, NotFoundError, UsageError } from '../errors.js';
 import { saveContactCard } from '../state.js';
 import { readStdin } from '../stdin.js';
+import { mailboxCliError } from '../to-cli-error.js';
 import { boxRelayOption, didOfKey, findCard, openMailbox, outcomeError, relaysOf, settle } from './common.js';
 
 function cardValue(card: Card) {
@@ -28,9 +29,10 @@ const publish: CommandSpec = {
   summary: 'sign your card and publish it to the directory of each relay',
   description: [
     'Your card names your keys and the relays whose boxes hold your sealed mail (1 to 16). It is',
-    'kept in the home and posted to each relay; relays in relay-only mode keep no cards (share',
-    'yours with wmp card show --json instead). Without --relay the relays of your current card',
-    'are used again (a fresh signature).',
+    'posted to each relay, and kept in the home once one of them took it (a card no relay took is',
+    'not kept: the one before stays, and with it the relay the live commands use). Relays in',
+    'relay-only mode keep no cards (share yours with wmp card show --json instead). Without',
+    '--relay the relays of your current card are used again (a fresh signature).',
   ],
   options: {
     relay: { kind: 'url', multiple: true, help: 'a relay that holds your mail (1 to 16)' },
@@ -50,8 +52,14 @@ const publish: CommandSpec = {
     if (new Set(relays).size !== relays.length || relays.length > 16) {
       throw new UsageError('--relay: 1 to 16 different relays', 'card publish');
     }
-    const { card, outcomes } = await mailbox.publishCard(relays, { signal: ctx.signal });
+    const { card, outcomes, saved } = await mailbox.publishCard(relays, { signal: ctx.signal });
     const relayOnly = (o: (typeof outcomes)[number]) => !o.ok && o.error.code === 'not_found';
+    if (!saved) {
+      // No relay took it: the card stays what it was, so no command defaults to a relay it names.
+      const failures = outcomes.flatMap((o) => (o.ok ? [] : [o.error]));
+      for (const f of failures.slice(1)) ctx.out.warn(mailboxCliError(f).message, f.code);
+      throw mailboxCliError(failures[0]!, 'card not published (nothing saved): ');
+    }
     const rows = outcomes.map((o) =>
       o.ok
         ? { relay: o.relay, ok: true, status: o.status }

@@ -1,10 +1,12 @@
 // What several commands share: option specs, opening the mailbox of the home's identity, finding
 // a recipient's card, and turning received messages into printable values.
-import { type Card, Mailbox, type MailboxError, type MailMessage, type WmpClient } from '@wmp/client-sdk';
+import type { Card, MailboxError, MailMessage, WmpClient } from '@wmp/client-sdk';
+import { Mailbox } from '@wmp/client-sdk/node';
 import { randomBytes, toHex } from '@wmp/jcs-signing';
 import type { CommandContext, OptionSpec } from '../command.js';
 import { CliError, NotFoundError } from '../errors.js';
 import { loadContactCard, saveContactCard } from '../state.js';
+import { tlsOptions } from '../tls.js';
 import { mailboxCliError } from '../to-cli-error.js';
 
 export const WMP_VERSION = '0.1';
@@ -19,7 +21,12 @@ export const boxRelayOption: OptionSpec = {
 /** The home's identity with its mailbox (cursors, dedupe and card in the home's store). */
 export async function openMailbox(ctx: CommandContext, relays?: readonly string[]): Promise<Mailbox> {
   const identity = await ctx.home.identity();
-  return new Mailbox({ identity, store: ctx.home.store(), ...(relays && relays.length > 0 ? { relays } : {}) });
+  return new Mailbox({
+    identity,
+    store: ctx.home.store(),
+    tls: await tlsOptions(ctx, identity),
+    ...(relays && relays.length > 0 ? { relays } : {}),
+  });
 }
 
 export function relaysOf(ctx: CommandContext): string[] | undefined {

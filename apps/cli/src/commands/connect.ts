@@ -22,6 +22,7 @@ import { groupCommands, groupNames, restoreGroups } from './group.js';
 import { keysCommands } from './keys.js';
 import { flowItem, liveCommands, messageItem, watchGroup } from './live.js';
 import { mailCommands } from './mail.js';
+import { followStatuses } from './message-status.js';
 
 /** What the REPL-only commands change: whether to stop, and who `say` talks to. */
 interface ReplState {
@@ -143,7 +144,8 @@ const connect: CommandSpec = {
   description: [
     'Connects to the relay (default: the first relay on your card) and reads commands: send,',
     'to/say, mail, allow, card, group, flow, keys show, status, help, quit. Incoming messages',
-    '(group messages too, decrypted) and flow events are shown above the prompt as they arrive.',
+    '(group messages too, decrypted), statuses of the messages you sent and flow events are shown',
+    'above the prompt as they arrive.',
     'History (up and down arrows) is kept in the home, last 500 lines. Ctrl-C clears the line,',
     'or leaves on an empty one; Ctrl-D leaves. Off a terminal, commands are read line by line',
     'from standard input (no prompt) until it ends.',
@@ -203,6 +205,7 @@ const connect: CommandSpec = {
       onLine: async (line) => {
         try {
           const parsed = parseCommandLine(splitWords(line), table);
+          if (parsed.kind === 'no-command') throw new UsageError('no command given', undefined, 'Type: help');
           if (parsed.kind === 'help') {
             const spec = parsed.topic.kind === 'command' ? parsed.topic.spec : undefined;
             out.raw(spec ? commandHelp(spec, '') : 'Type: help\n');
@@ -212,8 +215,8 @@ const connect: CommandSpec = {
             out.result({ version: VERSION }, () => `wmp ${VERSION}`);
             return undefined;
           }
-          if (parsed.globals.home !== undefined || parsed.globals.json) {
-            throw new UsageError('--home and --json are chosen when wmp connect starts', undefined, 'Type: help');
+          if (parsed.globals.home !== undefined || parsed.globals.json || Object.keys(parsed.globals.tls).length > 0) {
+            throw new UsageError('the global options are chosen when wmp connect starts', undefined, 'Type: help');
           }
           await parsed.spec.run({
             ...ctx,
@@ -235,6 +238,7 @@ const connect: CommandSpec = {
       const item = messageItem(m, names);
       out.item(item.value, () => item.human);
     });
+    const offStatus = followStatuses(ctx, client, out);
     const offFlow = client.on('flow', (f) => {
       const item = flowItem(f);
       out.item(item.value, () => item.human);
@@ -245,6 +249,7 @@ const connect: CommandSpec = {
     } finally {
       ending = true;
       offMessage();
+      offStatus();
       offFlow();
       for (const g of groups.values()) await g.close().catch(() => undefined);
       ctx.signal.removeEventListener('abort', onAbort);

@@ -9,12 +9,14 @@ import { groupCommands } from './group.js';
 import { keysCommands } from './keys.js';
 import { liveCommands } from './live.js';
 import { mailCommands } from './mail.js';
+import { statusCommands } from './message-status.js';
 import { routeCommands } from './route.js';
 
 export const COMMANDS: CommandTable = buildTable([
   keysCommands,
   cardCommands,
   ...liveCommands,
+  ...statusCommands,
   ...routeCommands,
   ...connectCommands,
   mailCommands,

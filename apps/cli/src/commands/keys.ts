@@ -160,7 +160,7 @@ const keysImport: CommandSpec = {
     key: { kind: 'path', help: 'PEM PKCS#8 private key of the leaf (with --cert)' },
   },
   examples: [
-    'wmp --home ./laptop keys import alice-keys.json',
+    'wmp --home ~/.wmp-laptop keys import alice-keys.json',
     'cat backup.json | wmp keys import -',
     'wmp keys import --cert wallet-chain.pem --key wallet-key.pem',
   ],

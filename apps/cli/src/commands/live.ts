@@ -1,11 +1,13 @@
 // wmp send|listen: live WMP messages through a relay (the relay queues a message for a recipient
 // who is not connected and hands it over when they are).
-import type { FlowEvent, Group, MessageStatusEvent, ReceivedMessage } from '@wmp/client-sdk';
+import type { FlowEvent, Group, MessageStatusEvent, ReceivedMessage, WmpClient } from '@wmp/client-sdk';
 import type { CommandContext, CommandSpec } from '../command.js';
 import { CliError, InterruptedError, UnreachableError } from '../errors.js';
 import { connectLive, followState, liveRelay, liveRelayOption, retriesOption, withClient } from '../live.js';
+import { recordSent, recordStatus } from '../sent-messages.js';
 import { bodyText, printable, relayProofText, requireText, shortDid } from './common.js';
 import { groupNames, restoreGroups } from './group.js';
+import { followStatuses } from './message-status.js';
 
 /** A received live message as printed: JSON value and human line (`names`: group id -> name). */
 export function messageItem(m: ReceivedMessage, names: ReadonlyMap<string, string> = new Map()) {
@@ -46,7 +48,55 @@ export function flowItem(f: FlowEvent) {
   return { value, human: `flow ${f.flowId} ${printable(detail)}` };
 }
 
-const TERMINAL = new Set(['delivered', 'expired', 'dropped']);
+const TERMINAL: ReadonlySet<string> = new Set(['delivered', 'expired', 'dropped']);
+const ANY_STATUS: ReadonlySet<string> = new Set(['queued', ...TERMINAL]);
+
+/**
+ * Without --wait, how long `send` waits for the relay's first status about the message (it comes
+ * at once: `queued` for a recipient away, `delivered`, or `dropped` with its reason), so that
+ * a message the relay refuses right after taking it is not reported as queued.
+ */
+const FIRST_STATUS_MS = 5000;
+
+/** Whether the relay agreed to send statuses on this session (`offline.status_notifications`). */
+function statusesNegotiated(client: WmpClient): boolean {
+  const offline = client.capabilities.offline as { status_notifications?: unknown } | undefined;
+  return offline !== undefined && offline.status_notifications !== false;
+}
+
+/**
+ * Statuses `client` receives from now on: each recorded in the home (a kept one is acknowledged
+ * after that), and waited for by message id.
+ */
+function watchStatuses(ctx: CommandContext, client: WmpClient) {
+  const seen: MessageStatusEvent[] = [];
+  let wake: (() => void) | undefined;
+  const off = client.on('status', async (s) => {
+    seen.push(s);
+    if (seen.length > 1000) seen.shift();
+    wake?.();
+    await recordStatus(ctx.home, s);
+  });
+  return {
+    off,
+    /** The first status of `id` among `wanted`, waiting up to `timeoutMs` (undefined: none came). */
+    async first(id: string, wanted: ReadonlySet<string>, timeoutMs: number): Promise<MessageStatusEvent | undefined> {
+      const find = () => seen.find((s) => s.messageId === id && wanted.has(s.status));
+      await waitUntil(
+        () => find() !== undefined,
+        (check) => {
+          wake = check;
+          return () => {
+            wake = undefined;
+          };
+        },
+        timeoutMs,
+        ctx.signal,
+      );
+      return find();
+    },
+  };
+}
 
 /** Resolves when `ready()` holds (checked now and on each wake-up), after `timeoutMs`, or on abort. */
 function waitUntil(
@@ -74,16 +124,35 @@ function waitUntil(
   });
 }
 
+/** A message the relay will not deliver: what it said, as it said it (never a guess). */
+function undelivered(got: MessageStatusEvent, relay: string): CliError {
+  const reason = got.reason ? ` (${printable(got.reason.slice(0, 200))})` : ' (the relay gave no reason)';
+  return new CliError(
+    `the message ${got.messageId} was ${got.status} by ${relay}${reason}`,
+    got.status === 'expired'
+      ? 'It waited too long for the recipient; send it again (or send sealed mail: wmp mail send).'
+      : 'The relay will not deliver it; the reason above says why. Sealed mail takes another way: wmp mail send',
+    { message_id: got.messageId, status: got.status, ...(got.reason ? { reason: got.reason } : {}) },
+  );
+}
+
 const send: CommandSpec = {
   path: ['send'],
   summary: 'send a live message through a relay',
   description: [
-    'The relay stores the message ("queued") and hands it to the recipient at once if they are',
-    'connected, else when they connect (for 24 hours by default). With --wait, wmp waits for the',
-    'recipient to take it ("delivered"); a message still undelivered after --timeout is exit 1.',
+    'The relay stores the message and hands it to the recipient at once if they are connected,',
+    "else when they connect (for 24 hours by default). wmp waits for the relay's first status",
+    '(up to 5 s): "delivered", "queued" (kept until they connect), or "dropped" with the reason',
+    'the relay gave (exit 1). With --wait, wmp waits for the recipient to take it ("delivered");',
+    'a message still undelivered after --timeout is exit 1. What wmp learns is kept in the home:',
+    'wmp status <message-id> says what became of it later.',
   ],
   args: [
-    { name: 'did', kind: 'recipient', help: 'recipient (did:key:z6Mk..., z6Mk... or x509:san:dns:...)' },
+    {
+      name: 'did',
+      kind: 'recipient',
+      help: 'recipient (did:key:z6Mk..., z6Mk..., did:jwk:..., did:web:... or x509:san:dns:...)',
+    },
     { name: 'text', rest: true, help: 'the message (the rest of the line)' },
   ],
   options: {
@@ -95,6 +164,7 @@ const send: CommandSpec = {
   examples: [
     'wmp send did:key:z6Mk... hello there --relay http://127.0.0.1:8080',
     'wmp send did:key:z6Mk... "are you there?" --wait --timeout 10',
+    'wmp send did:web:example.com:users:bob hello',
   ],
   async run(ctx) {
     const to = ctx.args.did as string;
@@ -103,58 +173,35 @@ const send: CommandSpec = {
     const timeoutS = (ctx.options.timeout as number | undefined) ?? 30;
     await withClient(ctx, async (client, relay) => {
       // Statuses can come before the send's own answer: listen first, match by id after.
-      const statuses: MessageStatusEvent[] = [];
-      let wake: (() => void) | undefined;
-      const off = client.on('status', (s) => {
-        statuses.push(s);
-        if (statuses.length > 1000) statuses.shift();
-        wake?.();
-      });
+      const statuses = watchStatuses(ctx, client);
       try {
         const sent = await client.send(to, { text }, { signal: ctx.signal });
-        let status: string = sent.status ?? 'queued';
-        if (wait) {
-          const final = () => statuses.find((s) => s.messageId === sent.messageId && TERMINAL.has(s.status));
-          await waitUntil(
-            () => final() !== undefined,
-            (check) => {
-              wake = check;
-              return () => {
-                wake = undefined;
-              };
-            },
-            timeoutS * 1000,
-            ctx.signal,
-          );
-          const got = final();
-          if (!got && ctx.signal.aborted) throw new InterruptedError();
-          if (!got) {
-            throw new CliError(
-              `the message ${sent.messageId} is queued at ${relay} but not delivered within ${timeoutS} s`,
-              'The relay keeps it until the recipient connects (wmp listen) or it expires; or send sealed mail: wmp mail send',
-              { message_id: sent.messageId, status: 'queued' },
-            );
-          }
-          status = got.status;
-          if (got.status !== 'delivered') {
-            throw new CliError(
-              `the message ${sent.messageId} was ${got.status}${got.reason ? ` (${got.reason})` : ''}`,
-              got.status === 'expired'
-                ? 'It waited too long; send it again.'
-                : "The recipient's queue at the relay is full; try again later or send sealed mail: wmp mail send",
-              { message_id: sent.messageId, status: got.status },
-            );
-          }
+        const id = sent.messageId;
+        if (id !== undefined) await recordSent(ctx.home, { messageId: id, to, relay, status: sent.status });
+        let got: MessageStatusEvent | undefined;
+        if (id !== undefined && (wait || statusesNegotiated(client))) {
+          got = await statuses.first(id, wait ? TERMINAL : ANY_STATUS, wait ? timeoutS * 1000 : FIRST_STATUS_MS);
         }
+        if (!got && ctx.signal.aborted) throw new InterruptedError();
+        if (wait && !got) {
+          throw new CliError(
+            `the message ${id} is queued at ${relay} but not delivered within ${timeoutS} s`,
+            'The relay keeps it until the recipient connects (wmp listen) or it expires; ' +
+              `later: wmp status ${id}. Or send sealed mail: wmp mail send`,
+            { message_id: id, status: 'queued' },
+          );
+        }
+        if (got && (got.status === 'dropped' || got.status === 'expired')) throw undelivered(got, relay);
+        const status: string = got?.status ?? sent.status ?? 'queued';
         // Who answered: the relay's proof of its relay_id (mutual authentication), on stderr.
         if (!ctx.live) ctx.out.note(`wmp: ${relayProofText(client)}`);
-        ctx.out.result({ to, relay, relay_id: client.relayId ?? null, message_id: sent.messageId, status }, () =>
+        ctx.out.result({ to, relay, relay_id: client.relayId ?? null, message_id: id, status }, () =>
           status === 'delivered'
-            ? `delivered to ${shortDid(to)} (message ${sent.messageId})`
-            : `queued at ${relay} for ${shortDid(to)} (message ${sent.messageId}); the relay hands it over when they connect`,
+            ? `delivered to ${shortDid(to)} (message ${id})`
+            : `queued at ${relay} for ${shortDid(to)} (message ${id}); the relay hands it over when they connect`,
         );
       } finally {
-        off();
+        statuses.off();
       }
     });
   },
@@ -165,8 +212,10 @@ const listen: CommandSpec = {
   summary: 'connect to a relay and show the messages you receive',
   description: [
     'Shows each message once, then acknowledges it (the relay deletes it); messages queued while',
-    'you were away come first. Runs until Ctrl-C, or until --count messages. A dropped connection',
-    'is retried (shown on stderr); with --json each message is one JSON object per line.',
+    'you were away come first. Statuses of the messages you sent (delivered, dropped, ...) that',
+    'the relay kept for you are shown, recorded for wmp status and acknowledged too (--count counts',
+    'messages only). Runs until Ctrl-C, or until --count messages. A dropped connection is retried',
+    '(shown on stderr); with --json each message or status is one JSON object per line.',
   ],
   options: {
     relay: liveRelayOption,
@@ -197,6 +246,9 @@ const listen: CommandSpec = {
         ctx.out.item(item.value, () => item.human);
       });
       for (const g of groups) watchGroup(ctx, g, names);
+      // Statuses of messages you sent, kept by the relay while you were away: shown, recorded,
+      // acknowledged (they are not messages: --count does not count them).
+      followStatuses(ctx, client, ctx.out);
       client.on('message', (m) => {
         if (limit !== undefined && seen >= limit) return;
         const item = messageItem(m, names);

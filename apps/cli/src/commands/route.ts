@@ -20,7 +20,9 @@ const route: CommandSpec = {
     'messages for it until it connects) or the URL of another relay, which the relay forwards to,',
     "and which rule decided: a static route, the domain's well-known document, or an OHAN card.",
   ],
-  args: [{ name: 'identifier', help: 'a did:key, did:jwk, did:web, https:// or x509:san: identifier' }],
+  args: [
+    { name: 'identifier', kind: 'identifier', help: 'a did:key, did:jwk, did:web, https:// or x509:san: identifier' },
+  ],
   options: { relay: liveRelayOption, retries: retriesOption },
   examples: ['wmp route did:key:z6Mk... --relay http://127.0.0.1:8080', 'wmp --json route did:web:example.com:bob'],
   async run(ctx) {

@@ -1,6 +1,7 @@
 import type { Capabilities } from '@wmp/jsonrpc-envelope';
 import { ConnectionClosedError, WmpSession } from '@wmp/session';
 import { MemoryClientStore } from '../store/memory-store.js';
+import { hasTlsOptions } from '../tls/options.js';
 import { AckBatcher } from './acks.js';
 import { CallRunner } from './call-runner.js';
 import { Connection } from './connection.js';
@@ -154,10 +155,16 @@ export class WmpClient {
    * fails; later drops are retried with backoff.
    */
   static async connect(url: string | URL, options: WmpClientOptions): Promise<WmpClient> {
+    if (hasTlsOptions(options.tls)) throw new WmpClientError('ERR_CLIENT_TLS_OPTIONS');
     const o = resolveOptions(options);
     const webSocket =
       o.WebSocket !== undefined || typeof (globalThis as { WebSocket?: unknown }).WebSocket === 'function';
-    const endpoint = await resolveEndpoint(url, { transport: o.transport, fetch: o.fetch, webSocket });
+    const endpoint = await resolveEndpoint(url, {
+      transport: o.transport,
+      fetch: o.fetch,
+      webSocket,
+      timeoutMs: o.requestTimeoutMs,
+    });
     const persistence = await Persistence.load({
       store: options.store ?? new MemoryClientStore(),
       origin: endpoint.origin,

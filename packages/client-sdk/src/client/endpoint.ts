@@ -1,3 +1,4 @@
+import { RequestTimeoutError } from '@wmp/session';
 import { type FetchLike, readBoundedBody } from '@wmp/transports';
 import { WmpClientError } from './errors.js';
 
@@ -22,6 +23,8 @@ export interface ResolveEndpointOptions {
   /** Whether a WebSocket constructor is at hand (injected or global). */
   readonly webSocket: boolean;
   readonly signal?: AbortSignal;
+  /** How long the well-known document may take (answer and body); default 30 s. */
+  readonly timeoutMs?: number;
 }
 
 export const WELL_KNOWN_PATH = '/.well-known/wmp-configuration';
@@ -76,13 +79,31 @@ export async function fetchConfiguration(
   origin: string,
   options: ResolveEndpointOptions,
 ): Promise<Offered | undefined> {
+  // A timer of our own (AbortSignal.timeout's does not keep Node running): a server that accepts
+  // and never answers would otherwise leave the connect waiting for ever.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new RequestTimeoutError()), options.timeoutMs ?? 30_000);
+  const onAbort = () => deadline.abort(options.signal?.reason);
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await readConfiguration(origin, options, deadline.signal);
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+async function readConfiguration(
+  origin: string,
+  options: ResolveEndpointOptions,
+  signal: AbortSignal,
+): Promise<Offered | undefined> {
   let res: Response;
   try {
-    res = await options.fetch(`${origin}${WELL_KNOWN_PATH}`, {
-      headers: { Accept: 'application/json' },
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
+    res = await options.fetch(`${origin}${WELL_KNOWN_PATH}`, { headers: { Accept: 'application/json' }, signal });
   } catch (e) {
+    if (options.signal?.aborted) throw options.signal.reason;
     throw new WmpClientError('ERR_CLIENT_DISCOVERY', { cause: e });
   }
   if (res.status === 404) {
@@ -90,7 +111,11 @@ export async function fetchConfiguration(
     return undefined;
   }
   const bytes = res.ok
-    ? await readBoundedBody(res.body, MAX_CONFIGURATION_BYTES, res.headers.get('content-length'))
+    ? await readBoundedBody(res.body, MAX_CONFIGURATION_BYTES, res.headers.get('content-length')).catch(
+        (e: unknown) => {
+          throw new WmpClientError('ERR_CLIENT_DISCOVERY', { cause: e });
+        },
+      )
     : undefined;
   if (!res.ok) await res.body?.cancel().catch(() => undefined);
   let doc: unknown;

@@ -23,7 +23,9 @@ export type WmpClientErrorCode =
   /** The other party of an end-to-end session could not answer it (the relay would host it instead). */
   | 'ERR_CLIENT_PEER_UNREACHABLE'
   /** This client answers sessions already (`onSession` once per client). */
-  | 'ERR_CLIENT_ALREADY_SERVING';
+  | 'ERR_CLIENT_ALREADY_SERVING'
+  /** `tls` options where they cannot apply: a browser, or a `fetch`/`WebSocket` of the application's own. */
+  | 'ERR_CLIENT_TLS_OPTIONS';
 
 const MESSAGES: Readonly<Record<WmpClientErrorCode, string>> = Object.freeze({
   ERR_CLIENT_URL: 'unusable URL (ws:, wss:, http: or https:)',
@@ -38,6 +40,7 @@ const MESSAGES: Readonly<Record<WmpClientErrorCode, string>> = Object.freeze({
   ERR_CLIENT_RELAY_AUTH: 'the relay did not prove its identity',
   ERR_CLIENT_PEER_UNREACHABLE: 'the other party could not answer the session',
   ERR_CLIENT_ALREADY_SERVING: 'this client answers sessions already',
+  ERR_CLIENT_TLS_OPTIONS: 'TLS options need the fetch and WebSocket of @wmp/client-sdk/node',
 });
 
 /** A local failure of a `WmpClient`: a stable `code` and a fixed message that carries no peer data. */

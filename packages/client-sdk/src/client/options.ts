@@ -20,7 +20,7 @@ const DEFAULTS = {
 
 /** The options with their defaults (but `store`), `reconnect` as its policy (undefined: never). */
 export type ResolvedOptions = Required<
-  Omit<WmpClientOptions, 'store' | 'WebSocket' | 'fetch' | 'reconnect' | 'fallback' | 'register' | 'relay'>
+  Omit<WmpClientOptions, 'store' | 'WebSocket' | 'fetch' | 'reconnect' | 'fallback' | 'register' | 'relay' | 'tls'>
 > &
   Pick<WmpClientOptions, 'WebSocket' | 'fallback' | 'register' | 'relay'> & {
     readonly fetch: FetchLike;
@@ -32,6 +32,7 @@ export function resolveOptions(options: WmpClientOptions): ResolvedOptions {
     identity: options.identity,
     transport: options.transport ?? 'auto',
     allowInsecure: options.allowInsecure ?? false,
+    x509Auth: options.x509Auth ?? 'x5c',
     capabilities: options.capabilities ?? DEFAULT_CLIENT_CAPABILITIES,
     ttl: options.ttl ?? DEFAULTS.ttl,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,

@@ -23,7 +23,8 @@ export function statusOf(params: Record<string, unknown>): MessageStatusEvent | 
     status,
     recipient: str(params.recipient),
     queuedUntil: str(params.queued_until),
-    reason: str(params.reason),
+    // The status's `reason`, else a `data.reason` (the shape of an error's reason), as it came.
+    reason: str(params.reason) ?? (isRecord(params.data) ? str(params.data.reason) : undefined),
   };
 }
 

@@ -33,6 +33,8 @@ function isRelayAuthFailure(e: unknown): boolean {
 
 export interface SessionsOptions {
   readonly identity: ClientIdentity;
+  /** `x5c`, or `mtls` (the TLS client certificate authenticates an X.509 identity inline at create). */
+  readonly x509Auth: 'x5c' | 'mtls';
   /** Who the relay must prove to be when a session is opened (mutual authentication); undefined: not checked. */
   readonly expectedRelay: ExpectedRelay | undefined;
   readonly capabilities: Capabilities;
@@ -169,11 +171,12 @@ export class ClientSessions {
     peer: Peer,
     group: { participants?: readonly string[]; ttl?: number | undefined; requestOptions?: RequestOptions },
   ): Promise<WmpSession> {
-    const { identity, capabilities, ttl, expectedRelay } = this.#options;
+    const { identity, capabilities, ttl, expectedRelay, x509Auth } = this.#options;
+    const x509 = identity.x509;
     return WmpSession.open(peer, {
       signer: identity.keypair,
       sender: senderOf(identity),
-      ...(identity.x509 ? { x509: identity.x509 } : {}),
+      ...(x509 && x509Auth === 'mtls' ? { auth: { type: 'mtls' } } : x509 ? { x509 } : {}),
       ...(expectedRelay ? { verifyResponder: expectedRelay } : {}),
       ...(group.participants ? { participants: [...group.participants] } : {}),
       capabilities,

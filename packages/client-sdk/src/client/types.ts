@@ -3,6 +3,7 @@ import type { Capabilities, JsonRpcNotification, WmpError } from '@wmp/jsonrpc-e
 import type { TrustAnchors, X509Identity } from '@wmp/session';
 import type { FetchLike, ReconnectPolicyOptions, WebSocketConstructorLike } from '@wmp/transports';
 import type { ClientStore } from '../store/store.js';
+import type { TlsOptions } from '../tls/options.js';
 
 /** Who the client is: `Identity` fits; only the DID, the signing key and an X.509 identity are used here. */
 export interface ClientIdentity {
@@ -171,6 +172,19 @@ export interface WmpClientOptions {
   readonly fetch?: FetchLike;
   /** Allows `ws:`/`http:` to hosts other than loopback. Insecure: tests and trusted networks only. */
   readonly allowInsecure?: boolean;
+  /**
+   * A CA to trust and a client certificate for mTLS (PEM). Node only: `connect` from
+   * `@wmp/client-sdk/node` applies them to its fetch and WebSocket; `WmpClient.connect` (the
+   * browser-safe entry, where the platform decides TLS) refuses them with `ERR_CLIENT_TLS_OPTIONS`.
+   */
+  readonly tls?: TlsOptions;
+  /**
+   * How an X.509 identity authenticates: `x5c` (default: a signature by the certificate's key over
+   * the challenge, the relay needs trust anchors), or `mtls`: by the TLS client certificate
+   * itself, when the relay terminates TLS and asked for one (in Node, `tls.cert` is that
+   * certificate). Ignored for an identity without X.509.
+   */
+  readonly x509Auth?: 'x5c' | 'mtls';
   /** Offered at session creation; default `{messaging, relay, offline, flows}`. */
   readonly capabilities?: Capabilities;
   /** Requested session lifetime in seconds; default 86 400 (the responder may shorten it). */

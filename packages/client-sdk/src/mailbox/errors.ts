@@ -21,7 +21,9 @@ export type MailboxErrorCode =
   /** The envelope names another sender than this identity, or is not one JSON-RPC message. */
   | 'invalid_envelope'
   /** A box asks strangers for more stamp bits than `maxStampBits` allows. */
-  | 'stamp_too_costly';
+  | 'stamp_too_costly'
+  /** `tls` options where they cannot apply: a browser, or a `fetch` of the application's own. */
+  | 'tls_options';
 
 const MESSAGES: Readonly<Record<MailboxErrorCode, string>> = Object.freeze({
   invalid_event: 'the box refused the event',
@@ -45,6 +47,7 @@ const MESSAGES: Readonly<Record<MailboxErrorCode, string>> = Object.freeze({
   invalid_key: 'not an Ed25519 key',
   invalid_envelope: 'the envelope cannot be sent',
   stamp_too_costly: 'the box asks for a stamp above maxStampBits',
+  tls_options: 'TLS options need the Mailbox of @wmp/client-sdk/node',
 });
 
 export interface MailboxErrorDetails {

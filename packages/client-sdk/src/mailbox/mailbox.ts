@@ -10,6 +10,7 @@ import type { FetchLike } from '@wmp/transports';
 import type { Card, Identity } from '../identity/identity.js';
 import { MemoryClientStore } from '../store/memory-store.js';
 import type { ClientStore } from '../store/store.js';
+import { hasTlsOptions, type TlsOptions } from '../tls/options.js';
 import { BoxClient } from './box-client.js';
 import type { BoxLimitsInfo } from './box-limits.js';
 import { MailboxError } from './errors.js';
@@ -34,8 +35,14 @@ export interface MailboxOptions {
   readonly store?: ClientStore;
   /** This identity's boxes (fetch, watch, allow list). Default: the relays of the card published through this store. */
   readonly relays?: readonly string[];
-  /** Default: the global `fetch`. */
+  /** Default: the global `fetch` (`@wmp/client-sdk/node`'s Mailbox: `nodeFetch`). */
   readonly fetch?: FetchLike;
+  /**
+   * A CA to trust and a client certificate for mTLS (PEM). Node only: the `Mailbox` of
+   * `@wmp/client-sdk/node` applies them to its fetch; this one (browser-safe) refuses them
+   * with `tls_options`.
+   */
+  readonly tls?: TlsOptions;
   /** The clock, in ms (default `Date.now`): event and request times, verification, dedupe expiry. */
   readonly now?: () => number;
   /** Per request, in ms (default 15 000). */
@@ -101,6 +108,7 @@ export class Mailbox {
   readonly #maxEventBytes: number;
 
   constructor(options: MailboxOptions) {
+    if (hasTlsOptions(options.tls)) throw new MailboxError('tls_options');
     this.identity = options.identity;
     this.store = options.store ?? new MemoryClientStore();
     this.#options = options;
@@ -144,14 +152,15 @@ export class Mailbox {
   }
 
   /**
-   * Signs a card listing `relays` (1..16 box origins), keeps it in the store (it names this
-   * mailbox's relays from now on) and posts it to each of them. Relay-only boxes have no
-   * directory: their outcome is a `not_found` error.
+   * Signs a card listing `relays` (1..16 box origins) and posts it to each of them; once at least
+   * one box took it, it is kept in the store (it names this mailbox's relays from now on). A card
+   * no box took is not kept (`saved: false`): the one before stays. Relay-only boxes have no
+   * directory: their outcome is a `not_found` error, yet they answered, so the card is kept.
    */
   async publishCard(
     relays: readonly string[],
     options: CallOptions = {},
-  ): Promise<{ card: Card; outcomes: CardOutcome[] }> {
+  ): Promise<{ card: Card; outcomes: CardOutcome[]; saved: boolean }> {
     checkRelays(relays);
     // Stamped at the strictest stranger strength of the boxes that have a directory: a box asks it
     // of a key it does not know yet (DESIGN §7), and one card goes to all of them.
@@ -163,7 +172,6 @@ export class Mailbox {
       bits,
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
-    await this.store.set(CARD_STORE_KEY, JSON.stringify(card));
     const outcomes = await Promise.all(
       relays.map(async (relay): Promise<CardOutcome> => {
         try {
@@ -174,7 +182,9 @@ export class Mailbox {
         }
       }),
     );
-    return { card, outcomes };
+    const saved = outcomes.some((o) => o.ok || o.error.code === 'not_found');
+    if (saved) await this.store.set(CARD_STORE_KEY, JSON.stringify(card));
+    return { card, outcomes, saved };
   }
 
   /**
