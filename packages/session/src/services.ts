@@ -70,6 +70,12 @@ export interface ServerHooks {
    * another node): e.g. route to it again, as after a resume (a relay).
    */
   adopted?(session: SessionRecord, identity: string | undefined, connection: Connection): void | Promise<void>;
+  /**
+   * An identity authenticated on a session (`wmp.session.authenticate`, or inline at create) and
+   * the session is bound to `connection` for it: e.g. route the session's traffic to that
+   * connection from now on (a relay, for a group session's creator that never registers).
+   */
+  authenticated?(session: SessionRecord, identity: string, connection: Connection): void;
   /** After a successful `wmp.session.join`: e.g. hand the joiner what was queued for it (a relay). */
   joined?(session: SessionRecord, identity: string, connection: Connection): void | Promise<void>;
   /** A session was closed or expired. */

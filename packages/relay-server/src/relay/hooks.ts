@@ -76,6 +76,16 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
       if (endpoint) setTimeout(() => void s.forwarder.pump(endpoint), 0);
     },
 
+    // The creator of a group session authenticated on it: the connection bound to the group gets
+    // the group's traffic from every node (its presence counts), without a register (DESIGN §3).
+    // Nothing was routed on the group before (a pending session takes no messages): no pump.
+    authenticated(session, identity, connection) {
+      if (!isGroupSession(session)) return;
+      if (s.presence.ensure(identity, connection, 0, true) === undefined) {
+        s.logger.warn('relay.group_unrouted', { reason: 'connections per identity' });
+      }
+    },
+
     // A participant joined a group session: what the queue holds for that group goes to this
     // connection now, in order, after the join answer (DESIGN §3), without waiting for a register.
     joined(session, identity, connection) {

@@ -125,6 +125,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       throw e;
     }
     s.bind(ctx.connection, session.id, identity);
+    if (identity !== undefined) options.hooks?.authenticated?.(session, identity, ctx.connection);
 
     const result: Record<string, unknown> = {
       wmp: { version, session_id: session.id },
@@ -168,6 +169,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     const session = await s.store.update(id, authenticated(identity, now));
     if (session === undefined) throw new SessionNotFoundError();
     s.bind(ctx.connection, id, identity);
+    options.hooks?.authenticated?.(session, identity, ctx.connection);
     return {
       wmp: { version: session.version, session_id: id },
       authenticated: true,
