@@ -269,6 +269,40 @@ for (const mode of MODES) {
       expect(b.c.all((m) => m.method === 'wmp.message.deliver' && m.params.body?.text === text)).toHaveLength(1);
     });
 
+    it('B, listed in a session A opened, replies on it without join; a stranger may not (docs/wmp-profile.md)', async () => {
+      const a = await party();
+      const b = await party();
+      const created = await a.c.create({ messaging: { max_size: 65536 }, offline: {} }, [b.c.did]);
+      const group: string = created.result.wmp.session_id;
+      await a.c.authenticate(group, created.result.challenge);
+
+      // A notification with no `to`: every other participant, here A.
+      const reply = unique('reply');
+      await b.c.deliver(group, undefined, { text: reply });
+      const got = await a.c.next(isDeliverOf(reply));
+      expect(got.params.wmp).toMatchObject({ session_id: group, sender: b.c.did });
+
+      // A request is answered with a result, not -31002.
+      const asked = unique('asked');
+      const answer = await b.c.call('wmp.message.deliver', {
+        wmp: { version: '0.1', session_id: group, sender: b.c.did },
+        to: [a.c.did],
+        content_type: 'application/json',
+        body: { text: asked },
+      });
+      expect(answer.result?.message_id, JSON.stringify(answer)).toEqual(expect.any(String));
+      await a.c.next(isDeliverOf(asked));
+
+      const stranger = await party();
+      const refused = await stranger.c.call('wmp.message.deliver', {
+        wmp: { version: '0.1', session_id: group, sender: stranger.c.did },
+        to: [a.c.did],
+        body: { text: unique('stranger') },
+      });
+      expect(refused.error?.code, JSON.stringify(refused)).toBe(-31002);
+      expect(refused.error?.data?.reason).toEqual(expect.any(String));
+    });
+
     it('close: a later call on a closed session is -31000', async () => {
       const a = await party();
       const b = await party();

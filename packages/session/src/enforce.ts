@@ -10,6 +10,7 @@ import {
   TimestampInvalidError,
   type WmpMetadata,
 } from '@wmp/jsonrpc-envelope';
+import type { Connection, SessionBinding } from './context.js';
 import { encryptionRequiredFor } from './mls/policy.js';
 import type { SessionRecord } from './session-model.js';
 
@@ -83,6 +84,30 @@ export function checkSender(wmp: WmpMetadata | undefined, identity: string | und
   if (claimed === undefined) return;
   const expected = identity ?? session.initiator;
   if (claimed !== expected) throw new NotAuthorizedError({ reason: 'sender is not the authenticated identity' });
+}
+
+/**
+ * A listed participant of a group session (one with participants besides its creator) may deliver
+ * on it from any connection where it authenticated, without joining (docs/wmp-profile.md): the binding
+ * that identity would have, for this message only (nothing is bound or stored, and no session slot
+ * of the connection is taken). The identity is `wmp.sender` when the message names one, else the
+ * one participant the connection proved; undefined when there is none (or several to choose from).
+ */
+export function participantBinding(
+  connection: Connection,
+  session: SessionRecord,
+  sender: string | undefined,
+): SessionBinding | undefined {
+  if (session.participants.length < 2) return undefined;
+  let found: string | undefined;
+  for (const { identity } of connection.sessions.values()) {
+    if (identity === undefined || !session.participants.includes(identity)) continue;
+    if (sender !== undefined) {
+      if (identity === sender) return { identity };
+    } else if (found !== undefined && found !== identity) return undefined;
+    else found = identity;
+  }
+  return sender === undefined && found !== undefined ? { identity: found } : undefined;
 }
 
 /** How many request ids of a session each connection remembers. */

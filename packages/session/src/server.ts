@@ -26,6 +26,7 @@ import {
   checkSender,
   checkTimestamp,
   MAX_RECENT_IDS,
+  participantBinding,
 } from './enforce.js';
 import { FlowManager } from './flows.js';
 import { capabilityHandlers } from './handlers/capability.js';
@@ -338,6 +339,11 @@ export class WmpServer {
       await this.#carry(connection, session, connection.adopted);
       binding = connection.sessions.get(sessionId);
     }
+    // Else a listed participant of a group session sending on it: for this message only (a reply
+    // needs no join).
+    const bound = binding !== undefined;
+    if (!bound && message.method === 'wmp.message.deliver')
+      binding = participantBinding(connection, session, wmp.sender);
     if (!binding) throw new NotAuthorizedError({ reason: 'session not bound to this connection' });
     if (session.state === 'pending' && spec.access !== 'pending') {
       throw new NotAuthorizedError({ reason: 'authentication required' });
@@ -345,7 +351,7 @@ export class WmpServer {
     const forwarder =
       binding.identity !== undefined && this.#options.forwardsFor?.(binding.identity, message.method) === true;
     if (message.method !== 'wmp.session.authenticate' && !forwarder) checkSender(wmp, binding.identity, session);
-    if ('id' in message) {
+    if ('id' in message && bound) {
       let recent = binding.recentIds;
       if (recent === undefined) {
         // Kept on the binding (no map of its own per connection); `binding` is the map's entry here.
