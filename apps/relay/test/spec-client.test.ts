@@ -223,6 +223,24 @@ for (const mode of MODES) {
       expect(b2.all(isDeliverOf(text))).toHaveLength(1);
     });
 
+    it('a session that offered no capabilities (go-wmp’s CLI) still delivers to anyone', async () => {
+      const a = await client();
+      const hop = await openHop(a, {});
+      expect(hop.create.result.capabilities).toEqual({});
+      const b = await party();
+      const text = unique('bare');
+      await a.deliver(hop.sessionId, [b.c.did], { text });
+      expect((await b.c.next(isDeliverOf(text))).params.wmp.sender).toBe(a.did);
+      const asked = unique('bare-request');
+      const answer = await a.call('wmp.message.deliver', {
+        wmp: { version: '0.1', session_id: hop.sessionId, sender: a.did },
+        to: [b.c.did],
+        body: { text: asked },
+      });
+      expect(answer.result?.message_id, JSON.stringify(answer)).toEqual(expect.any(String));
+      await b.c.next(isDeliverOf(asked));
+    });
+
     it('a resumption token that was used is refused with -31000 (core §4.5.4)', async () => {
       const identity = SpecIdentity.generate();
       const b = await party(identity);

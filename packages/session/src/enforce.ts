@@ -38,10 +38,16 @@ export function capabilitiesUsed(
   return used;
 }
 
-/** -31005 for a capability the session did not negotiate. */
-export function checkCapabilities(used: readonly string[], session: SessionRecord): void {
+/** -31005 for a capability the session did not negotiate (and the responder does not `grant` to every session). */
+export function checkCapabilities(
+  used: readonly string[],
+  session: SessionRecord,
+  granted: readonly string[] = [],
+): void {
   for (const cap of used) {
-    if (!(cap in session.capabilities)) throw new CapabilityNotSupportedError({ capability: cap });
+    if (!(cap in session.capabilities) && !granted.includes(cap)) {
+      throw new CapabilityNotSupportedError({ capability: cap });
+    }
   }
 }
 

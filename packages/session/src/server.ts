@@ -385,7 +385,7 @@ export class WmpServer {
       },
       methods,
     );
-    checkCapabilities(used, session);
+    checkCapabilities(used, session, this.#options.grantedCapabilities);
     checkEncryption(message.method, encrypted, used, session, methods);
     const policy = this.#options.requireSignatures;
     if (policy === true || (Array.isArray(policy) && policy.includes(message.method))) {

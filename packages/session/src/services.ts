@@ -109,6 +109,12 @@ export interface WmpServerOptions {
   /** What this responder supports, with its limits (the intersection with each offer is used). */
   readonly capabilities?: Capabilities;
   /**
+   * Capabilities every session may exercise without having negotiated them: a relay grants
+   * `relay`, since delivering to identities outside the session is what it is for (a client that
+   * offered none, as go-wmp's CLI, still delivers). They still count for `encrypted_capabilities`.
+   */
+  readonly grantedCapabilities?: readonly string[];
+  /**
    * The methods this responder knows to start from (default the WMP core table, `coreMethods`);
    * the server copies it, and `WmpServer.method` adds to its own copy.
    */

@@ -236,6 +236,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
         status_notifications: true,
       },
     },
+    // Delivering to others is the relay's service: `relay` need not be negotiated for it (docs/wmp-profile.md).
+    grantedCapabilities: ['relay'],
     // signed_challenge is always on; configured types (bearer, say) come beside it.
     authenticators: { signed_challenge: signedChallengeAuthenticator(), ...authenticators },
     // Mutual authentication (core §4.4.5): a create with a nonce is answered signed as relay_id.
