@@ -241,6 +241,37 @@ for (const mode of MODES) {
       await b.c.next(isDeliverOf(asked));
     });
 
+    it('holds a deliver to the messaging.max_size its session negotiated (65536 here)', async () => {
+      const a = await party();
+      const b = await party();
+      expect(a.hop.create.result.capabilities.messaging).toEqual({ max_size: 65536 });
+      const deliver = (text: string) => ({
+        wmp: { version: '0.1', session_id: a.hop.sessionId, sender: a.c.did },
+        to: [b.c.did],
+        body: { text },
+      });
+      const big = `big-${'x'.repeat(70_000)}`;
+      const refused = await a.c.call('wmp.message.deliver', deliver(big));
+      expect(refused.error, JSON.stringify(refused).slice(0, 300)).toMatchObject({
+        code: -32600,
+        data: { reason: 'message too large', max_size: 65536 },
+      });
+      // As a notification: `dropped`, with the reason.
+      await a.c.notify('wmp.message.deliver', deliver(big));
+      await a.c.next((m) => m.method === 'wmp.message.status' && m.params?.reason === 'message too large');
+      // Under the limit (multi-byte text counts its UTF-8 bytes) it goes through.
+      const fits = unique('fits');
+      const ok = await a.c.call('wmp.message.deliver', deliver(`${fits}${'é'.repeat(30_000)}`));
+      expect(ok.result?.message_id, JSON.stringify(ok).slice(0, 300)).toEqual(expect.any(String));
+      const over = await a.c.call('wmp.message.deliver', deliver(`${fits}${'é'.repeat(33_000)}`));
+      expect(over.error?.code).toBe(-32600);
+      const got = await b.c.next((m) => m.method === 'wmp.message.deliver' && m.params?.body?.text?.startsWith(fits));
+      expect(got.params.body.text.length).toBe(fits.length + 30_000);
+      expect(b.c.all((m) => m.method === 'wmp.message.deliver' && m.params?.body?.text?.startsWith('big-'))).toEqual(
+        [],
+      );
+    });
+
     it('a resumption token that was used is refused with -31000 (core §4.5.4)', async () => {
       const identity = SpecIdentity.generate();
       const b = await party(identity);

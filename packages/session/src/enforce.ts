@@ -8,6 +8,7 @@ import {
   type MethodRegistry,
   NotAuthorizedError,
   TimestampInvalidError,
+  utf8Length,
   type WmpMetadata,
 } from '@wmp/jsonrpc-envelope';
 import type { Connection, SessionBinding } from './context.js';
@@ -114,6 +115,34 @@ export function participantBinding(
     else found = identity;
   }
   return sender === undefined && found !== undefined ? { identity: found } : undefined;
+}
+
+/** Whether `text` (a frame, or a message serialised again) is over `max` UTF-8 bytes; counted only when it can be. */
+function bytesOver(text: string | Uint8Array, max: number): boolean {
+  if (typeof text !== 'string') return text.byteLength > max;
+  // A UTF-16 unit is 1 to 3 UTF-8 bytes: most texts are decided by their length alone.
+  return text.length > max || (text.length * 3 > max && utf8Length(text, max) > max);
+}
+
+/**
+ * -32600 `message too large` (with `max_size`) for a deliver over the `messaging.max_size` its
+ * session negotiated: the message's UTF-8 bytes as sent, the same measure as the transport's own
+ * frame limit (decision 0360). A frame of one message is that message; an entry of a batch whose
+ * whole frame is over the limit is serialised again to be measured.
+ */
+export function checkMessageSize(
+  session: SessionRecord,
+  message: JsonRpcRequest | JsonRpcNotification,
+  frame: string | Uint8Array | undefined,
+  batched: boolean | undefined,
+): void {
+  const max = (session.capabilities.messaging as { max_size?: unknown } | undefined)?.max_size;
+  if (typeof max !== 'number') return;
+  if (frame !== undefined && !bytesOver(frame, max)) return;
+  const alone = frame !== undefined && batched !== true;
+  if (alone || bytesOver(JSON.stringify(message), max)) {
+    throw new InvalidRequestError({ reason: 'message too large', max_size: max });
+  }
 }
 
 /** How many request ids of a session each connection remembers. */

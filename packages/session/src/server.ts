@@ -23,6 +23,7 @@ import {
   checkCapabilities,
   checkDuplicateId,
   checkEncryption,
+  checkMessageSize,
   checkSender,
   checkTimestamp,
   MAX_RECENT_IDS,
@@ -386,6 +387,7 @@ export class WmpServer {
       methods,
     );
     checkCapabilities(used, session, this.#options.grantedCapabilities);
+    if (message.method === 'wmp.message.deliver') checkMessageSize(session, message, base.frame, base.batched);
     checkEncryption(message.method, encrypted, used, session, methods);
     const policy = this.#options.requireSignatures;
     if (policy === true || (Array.isArray(policy) && policy.includes(message.method))) {
