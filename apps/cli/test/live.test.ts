@@ -57,6 +57,12 @@ describe('wmp send and listen', () => {
     });
     await listen.waitForStdout(/hello live\n/);
     expect(listen.stdout()).toMatch(/^did:key:z6Mk\S+\.\.\.\S{4}: hello live\n$/);
+    // Without --wait: the relay's answer says the recipient is online.
+    const unwaited = await runWmp(['--home', alice.home, 'send', bob.did, 'still', 'there?']);
+    expect(unwaited.stdout).toMatch(
+      /^accepted by http:\/\/127\.0\.0\.1:\d+ for did:key:\S+ \(message msg-\S+\); they are online, it is on its way\n$/,
+    );
+    await listen.waitForStdout(/still there\?\n/);
     listen.child.kill('SIGINT');
     expect((await listen.ended()).code).toBe(0);
   });

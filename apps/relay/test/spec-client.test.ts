@@ -272,6 +272,27 @@ for (const mode of MODES) {
       );
     });
 
+    it("a deliver request's result says what happened: `accepted` to an online recipient, `queued` to an offline one", async () => {
+      const a = await party();
+      const identity = SpecIdentity.generate();
+      const b = await party(identity);
+      const request = (text: string) =>
+        a.c.call('wmp.message.deliver', {
+          wmp: { version: '0.1', session_id: a.hop.sessionId, sender: a.c.did },
+          to: [identity.did],
+          body: { text },
+        });
+      const live = await request(unique('live'));
+      expect(live.result, JSON.stringify(live)).toMatchObject({ status: 'accepted' });
+      await a.c.next((m) => isStatus(live.result.message_id)(m) && m.params.status === 'delivered');
+      expect(a.c.all(isStatus(live.result.message_id)).map((m) => m.params.status)).toEqual(['delivered']);
+
+      await goOffline(b.c);
+      const later = await request(unique('later'));
+      expect(later.result, JSON.stringify(later)).toMatchObject({ status: 'queued' });
+      await a.c.next((m) => isStatus(later.result.message_id)(m) && m.params.status === 'queued');
+    });
+
     it('a resumption token that was used is refused with -31000 (core §4.5.4)', async () => {
       const identity = SpecIdentity.generate();
       const b = await party(identity);

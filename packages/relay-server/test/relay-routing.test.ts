@@ -17,7 +17,8 @@ describe('live routing through the relay', () => {
       string,
       any
     >;
-    expect(answer.status).toBe('queued');
+    // Both online: on disk and being forwarded (decision 0361); `delivered` follows for each.
+    expect(answer.status).toBe('accepted');
     expect(answer.message_id).toMatch(/^msg-[A-Za-z0-9_-]{22}$/);
 
     await waitFor(() => bob.inbox.length === 1 && carol.inbox.length === 1);

@@ -151,7 +151,9 @@ const send: CommandSpec = {
         ctx.out.result({ to, relay, relay_id: client.relayId ?? null, message_id: sent.messageId, status }, () =>
           status === 'delivered'
             ? `delivered to ${shortDid(to)} (message ${sent.messageId})`
-            : `queued at ${relay} for ${shortDid(to)} (message ${sent.messageId}); the relay hands it over when they connect`,
+            : status === 'accepted'
+              ? `accepted by ${relay} for ${shortDid(to)} (message ${sent.messageId}); they are online, it is on its way`
+              : `queued at ${relay} for ${shortDid(to)} (message ${sent.messageId}); the relay hands it over when they connect`,
         );
       } finally {
         off();

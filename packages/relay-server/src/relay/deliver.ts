@@ -6,7 +6,7 @@ import { expiryOf } from './expiry.js';
 import { acceptForwarded } from './federation/inbound.js';
 import { isGroupSession, recipientsOf } from './recipients.js';
 import { wantsStatuses } from './registration.js';
-import { routedMessage, routedResult, routeToRecipients } from './route.js';
+import { routedMessage, routedResult, routedStatus, routeToRecipients } from './route.js';
 import type { RelayServices } from './services.js';
 
 /**
@@ -51,7 +51,7 @@ export function deliverHook(s: RelayServices) {
     });
     if (!isRequest) return undefined;
     if (outcome.accepted === 0 && outcome.full) throw outcome.full;
-    return routedResult(session, messageId);
+    return routedResult(session, messageId, await routedStatus(outcome));
   };
 }
 

@@ -62,6 +62,11 @@ export interface RouteOutcome {
   readonly accepted: number;
   /** The first full queue's error, when some recipient's queue was full. */
   readonly full: RelayQueueFullError | undefined;
+  /**
+   * The request form: per recipient appended here now, whether it is online nowhere (what
+   * `Forwarder.offerRouted` resolves); a request's result says from them what happened.
+   */
+  readonly offers: readonly Promise<boolean>[];
 }
 
 type Outcome = { readonly recipient: string } & (
@@ -124,6 +129,7 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
   s.metrics.routed++;
 
   const accepted = outcomes.filter((o) => 'appended' in o).length;
+  const offers: Promise<boolean>[] = input.isRequest ? [] : NO_OFFERS;
   for (const o of outcomes) {
     if ('full' in o) {
       // The request form with no recipient accepted answers -31014 instead (one answer, no status).
@@ -144,7 +150,9 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
     }
     if (group) reachGroupMembers(s, group, o.recipient, o.appended.seq);
     const recipient = o.recipient;
-    void s.forwarder.offerRouted(recipient, o.appended.seq, o.message).then((nowhere) => {
+    const offered = s.forwarder.offerRouted(recipient, o.appended.seq, o.message);
+    if (input.isRequest) offers.push(offered);
+    void offered.then((nowhere) => {
       if (!nowhere) return;
       s.statuses.send(
         sender,
@@ -154,7 +162,26 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
     });
   }
   const full = outcomes.find((o): o is Outcome & { full: RelayQueueFullError } => 'full' in o)?.full;
-  return { accepted, full };
+  return { accepted, full, offers };
+}
+
+const NO_OFFERS: Promise<boolean>[] = [];
+
+/** What a routed request's result says happened (decision 0361). */
+export type RoutedStatus = 'accepted' | 'queued';
+
+/**
+ * `accepted` when some recipient is online (a live connection here took the message, or a
+ * wake-up reached the node of one): it is on disk and being forwarded, `delivered` follows as a
+ * status. `queued` when every queue that took it holds it for later (recipients online nowhere,
+ * a peer relay's outbox, a retry it already held). Waits only for the wake-ups of recipients with
+ * no live connection here (the same wait as their `queued` status).
+ */
+export async function routedStatus(outcome: RouteOutcome): Promise<RoutedStatus> {
+  const { offers } = outcome;
+  if (offers.length === 1) return (await offers[0]) ? 'queued' : 'accepted';
+  for (const nowhere of await Promise.all(offers)) if (!nowhere) return 'accepted';
+  return 'queued';
 }
 
 /**
@@ -186,7 +213,11 @@ function reachGroupMembers(s: RelayServices, group: string, recipient: string, s
   }
 }
 
-/** The request-form answer of a routed message. */
-export function routedResult(session: SessionRecord, messageId: string): Record<string, unknown> {
-  return { wmp: metaFor(session.id, session.version), message_id: messageId, status: 'queued' };
+/** The request-form answer of a routed message: on disk for every recipient that took it, and what happened. */
+export function routedResult(
+  session: SessionRecord,
+  messageId: string,
+  status: RoutedStatus = 'queued',
+): Record<string, unknown> {
+  return { wmp: metaFor(session.id, session.version), message_id: messageId, status };
 }
