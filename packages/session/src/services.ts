@@ -165,6 +165,12 @@ export interface WmpServerOptions {
   readonly forwardsFor?: (identity: string, method: string) => boolean;
   /** Extra policy after the session checks: false is -31002 (the interop vectors' `authorize`). */
   readonly authorize?: (context: WmpContext) => boolean | Promise<boolean>;
+  /**
+   * Checks each identity `wmp.session.create` lists in `participants`, before anything is stored:
+   * a returned problem is -32602 naming the entry (a relay refuses malformed identifiers, as it
+   * does the recipients of a deliver: `identifierProblem`). Default: none.
+   */
+  readonly participantProblem?: (identifier: string) => string | undefined;
   /** Extra params validation after the schema: a returned reason is -32602. */
   readonly validate?: (method: string, params: unknown) => string | undefined;
   readonly hooks?: ServerHooks;

@@ -4,7 +4,7 @@ import { newMessageId, type SessionRecord, type WmpContext } from '@wmp/session'
 import { checkEncryptedDeliver } from './encrypted-deliver.js';
 import { expiryOf } from './expiry.js';
 import { acceptForwarded } from './federation/inbound.js';
-import { isGroupSession, recipientsOf } from './recipients.js';
+import { checkRecipients, isGroupSession, recipientsOf } from './recipients.js';
 import { wantsStatuses } from './registration.js';
 import { routedMessage, routedResult, routedStatus, routeToRecipients } from './route.js';
 import type { RelayServices } from './services.js';
@@ -37,6 +37,7 @@ export function deliverHook(s: RelayServices) {
     const expiresAt = expiryOf(params.wmp.expires_at, session, s.config.timings, now);
     const messageId = newMessageId();
     refuseLargeFanout(s, request, recipients.length);
+    if (group === undefined) checkRecipients(params.to ?? []);
     const message = await routedMessage(s, 'wmp.message.deliver', request, sender, messageId, group);
     const isRequest = ctx.requestId !== undefined;
     const outcome = await routeToRecipients(s, {

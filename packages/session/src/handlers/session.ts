@@ -59,6 +59,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     const now = s.now();
     const ttl = Math.min(params.ttl ?? options.defaultTtlSeconds ?? 3600, options.maxTtlSeconds ?? 86_400);
     const sender = params.wmp.sender;
+    checkParticipants(params.participants, options.participantProblem);
     const participants = [...new Set([...(sender ? [sender] : []), ...(params.participants ?? [])])].slice(
       0,
       MAX_PARTICIPANTS,
@@ -280,6 +281,18 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
 export function checkCreator(session: SessionRecord, sender: string | undefined): void {
   if (isGroup(session) && sender !== undefined && sender !== session.initiator) {
     throw new NotAuthorizedError({ reason: 'only the creator changes a group session' });
+  }
+}
+
+/** -32602 naming the first listed participant `problem` finds malformed. */
+function checkParticipants(
+  listed: readonly string[] | undefined,
+  problem: ((identifier: string) => string | undefined) | undefined,
+): void {
+  if (listed === undefined || problem === undefined) return;
+  for (const [i, identifier] of listed.entries()) {
+    const found = problem(identifier);
+    if (found !== undefined) throw new InvalidParamsError({ reason: `participants.${i}: ${found}` });
   }
 }
 
