@@ -293,6 +293,40 @@ for (const mode of MODES) {
       await a.c.next((m) => isStatus(later.result.message_id)(m) && m.params.status === 'queued');
     });
 
+    it('a notification keeps the wmp.message_id its sender chose: forwarded and in every status, refusals too', async () => {
+      const a = await party();
+      const b = await party();
+      const mine = unique('mine');
+      const notify = (id: string, text: string, to: string[] = [b.c.did]) =>
+        a.c.notify('wmp.message.deliver', {
+          wmp: { version: '0.1', session_id: a.hop.sessionId, sender: a.c.did, message_id: id },
+          to,
+          body: { text },
+        });
+      await notify(mine, 'first');
+      expect((await b.c.next(isDeliverOf('first'))).params.wmp.message_id).toBe(mine);
+      await a.c.next((m) => isStatus(mine)(m) && m.params.status === 'delivered');
+
+      // The same id again with another body: refused for that recipient, under that id.
+      await notify(mine, 'second');
+      const reused = await a.c.next((m) => isStatus(mine)(m) && m.params.status === 'dropped');
+      expect(reused.params).toMatchObject({ recipient: b.c.did, reason: 'message_id reused' });
+      // The same message again (a retry): taken once, nothing more said about it.
+      await notify(mine, 'first');
+      // A refused notification's `dropped` names the sender's id too (here: a malformed recipient).
+      const refusedId = unique('refused');
+      await notify(refusedId, 'nobody', ['did:key:zNope']);
+      const dropped = await a.c.next((m) => isStatus(refusedId)(m));
+      expect(dropped.params).toMatchObject({ status: 'dropped', reason: expect.stringMatching(/^to\.0: /) });
+      // A marker: everything about the earlier ones came before its status.
+      const marker = unique('marker');
+      await notify(marker, 'marker');
+      await a.c.next((m) => isStatus(marker)(m) && m.params.status === 'delivered');
+      expect(a.c.all(isStatus(mine)).map((m) => m.params.status)).toEqual(['delivered', 'dropped']);
+      expect(b.c.all((m) => m.method === 'wmp.message.deliver' && m.params.wmp.message_id === mine)).toHaveLength(1);
+      expect(b.c.all(isDeliverOf('second'))).toEqual([]);
+    });
+
     it('a resumption token that was used is refused with -31000 (core §4.5.4)', async () => {
       const identity = SpecIdentity.generate();
       const b = await party(identity);
@@ -406,6 +440,19 @@ for (const mode of MODES) {
           .call('wmp.capability.list', { wmp: { version: '0.1', session_id: 'ses-doesnotexist0000' } })
           .catch((e: unknown) => e as HttpStatusError | Message);
         expect(missing instanceof HttpStatusError ? `HTTP ${missing.status}` : missing.error?.code).toBe(-31000);
+
+        // An HTTP session named without its binding secret: -31002 saying so.
+        const tokenless = await client();
+        tokenless.sessionId = a.hop.sessionId;
+        const noToken = await tokenless
+          .call('wmp.capability.list', { wmp: { version: '0.1', session_id: a.hop.sessionId } })
+          .catch((e: unknown) => e as HttpStatusError | Message);
+        if (mode.authorization === 'bearer') {
+          expect(noToken instanceof HttpStatusError ? `HTTP ${noToken.status}` : noToken.error).toMatchObject({
+            code: -31002,
+            data: { reason: 'session token required' },
+          });
+        }
 
         if (mode.authorization === 'bearer') {
           // A wrong binding secret: still a JSON-RPC answer (an error), not a 401.

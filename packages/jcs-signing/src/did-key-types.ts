@@ -90,5 +90,5 @@ export function didJwkKeyType(did: string): string {
     }
     if (jwk.crv === 'Ed25519' && decoded.length !== 32) throw new InvalidKeyError('did:jwk: not an Ed25519 key');
   }
-  return rules.curves === undefined ? kty : `${kty}/${jwk.crv as string}`;
+  return rules.curves === undefined ? (kty as string) : `${kty as string}/${jwk.crv as string}`;
 }

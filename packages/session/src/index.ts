@@ -81,6 +81,7 @@ export {
   type RequestHandler,
   type RequestOptions,
 } from './peer.js';
+export { SESSION_EXPIRED, UNKNOWN_SESSION } from './refusal-reasons.js';
 export { WmpServer } from './server.js';
 export type { MlsSessionProvider, ResolveOutcome, Resolver, ServerHooks, WmpServerOptions } from './services.js';
 export {

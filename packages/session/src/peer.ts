@@ -311,7 +311,8 @@ export class Peer<C extends BaseContext = BaseContext> {
     }
     const isRequest = 'id' in message;
     const requestId = isRequest ? (message as JsonRpcRequest).id : undefined;
-    if (isRequest && this.#activeHandlers >= this.#maxHandlers) return new RateLimitedError().toResponse(requestId!);
+    if (isRequest && this.#activeHandlers >= this.#maxHandlers)
+      return new RateLimitedError({ reason: 'too many requests in flight' }).toResponse(requestId!);
     const handler =
       (isRequest ? this.#requestHandlers?.get(message.method) : this.#notificationHandlers?.get(message.method)) ??
       this.#shared?.get(message.method);
@@ -331,7 +332,7 @@ export class Peer<C extends BaseContext = BaseContext> {
         notify: (method, params) => this.notify(method, params),
       };
       if (!handler) {
-        if (isRequest) throw new MethodNotFoundError();
+        if (isRequest) throw new MethodNotFoundError({ reason: 'unknown method' });
         return undefined; // unknown notifications are ignored (JSON-RPC)
       }
       // Await only real promises: each needless await is a microtask hop on the hot path.

@@ -1,5 +1,5 @@
 import type { KeyResolver } from '@wmp/jcs-signing';
-import type { Capabilities, MethodRegistry, ParamsOf, WmpError } from '@wmp/jsonrpc-envelope';
+import type { Capabilities, JsonRpcNotification, MethodRegistry, ParamsOf, WmpError } from '@wmp/jsonrpc-envelope';
 import type { Authenticator } from './auth/authenticator.js';
 import type { ResponderIdentity } from './auth/responder.js';
 import type { Connection, WmpContext } from './context.js';
@@ -101,6 +101,7 @@ export interface ServerHooks {
     error: WmpError,
     connection: Connection,
     session: SessionRecord | undefined,
+    message: JsonRpcNotification,
   ): void;
 }
 

@@ -1,5 +1,6 @@
 import { type Connection, newMessageId, type ServerHooks, type SessionRecord } from '@wmp/session';
 import { STATUS_METHOD } from './forwarder.js';
+import { refusedMessageId } from './message-ids.js';
 import type { Endpoint } from './presence.js';
 import { isGroupSession } from './recipients.js';
 import { registrationsOf, wantsStatuses } from './registration.js';
@@ -110,7 +111,7 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
       s.refusals.note(`internal_error:${method}:${String(kind)}`);
     },
 
-    notificationRefused(method, error, connection, session) {
+    notificationRefused(method, error, connection, session, message) {
       s.metrics.error(error.code);
       s.refusals.note(`notification_${error.code}`);
       if (method !== 'wmp.message.deliver' || session === undefined || !wantsStatuses(session)) return;
@@ -124,7 +125,8 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
             STATUS_METHOD,
             {
               wmp: metaFor(session.id, session.version),
-              message_id: newMessageId(),
+              // The id the sender chose, when it chose one: else one it never saw (it sent none).
+              message_id: refusedMessageId(message.params) ?? newMessageId(),
               status: 'dropped',
               reason: typeof reason === 'string' ? reason : error.message,
             },

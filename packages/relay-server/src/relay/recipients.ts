@@ -19,7 +19,8 @@ export function recipientsOf(
   if (isGroupSession(session)) {
     if (!session.participants.includes(sender)) throw new NotAuthorizedError({ reason: 'not a participant' });
     for (const to of params.to ?? []) {
-      if (!session.participants.includes(to)) throw new ParticipantNotFoundError({ participant: to });
+      if (!session.participants.includes(to))
+        throw new ParticipantNotFoundError({ reason: 'not a participant', participant: to });
     }
     return [...new Set(params.to ?? session.participants)].filter((p) => p !== sender);
   }

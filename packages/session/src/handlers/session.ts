@@ -12,6 +12,7 @@ import type { WmpContext } from '../context.js';
 import { newSessionId } from '../ids.js';
 import { negotiateCapabilities, negotiateSecurity, negotiateVersion, WMP_VERSION } from '../negotiate.js';
 import type { RequestHandler } from '../peer.js';
+import { UNKNOWN_SESSION } from '../refusal-reasons.js';
 import type { ServerServices } from '../services.js';
 import { authenticated, issueToken, joined, resumeWith, takeChallenge } from '../session-changes.js';
 import {
@@ -155,7 +156,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     let challenge: ChallengeRecord | undefined;
     if (authenticator.needsChallenge) {
       const take = takeChallenge(now);
-      if ((await s.store.update(id, take.change)) === undefined) throw new SessionNotFoundError();
+      if ((await s.store.update(id, take.change)) === undefined) throw new SessionNotFoundError(UNKNOWN_SESSION);
       challenge = take.result();
     }
     checkSenderScheme(s.authenticators, params.wmp.sender, params.auth.type);
@@ -168,7 +169,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       now,
     });
     const session = await s.store.update(id, authenticated(identity, now));
-    if (session === undefined) throw new SessionNotFoundError();
+    if (session === undefined) throw new SessionNotFoundError(UNKNOWN_SESSION);
     s.bind(ctx.connection, id, identity);
     options.hooks?.authenticated?.(session, identity, ctx.connection);
     return {
@@ -192,7 +193,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       if (e instanceof SessionExpiredError) await s.store.delete(params.session_id);
       throw e;
     }
-    if (session === undefined) throw new SessionNotFoundError();
+    if (session === undefined) throw new SessionNotFoundError(UNKNOWN_SESSION);
     const { token, identity } = use.result();
     s.bind(ctx.connection, session.id, identity);
     const lastReceived = params.last_received_id ?? params.last_message_id;
@@ -234,7 +235,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     s.checkBind(ctx.connection, params.session_id);
     const entry = joined(identity, proven !== undefined, s.now());
     const session = await s.store.update(params.session_id, entry.change);
-    if (session === undefined) throw new SessionNotFoundError();
+    if (session === undefined) throw new SessionNotFoundError(UNKNOWN_SESSION);
     s.bind(ctx.connection, session.id, identity);
     await options.hooks?.joined?.(session, identity, ctx.connection);
     return {
