@@ -18,6 +18,7 @@ export {
   webDidFetcher,
 } from './auth/did-web.js';
 export { type DpopOptions, type DpopProofOptions, dpopAuthenticator, verifyDpopProof } from './auth/dpop.js';
+export { identifierProblem } from './auth/identifier-syntax.js';
 export { JWS_ALGORITHMS, type JwsAlgorithm, type JwsSigner, signJws, webCryptoSigner } from './auth/jws.js';
 export { AUTH_FAILURE_REASONS, type AuthFailureReason } from './auth/reasons.js';
 export {
@@ -83,6 +84,7 @@ export {
   type RequestHandler,
   type RequestOptions,
 } from './peer.js';
+export { SESSION_EXPIRED, UNKNOWN_SESSION } from './refusal-reasons.js';
 export { WmpServer } from './server.js';
 export type { MlsSessionProvider, ResolveOutcome, Resolver, ServerHooks, WmpServerOptions } from './services.js';
 export {

@@ -29,6 +29,10 @@ export interface BaseContext {
   readonly request: JsonRpcRequest | JsonRpcNotification;
   /** What the binding knew about the frame (HTTP session header, Authorization). */
   readonly extra: TransportMessageExtra | undefined;
+  /** The frame the message came in, as received: for size checks (a batch's frame holds its other entries too). */
+  readonly frame?: string | Uint8Array;
+  /** The message is an entry of a batch (`frame` is the whole batch). */
+  readonly batched?: boolean;
   /**
    * The params the handler gets when an interceptor replaced the message's own (the decrypted
    * content of an MLS-encrypted message); `request.params` stays what came over the wire.
@@ -266,7 +270,7 @@ export class Peer<C extends BaseContext = BaseContext> {
       return;
     }
     if (parsed.kind === 'message') {
-      const answer = await this.#handle(parsed.message, extra);
+      const answer = await this.#handle(parsed.message, extra, frame, false);
       if (answer) await this.#reply(answer);
       return;
     }
@@ -274,7 +278,7 @@ export class Peer<C extends BaseContext = BaseContext> {
       parsed.entries.map((entry) =>
         isInvalidEntry(entry)
           ? (entry as InvalidBatchEntry).invalid.toResponse((entry as InvalidBatchEntry).id)
-          : this.#handle(entry, extra),
+          : this.#handle(entry, extra, frame, true),
       ),
     );
     const responses = answers.filter((a): a is JsonRpcResponse => a !== undefined);
@@ -298,6 +302,8 @@ export class Peer<C extends BaseContext = BaseContext> {
   async #handle(
     message: JsonRpcMessage,
     extra: TransportMessageExtra | undefined,
+    frame: string | Uint8Array,
+    batched: boolean,
   ): Promise<JsonRpcResponse | undefined> {
     if (!('method' in message)) {
       this.#settle(message);
@@ -305,7 +311,8 @@ export class Peer<C extends BaseContext = BaseContext> {
     }
     const isRequest = 'id' in message;
     const requestId = isRequest ? (message as JsonRpcRequest).id : undefined;
-    if (isRequest && this.#activeHandlers >= this.#maxHandlers) return new RateLimitedError().toResponse(requestId!);
+    if (isRequest && this.#activeHandlers >= this.#maxHandlers)
+      return new RateLimitedError({ reason: 'too many requests in flight' }).toResponse(requestId!);
     const handler =
       (isRequest ? this.#requestHandlers?.get(message.method) : this.#notificationHandlers?.get(message.method)) ??
       this.#shared?.get(message.method);
@@ -320,10 +327,12 @@ export class Peer<C extends BaseContext = BaseContext> {
         requestId,
         request: message,
         extra,
+        frame,
+        batched,
         notify: (method, params) => this.notify(method, params),
       };
       if (!handler) {
-        if (isRequest) throw new MethodNotFoundError();
+        if (isRequest) throw new MethodNotFoundError({ reason: 'unknown method' });
         return undefined; // unknown notifications are ignored (JSON-RPC)
       }
       // Await only real promises: each needless await is a microtask hop on the hot path.

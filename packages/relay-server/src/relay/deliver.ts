@@ -4,9 +4,10 @@ import { newMessageId, type SessionRecord, type WmpContext } from '@wmp/session'
 import { checkEncryptedDeliver } from './encrypted-deliver.js';
 import { expiryOf } from './expiry.js';
 import { acceptForwarded } from './federation/inbound.js';
-import { isGroupSession, recipientsOf } from './recipients.js';
+import { senderMessageId } from './message-ids.js';
+import { checkRecipients, isGroupSession, recipientsOf } from './recipients.js';
 import { wantsStatuses } from './registration.js';
-import { routedMessage, routedResult, routeToRecipients } from './route.js';
+import { routedMessage, routedResult, routedStatus, routeToRecipients } from './route.js';
 import type { RelayServices } from './services.js';
 
 /**
@@ -35,10 +36,13 @@ export function deliverHook(s: RelayServices) {
     }
     const now = s.now();
     const expiresAt = expiryOf(params.wmp.expires_at, session, s.config.timings, now);
-    const messageId = newMessageId();
-    refuseLargeFanout(s, request, recipients.length);
-    const message = await routedMessage(s, 'wmp.message.deliver', request, sender, messageId, group);
     const isRequest = ctx.requestId !== undefined;
+    // A notification may carry the sender's own id (its statuses name it); a request's result gives ours.
+    const chosen = isRequest ? undefined : senderMessageId(params.wmp);
+    const messageId = chosen ?? newMessageId();
+    refuseLargeFanout(s, request, recipients.length);
+    if (group === undefined) checkRecipients(params.to ?? []);
+    const message = await routedMessage(s, 'wmp.message.deliver', request, sender, messageId, group);
     const outcome = await routeToRecipients(s, {
       sender,
       connection: ctx.connection,
@@ -48,10 +52,11 @@ export function deliverHook(s: RelayServices) {
       group,
       messages: new Map(recipients.map((r) => [r, message])),
       isRequest,
+      senderChoseId: chosen !== undefined,
     });
     if (!isRequest) return undefined;
     if (outcome.accepted === 0 && outcome.full) throw outcome.full;
-    return routedResult(session, messageId);
+    return routedResult(session, messageId, await routedStatus(outcome));
   };
 }
 
