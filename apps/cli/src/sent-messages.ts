@@ -12,8 +12,9 @@ const KEEP_SENT = 400;
 /** A relay's reason is kept up to this many characters. */
 const MAX_REASON = 200;
 
-export type SentStatus = MessageStatusEvent['status'];
-const STATUSES: ReadonlySet<string> = new Set<SentStatus>(['queued', 'delivered', 'expired', 'dropped']);
+/** What the relay said of a message: its answer to the send (`accepted`, `queued`), then its statuses. */
+export type SentStatus = MessageStatusEvent['status'] | 'accepted';
+const STATUSES: ReadonlySet<string> = new Set<SentStatus>(['accepted', 'queued', 'delivered', 'expired', 'dropped']);
 const TERMINAL: ReadonlySet<SentStatus> = new Set<SentStatus>(['delivered', 'expired', 'dropped']);
 
 /** A message id worth a store key: printable ASCII, bounded (the relay's are `msg-` + hex). */

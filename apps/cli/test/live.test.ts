@@ -57,6 +57,11 @@ describe('wmp send and listen', () => {
     });
     await listen.waitForStdout(/hello live\n/);
     expect(listen.stdout()).toMatch(/^did:key:z6Mk\S+\.\.\.\S{4}: hello live\n$/);
+    // Without --wait: the relay answers `accepted` (the recipient is online) and wmp shows the
+    // first status that follows within a few seconds: here `delivered`.
+    const unwaited = await runWmp(['--home', alice.home, '--json', 'send', bob.did, 'still', 'there?']);
+    expect(json(unwaited)).toMatchObject({ to: bob.did, status: 'delivered' });
+    await listen.waitForStdout(/still there\?\n/);
     listen.child.kill('SIGINT');
     expect((await listen.ended()).code).toBe(0);
   });

@@ -109,6 +109,45 @@ describe('three wmp-relay processes on one PostgreSQL and one Redis', () => {
     expect(bodies(bobGot)).toEqual(['from a']); // not his own
   });
 
+  it('gives a group creator that never registered the traffic of members on other nodes, live', async () => {
+    // The creator's connection is bound to the group session only: no `wmp.relay.register`.
+    const creator = generateKeypair();
+    const creatorPeer = await connectPeer(urls[0]!);
+    // A member on each of the other two nodes (one on the creator's node would make it reachable
+    // by a message from there first, and so hide what this is about).
+    const members = await Promise.all([client(1), client(2)]);
+    const group = await WmpSession.open(creatorPeer, {
+      signer: creator,
+      participants: members.map((m) => m.keypair.did),
+      capabilities: CLIENT_CAPABILITIES,
+    });
+    const got: Record<string, any>[] = [];
+    group.on('message', (m) => got.push(m));
+    for (const who of members) {
+      await who.peer.request('wmp.session.join', {
+        wmp: { version: '0.1', sender: who.keypair.did },
+        session_id: group.id,
+      });
+    }
+    for (const [n, who] of members.entries()) {
+      await who.peer.notify('wmp.message.deliver', {
+        wmp: { version: '0.1', session_id: group.id, sender: who.keypair.did },
+        to: [creator.did],
+        body: `from member ${n}`,
+      });
+    }
+    // Nothing else would bring them: the safety poll reads the queues of endpoints only.
+    await expect
+      .poll(() => [...new Set(got.map((m) => m.body))].sort(), { timeout: 4_000 })
+      .toEqual(['from member 0', 'from member 1']);
+    for (const m of got) expect(m.wmp.session_id).toBe(group.id);
+    // It was online: each member hears `delivered`, and no `queued` before it.
+    await expect
+      .poll(() => members.map((m) => m.statuses.map((s) => s.status)))
+      .toEqual([['delivered'], ['delivered']]);
+    await creatorPeer.close();
+  });
+
   it('serves an HTTP session whose event stream is on one node and whose POSTs go to another', async () => {
     const bob = await client(2);
     const alice = generateKeypair();

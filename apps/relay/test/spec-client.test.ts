@@ -223,6 +223,110 @@ for (const mode of MODES) {
       expect(b2.all(isDeliverOf(text))).toHaveLength(1);
     });
 
+    it('a session that offered no capabilities (go-wmp’s CLI) still delivers to anyone', async () => {
+      const a = await client();
+      const hop = await openHop(a, {});
+      expect(hop.create.result.capabilities).toEqual({});
+      const b = await party();
+      const text = unique('bare');
+      await a.deliver(hop.sessionId, [b.c.did], { text });
+      expect((await b.c.next(isDeliverOf(text))).params.wmp.sender).toBe(a.did);
+      const asked = unique('bare-request');
+      const answer = await a.call('wmp.message.deliver', {
+        wmp: { version: '0.1', session_id: hop.sessionId, sender: a.did },
+        to: [b.c.did],
+        body: { text: asked },
+      });
+      expect(answer.result?.message_id, JSON.stringify(answer)).toEqual(expect.any(String));
+      await b.c.next(isDeliverOf(asked));
+    });
+
+    it('holds a deliver to the messaging.max_size its session negotiated (65536 here)', async () => {
+      const a = await party();
+      const b = await party();
+      expect(a.hop.create.result.capabilities.messaging).toEqual({ max_size: 65536 });
+      const deliver = (text: string) => ({
+        wmp: { version: '0.1', session_id: a.hop.sessionId, sender: a.c.did },
+        to: [b.c.did],
+        body: { text },
+      });
+      const big = `big-${'x'.repeat(70_000)}`;
+      const refused = await a.c.call('wmp.message.deliver', deliver(big));
+      expect(refused.error, JSON.stringify(refused).slice(0, 300)).toMatchObject({
+        code: -32600,
+        data: { reason: 'message too large', max_size: 65536 },
+      });
+      // As a notification: `dropped`, with the reason.
+      await a.c.notify('wmp.message.deliver', deliver(big));
+      await a.c.next((m) => m.method === 'wmp.message.status' && m.params?.reason === 'message too large');
+      // Under the limit (multi-byte text counts its UTF-8 bytes) it goes through.
+      const fits = unique('fits');
+      const ok = await a.c.call('wmp.message.deliver', deliver(`${fits}${'é'.repeat(30_000)}`));
+      expect(ok.result?.message_id, JSON.stringify(ok).slice(0, 300)).toEqual(expect.any(String));
+      const over = await a.c.call('wmp.message.deliver', deliver(`${fits}${'é'.repeat(33_000)}`));
+      expect(over.error?.code).toBe(-32600);
+      const got = await b.c.next((m) => m.method === 'wmp.message.deliver' && m.params?.body?.text?.startsWith(fits));
+      expect(got.params.body.text.length).toBe(fits.length + 30_000);
+      expect(b.c.all((m) => m.method === 'wmp.message.deliver' && m.params?.body?.text?.startsWith('big-'))).toEqual(
+        [],
+      );
+    });
+
+    it("a deliver request's result says what happened: `accepted` to an online recipient, `queued` to an offline one", async () => {
+      const a = await party();
+      const identity = SpecIdentity.generate();
+      const b = await party(identity);
+      const request = (text: string) =>
+        a.c.call('wmp.message.deliver', {
+          wmp: { version: '0.1', session_id: a.hop.sessionId, sender: a.c.did },
+          to: [identity.did],
+          body: { text },
+        });
+      const live = await request(unique('live'));
+      expect(live.result, JSON.stringify(live)).toMatchObject({ status: 'accepted' });
+      await a.c.next((m) => isStatus(live.result.message_id)(m) && m.params.status === 'delivered');
+      expect(a.c.all(isStatus(live.result.message_id)).map((m) => m.params.status)).toEqual(['delivered']);
+
+      await goOffline(b.c);
+      const later = await request(unique('later'));
+      expect(later.result, JSON.stringify(later)).toMatchObject({ status: 'queued' });
+      await a.c.next((m) => isStatus(later.result.message_id)(m) && m.params.status === 'queued');
+    });
+
+    it('a notification keeps the wmp.message_id its sender chose: forwarded and in every status, refusals too', async () => {
+      const a = await party();
+      const b = await party();
+      const mine = unique('mine');
+      const notify = (id: string, text: string, to: string[] = [b.c.did]) =>
+        a.c.notify('wmp.message.deliver', {
+          wmp: { version: '0.1', session_id: a.hop.sessionId, sender: a.c.did, message_id: id },
+          to,
+          body: { text },
+        });
+      await notify(mine, 'first');
+      expect((await b.c.next(isDeliverOf('first'))).params.wmp.message_id).toBe(mine);
+      await a.c.next((m) => isStatus(mine)(m) && m.params.status === 'delivered');
+
+      // The same id again with another body: refused for that recipient, under that id.
+      await notify(mine, 'second');
+      const reused = await a.c.next((m) => isStatus(mine)(m) && m.params.status === 'dropped');
+      expect(reused.params).toMatchObject({ recipient: b.c.did, reason: 'message_id reused' });
+      // The same message again (a retry): taken once, nothing more said about it.
+      await notify(mine, 'first');
+      // A refused notification's `dropped` names the sender's id too (here: a malformed recipient).
+      const refusedId = unique('refused');
+      await notify(refusedId, 'nobody', ['did:key:zNope']);
+      const dropped = await a.c.next((m) => isStatus(refusedId)(m));
+      expect(dropped.params).toMatchObject({ status: 'dropped', reason: expect.stringMatching(/^to\.0: /) });
+      // A marker: everything about the earlier ones came before its status.
+      const marker = unique('marker');
+      await notify(marker, 'marker');
+      await a.c.next((m) => isStatus(marker)(m) && m.params.status === 'delivered');
+      expect(a.c.all(isStatus(mine)).map((m) => m.params.status)).toEqual(['delivered', 'dropped']);
+      expect(b.c.all((m) => m.method === 'wmp.message.deliver' && m.params.wmp.message_id === mine)).toHaveLength(1);
+      expect(b.c.all(isDeliverOf('second'))).toEqual([]);
+    });
+
     it('a resumption token that was used is refused with -31000 (core §4.5.4)', async () => {
       const identity = SpecIdentity.generate();
       const b = await party(identity);
@@ -269,6 +373,40 @@ for (const mode of MODES) {
       expect(b.c.all((m) => m.method === 'wmp.message.deliver' && m.params.body?.text === text)).toHaveLength(1);
     });
 
+    it('B, listed in a session A opened, replies on it without join; a stranger may not (docs/wmp-profile.md)', async () => {
+      const a = await party();
+      const b = await party();
+      const created = await a.c.create({ messaging: { max_size: 65536 }, offline: {} }, [b.c.did]);
+      const group: string = created.result.wmp.session_id;
+      await a.c.authenticate(group, created.result.challenge);
+
+      // A notification with no `to`: every other participant, here A.
+      const reply = unique('reply');
+      await b.c.deliver(group, undefined, { text: reply });
+      const got = await a.c.next(isDeliverOf(reply));
+      expect(got.params.wmp).toMatchObject({ session_id: group, sender: b.c.did });
+
+      // A request is answered with a result, not -31002.
+      const asked = unique('asked');
+      const answer = await b.c.call('wmp.message.deliver', {
+        wmp: { version: '0.1', session_id: group, sender: b.c.did },
+        to: [a.c.did],
+        content_type: 'application/json',
+        body: { text: asked },
+      });
+      expect(answer.result?.message_id, JSON.stringify(answer)).toEqual(expect.any(String));
+      await a.c.next(isDeliverOf(asked));
+
+      const stranger = await party();
+      const refused = await stranger.c.call('wmp.message.deliver', {
+        wmp: { version: '0.1', session_id: group, sender: stranger.c.did },
+        to: [a.c.did],
+        body: { text: unique('stranger') },
+      });
+      expect(refused.error?.code, JSON.stringify(refused)).toBe(-31002);
+      expect(refused.error?.data?.reason).toEqual(expect.any(String));
+    });
+
     it('close: a later call on a closed session is -31000', async () => {
       const a = await party();
       const b = await party();
@@ -302,6 +440,19 @@ for (const mode of MODES) {
           .call('wmp.capability.list', { wmp: { version: '0.1', session_id: 'ses-doesnotexist0000' } })
           .catch((e: unknown) => e as HttpStatusError | Message);
         expect(missing instanceof HttpStatusError ? `HTTP ${missing.status}` : missing.error?.code).toBe(-31000);
+
+        // An HTTP session named without its binding secret: -31002 saying so.
+        const tokenless = await client();
+        tokenless.sessionId = a.hop.sessionId;
+        const noToken = await tokenless
+          .call('wmp.capability.list', { wmp: { version: '0.1', session_id: a.hop.sessionId } })
+          .catch((e: unknown) => e as HttpStatusError | Message);
+        if (mode.authorization === 'bearer') {
+          expect(noToken instanceof HttpStatusError ? `HTTP ${noToken.status}` : noToken.error).toMatchObject({
+            code: -31002,
+            data: { reason: 'session token required' },
+          });
+        }
 
         if (mode.authorization === 'bearer') {
           // A wrong binding secret: still a JSON-RPC answer (an error), not a 401.

@@ -30,7 +30,7 @@ describe('WmpClient through a relay', () => {
     expect(alice.client.sessionId).toMatch(/^ses-/);
 
     const sent = await alice.client.send(bob.identity.did, { text: 'hi bob' });
-    expect(sent).toMatchObject({ status: 'queued', messageId: expect.stringMatching(/^msg-/) });
+    expect(sent).toMatchObject({ status: 'accepted', messageId: expect.stringMatching(/^msg-/) });
     await waitFor(() => bob.inbox.length === 1);
     const got = bob.inbox[0]!;
     expect(got).toMatchObject({

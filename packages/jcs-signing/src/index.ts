@@ -29,6 +29,7 @@ export {
   publicKeyFromDidJwk,
   publicKeyFromDidKey,
 } from './did.js';
+export { didJwkKeyType, didKeyType } from './did-key-types.js';
 export { CanonicalizationError, InvalidKeyError, JcsSigningError } from './errors.js';
 export { jcs, jcsBytes } from './jcs.js';
 export {

@@ -74,7 +74,7 @@ export {
   SecuritySchema,
 } from './schemas/capabilities.js';
 export { FlowStateSchema } from './schemas/flow.js';
-export { AckStatusSchema, MessageStatusSchema } from './schemas/messaging.js';
+export { AckStatusSchema, DeliverResultStatusSchema, MessageStatusSchema } from './schemas/messaging.js';
 export {
   DETACHED_JWS_PATTERN,
   type IdentityAssertion,

@@ -107,7 +107,7 @@ export class MethodRegistry {
   /** The descriptor of a known method; -32601 for any other name. */
   require(name: string): MethodSpec {
     const spec = this.#specs.get(name);
-    if (!spec) throw new MethodNotFoundError();
+    if (!spec) throw new MethodNotFoundError({ reason: 'unknown method' });
     return spec;
   }
 

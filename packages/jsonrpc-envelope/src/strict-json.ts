@@ -122,7 +122,7 @@ export function parseStrictJson(text: string, limits: Pick<ParseLimits, 'maxByte
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ParseError();
+    throw new ParseError({ reason: 'invalid JSON' });
   }
   const found = inspect(value);
   if (found.unsafeInteger) throw new InvalidRequestError({ reason: 'integer out of range' });

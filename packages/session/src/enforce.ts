@@ -8,8 +8,10 @@ import {
   type MethodRegistry,
   NotAuthorizedError,
   TimestampInvalidError,
+  utf8Length,
   type WmpMetadata,
 } from '@wmp/jsonrpc-envelope';
+import type { Connection, SessionBinding } from './context.js';
 import { encryptionRequiredFor } from './mls/policy.js';
 import type { SessionRecord } from './session-model.js';
 
@@ -37,10 +39,16 @@ export function capabilitiesUsed(
   return used;
 }
 
-/** -31005 for a capability the session did not negotiate. */
-export function checkCapabilities(used: readonly string[], session: SessionRecord): void {
+/** -31005 for a capability the session did not negotiate (and the responder does not `grant` to every session). */
+export function checkCapabilities(
+  used: readonly string[],
+  session: SessionRecord,
+  granted: readonly string[] = [],
+): void {
   for (const cap of used) {
-    if (!(cap in session.capabilities)) throw new CapabilityNotSupportedError({ capability: cap });
+    if (!(cap in session.capabilities) && !granted.includes(cap)) {
+      throw new CapabilityNotSupportedError({ capability: cap });
+    }
   }
 }
 
@@ -83,6 +91,58 @@ export function checkSender(wmp: WmpMetadata | undefined, identity: string | und
   if (claimed === undefined) return;
   const expected = identity ?? session.initiator;
   if (claimed !== expected) throw new NotAuthorizedError({ reason: 'sender is not the authenticated identity' });
+}
+
+/**
+ * A listed participant of a group session (one with participants besides its creator) may deliver
+ * on it from any connection where it authenticated, without joining (docs/wmp-profile.md): the binding
+ * that identity would have, for this message only (nothing is bound or stored, and no session slot
+ * of the connection is taken). The identity is `wmp.sender` when the message names one, else the
+ * one participant the connection proved; undefined when there is none (or several to choose from).
+ */
+export function participantBinding(
+  connection: Connection,
+  session: SessionRecord,
+  sender: string | undefined,
+): SessionBinding | undefined {
+  if (session.participants.length < 2) return undefined;
+  let found: string | undefined;
+  for (const { identity } of connection.sessions.values()) {
+    if (identity === undefined || !session.participants.includes(identity)) continue;
+    if (sender !== undefined) {
+      if (identity === sender) return { identity };
+    } else if (found !== undefined && found !== identity) return undefined;
+    else found = identity;
+  }
+  return sender === undefined && found !== undefined ? { identity: found } : undefined;
+}
+
+/** Whether `text` (a frame, or a message serialised again) is over `max` UTF-8 bytes; counted only when it can be. */
+function bytesOver(text: string | Uint8Array, max: number): boolean {
+  if (typeof text !== 'string') return text.byteLength > max;
+  // A UTF-16 unit is 1 to 3 UTF-8 bytes: most texts are decided by their length alone.
+  return text.length > max || (text.length * 3 > max && utf8Length(text, max) > max);
+}
+
+/**
+ * -32600 `message too large` (with `max_size`) for a deliver over the `messaging.max_size` its
+ * session negotiated: the message's UTF-8 bytes as sent, the same measure as the transport's own
+ * frame limit (decision 0360). A frame of one message is that message; an entry of a batch whose
+ * whole frame is over the limit is serialised again to be measured.
+ */
+export function checkMessageSize(
+  session: SessionRecord,
+  message: JsonRpcRequest | JsonRpcNotification,
+  frame: string | Uint8Array | undefined,
+  batched: boolean | undefined,
+): void {
+  const max = (session.capabilities.messaging as { max_size?: unknown } | undefined)?.max_size;
+  if (typeof max !== 'number') return;
+  if (frame !== undefined && !bytesOver(frame, max)) return;
+  const alone = frame !== undefined && batched !== true;
+  if (alone || bytesOver(JSON.stringify(message), max)) {
+    throw new InvalidRequestError({ reason: 'message too large', max_size: max });
+  }
 }
 
 /** How many request ids of a session each connection remembers. */

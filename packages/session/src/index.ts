@@ -18,6 +18,7 @@ export {
   webDidFetcher,
 } from './auth/did-web.js';
 export { type DpopOptions, type DpopProofOptions, dpopAuthenticator, verifyDpopProof } from './auth/dpop.js';
+export { identifierProblem } from './auth/identifier-syntax.js';
 export { JWS_ALGORITHMS, type JwsAlgorithm, type JwsSigner, signJws, webCryptoSigner } from './auth/jws.js';
 export { AUTH_FAILURE_REASONS, type AuthFailureReason } from './auth/reasons.js';
 export {
@@ -84,6 +85,7 @@ export {
   type RequestHandler,
   type RequestOptions,
 } from './peer.js';
+export { SESSION_EXPIRED, UNKNOWN_SESSION } from './refusal-reasons.js';
 export { ResponderBridge, type ResponderBridgeOptions } from './responder-bridge.js';
 export {
   isRouted,

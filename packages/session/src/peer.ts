@@ -30,6 +30,10 @@ export interface BaseContext {
   readonly request: JsonRpcRequest | JsonRpcNotification;
   /** What the binding knew about the frame (HTTP session header, Authorization). */
   readonly extra: TransportMessageExtra | undefined;
+  /** The frame the message came in, as received: for size checks (a batch's frame holds its other entries too). */
+  readonly frame?: string | Uint8Array;
+  /** The message is an entry of a batch (`frame` is the whole batch). */
+  readonly batched?: boolean;
   /**
    * The params the handler gets when an interceptor replaced the message's own (the decrypted
    * content of an MLS-encrypted message); `request.params` stays what came over the wire.
@@ -307,7 +311,7 @@ export class Peer<C extends BaseContext = BaseContext> {
       return;
     }
     if (parsed.kind === 'message') {
-      const answer = await this.#handle(parsed.message, extra);
+      const answer = await this.#handle(parsed.message, extra, frame, false);
       if (answer) await this.#reply(answer);
       return;
     }
@@ -315,7 +319,7 @@ export class Peer<C extends BaseContext = BaseContext> {
       parsed.entries.map((entry) =>
         isInvalidEntry(entry)
           ? (entry as InvalidBatchEntry).invalid.toResponse((entry as InvalidBatchEntry).id)
-          : this.#handle(entry, extra),
+          : this.#handle(entry, extra, frame, true),
       ),
     );
     const responses = answers.filter((a): a is JsonRpcResponse => a !== undefined);
@@ -339,6 +343,8 @@ export class Peer<C extends BaseContext = BaseContext> {
   async #handle(
     message: JsonRpcMessage,
     extra: TransportMessageExtra | undefined,
+    frame: string | Uint8Array,
+    batched: boolean,
   ): Promise<JsonRpcResponse | undefined> {
     if (!('method' in message)) {
       this.#settle(message);
@@ -347,13 +353,14 @@ export class Peer<C extends BaseContext = BaseContext> {
     if (this.divert?.(message) === true) return undefined;
     const isRequest = 'id' in message;
     const requestId = isRequest ? (message as JsonRpcRequest).id : undefined;
-    if (isRequest && this.#activeHandlers >= this.#maxHandlers) return new RateLimitedError().toResponse(requestId!);
+    if (isRequest && this.#activeHandlers >= this.#maxHandlers)
+      return new RateLimitedError({ reason: 'too many requests in flight' }).toResponse(requestId!);
     const handler =
       (isRequest ? this.#requestHandlers?.get(message.method) : this.#notificationHandlers?.get(message.method)) ??
       this.#shared?.get(message.method);
     // With an interceptor, a message of no known method may still be one it passes on.
     if (!handler && !this.#interceptor) {
-      return isRequest ? new MethodNotFoundError().toResponse(requestId!) : undefined; // unknown notifications are ignored (JSON-RPC)
+      return isRequest ? new MethodNotFoundError({ reason: 'unknown method' }).toResponse(requestId!) : undefined; // unknown notifications are ignored (JSON-RPC)
     }
     this.#activeHandlers++;
     try {
@@ -366,6 +373,8 @@ export class Peer<C extends BaseContext = BaseContext> {
         requestId,
         request: message,
         extra,
+        frame,
+        batched,
         notify: (method, params) => this.notify(method, params),
       };
       // Await only real promises: each needless await is a microtask hop on the hot path.
@@ -375,11 +384,13 @@ export class Peer<C extends BaseContext = BaseContext> {
         context = isPromiseLike(intercepted) ? await intercepted : intercepted;
       } catch (e) {
         // A method nobody here knows is unknown, whatever the interceptor found wrong with it.
-        if (!handler) return isRequest ? new MethodNotFoundError().toResponse(requestId!) : undefined;
+        if (!handler)
+          return isRequest ? new MethodNotFoundError({ reason: 'unknown method' }).toResponse(requestId!) : undefined;
         throw e;
       }
       const run = context.pass;
-      if (!run && !handler) return isRequest ? new MethodNotFoundError().toResponse(requestId!) : undefined;
+      if (!run && !handler)
+        return isRequest ? new MethodNotFoundError({ reason: 'unknown method' }).toResponse(requestId!) : undefined;
       const returned = run ? run() : handler!(context.params ?? message.params ?? {}, context);
       const result = isPromiseLike(returned) ? await returned : returned;
       return isRequest ? { jsonrpc: '2.0', id: requestId!, result: result === undefined ? {} : result } : undefined;

@@ -23,9 +23,11 @@ import {
   checkCapabilities,
   checkDuplicateId,
   checkEncryption,
+  checkMessageSize,
   checkSender,
   checkTimestamp,
   MAX_RECENT_IDS,
+  participantBinding,
 } from './enforce.js';
 import { FlowManager } from './flows.js';
 import { capabilityHandlers } from './handlers/capability.js';
@@ -38,6 +40,7 @@ import { openParams, sealParams } from './mls/cipher.js';
 import { validateEncryptedParams } from './mls/encrypted-params.js';
 import { baseCapabilities, encryptionRequiredFor, isEncrypted } from './mls/policy.js';
 import { type BaseContext, Peer, type PeerOptions, type RequestHandler } from './peer.js';
+import { SESSION_EXPIRED, UNKNOWN_SESSION } from './refusal-reasons.js';
 import { isRouted } from './routes.js';
 import { ServerConnections } from './server-connections.js';
 import { ServerMethods } from './server-methods.js';
@@ -263,7 +266,8 @@ export class WmpServer {
    */
   async adopt(connection: Connection, sessionId: string): Promise<SessionRecord> {
     const session = await this.#store.get(sessionId);
-    if (!session || session.state === 'closed' || isExpired(session, this.#now())) throw new SessionNotFoundError();
+    if (!session || session.state === 'closed' || isExpired(session, this.#now()))
+      throw new SessionNotFoundError(UNKNOWN_SESSION);
     if (session.authenticated.length > 1) throw new NotAuthorizedError({ reason: 'session of several participants' });
     const identity = session.authenticated[0];
     await this.#carry(connection, session, identity);
@@ -285,7 +289,7 @@ export class WmpServer {
     const id = (message.params as { wmp?: { session_id?: unknown } } | undefined)?.wmp?.session_id;
     const bound = typeof id === 'string' && connection.sessions.has(id);
     void (bound ? this.#store.get(id) : Promise.resolve(undefined))
-      .then((session) => hook(message.method, error, connection, session))
+      .then((session) => hook(message.method, error, connection, session, message))
       .catch(() => undefined);
   }
 
@@ -385,11 +389,11 @@ export class WmpServer {
     if (sessionId === undefined) throw new NotAuthorizedError({ reason: 'no session' });
     const session = prefetched?.id === sessionId ? prefetched : await this.#store.get(sessionId);
     if (!session || session.state === 'closed' || connection.closing?.has(sessionId) === true)
-      throw new SessionNotFoundError();
+      throw new SessionNotFoundError(UNKNOWN_SESSION);
     if (isExpired(session, now)) {
       await this.#store.delete(sessionId);
       this.#ended(session);
-      throw new SessionExpiredError();
+      throw new SessionExpiredError(SESSION_EXPIRED);
     }
     // A session id alone is never enough: the session must be bound to this connection, or be one
     // the identity an adopted connection proved has joined (what a new join would bind anyway).
@@ -398,6 +402,11 @@ export class WmpServer {
       await this.#carry(connection, session, connection.adopted);
       binding = connection.sessions.get(sessionId);
     }
+    // Else a listed participant of a group session sending on it: for this message only (a reply
+    // needs no join).
+    const bound = binding !== undefined;
+    if (!bound && message.method === 'wmp.message.deliver')
+      binding = participantBinding(connection, session, wmp.sender);
     if (!binding) throw new NotAuthorizedError({ reason: 'session not bound to this connection' });
     if (session.state === 'pending' && spec.access !== 'pending') {
       throw new NotAuthorizedError({ reason: 'authentication required' });
@@ -405,7 +414,7 @@ export class WmpServer {
     const forwarder =
       binding.identity !== undefined && this.#options.forwardsFor?.(binding.identity, message.method) === true;
     if (message.method !== 'wmp.session.authenticate' && !forwarder) checkSender(wmp, binding.identity, session);
-    if ('id' in message) {
+    if ('id' in message && bound) {
       let recent = binding.recentIds;
       if (recent === undefined) {
         // Kept on the binding (no map of its own per connection); `binding` is the map's entry here.
@@ -427,7 +436,8 @@ export class WmpServer {
       ...(plain === params ? {} : { params: plain }),
       ...(encrypted ? { encrypted } : {}),
     });
-    if (this.#options.authorize && !(await this.#options.authorize(context))) throw new NotAuthorizedError();
+    if (this.#options.authorize && !(await this.#options.authorize(context)))
+      throw new NotAuthorizedError({ reason: 'not allowed' });
     const reason = this.#options.validate?.(message.method, plain);
     if (reason !== undefined) throw new InvalidParamsError({ reason });
     const used = capabilitiesUsed(
@@ -439,7 +449,8 @@ export class WmpServer {
       },
       methods,
     );
-    checkCapabilities(used, session);
+    checkCapabilities(used, session, this.#options.grantedCapabilities);
+    if (message.method === 'wmp.message.deliver') checkMessageSize(session, message, base.frame, base.batched);
     checkEncryption(message.method, encrypted, used, session, methods);
     const policy = this.#options.requireSignatures;
     if (policy === true || (Array.isArray(policy) && policy.includes(message.method))) {

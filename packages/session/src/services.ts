@@ -1,5 +1,5 @@
 import type { KeyResolver } from '@wmp/jcs-signing';
-import type { Capabilities, MethodRegistry, ParamsOf, WmpError } from '@wmp/jsonrpc-envelope';
+import type { Capabilities, JsonRpcNotification, MethodRegistry, ParamsOf, WmpError } from '@wmp/jsonrpc-envelope';
 import type { Authenticator } from './auth/authenticator.js';
 import type { ResponderIdentity } from './auth/responder.js';
 import type { Connection, WmpContext } from './context.js';
@@ -71,7 +71,11 @@ export interface ServerHooks {
    * another node): e.g. route to it again, as after a resume (a relay).
    */
   adopted?(session: SessionRecord, identity: string | undefined, connection: Connection): void | Promise<void>;
-  /** An identity authenticated on a session (`wmp.session.authenticate` succeeded). */
+  /**
+   * An identity authenticated on a session (`wmp.session.authenticate`, or inline at create) and
+   * the session is bound to `connection` for it: e.g. route the session's traffic to that
+   * connection from now on (a relay, for a group session's creator that never registers).
+   */
   authenticated?(session: SessionRecord, identity: string, connection: Connection): void;
   /** After a successful `wmp.session.join`: e.g. hand the joiner what was queued for it (a relay). */
   joined?(session: SessionRecord, identity: string, connection: Connection): void | Promise<void>;
@@ -98,6 +102,7 @@ export interface ServerHooks {
     error: WmpError,
     connection: Connection,
     session: SessionRecord | undefined,
+    message: JsonRpcNotification,
   ): void;
 }
 
@@ -105,6 +110,12 @@ export interface WmpServerOptions {
   readonly supportedVersions?: readonly string[];
   /** What this responder supports, with its limits (the intersection with each offer is used). */
   readonly capabilities?: Capabilities;
+  /**
+   * Capabilities every session may exercise without having negotiated them: a relay grants
+   * `relay`, since delivering to identities outside the session is what it is for (a client that
+   * offered none, as go-wmp's CLI, still delivers). They still count for `encrypted_capabilities`.
+   */
+  readonly grantedCapabilities?: readonly string[];
   /**
    * The methods this responder knows to start from (default the WMP core table, `coreMethods`);
    * the server copies it, and `WmpServer.method` adds to its own copy.
@@ -156,6 +167,12 @@ export interface WmpServerOptions {
   readonly forwardsFor?: (identity: string, method: string) => boolean;
   /** Extra policy after the session checks: false is -31002 (the interop vectors' `authorize`). */
   readonly authorize?: (context: WmpContext) => boolean | Promise<boolean>;
+  /**
+   * Checks each identity `wmp.session.create` lists in `participants`, before anything is stored:
+   * a returned problem is -32602 naming the entry (a relay refuses malformed identifiers, as it
+   * does the recipients of a deliver: `identifierProblem`). Default: none.
+   */
+  readonly participantProblem?: (identifier: string) => string | undefined;
   /** Extra params validation after the schema: a returned reason is -32602. */
   readonly validate?: (method: string, params: unknown) => string | undefined;
   readonly hooks?: ServerHooks;

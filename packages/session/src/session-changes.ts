@@ -1,4 +1,5 @@
 import { NotAuthorizedError, SessionExpiredError, SessionNotFoundError } from '@wmp/jsonrpc-envelope';
+import { SESSION_EXPIRED, UNKNOWN_SESSION } from './refusal-reasons.js';
 import type { ChallengeRecord, SessionRecord } from './session-model.js';
 import type { SessionChange } from './session-store.js';
 import { findToken, withNewToken } from './tokens.js';
@@ -15,8 +16,8 @@ export interface SessionChangeWith<T> {
 }
 
 function live(session: SessionRecord, now: number): void {
-  if (session.state === 'closed') throw new SessionNotFoundError();
-  if (now >= session.expiresAt) throw new SessionExpiredError();
+  if (session.state === 'closed') throw new SessionNotFoundError(UNKNOWN_SESSION);
+  if (now >= session.expiresAt) throw new SessionExpiredError(SESSION_EXPIRED);
 }
 
 /**
@@ -74,9 +75,9 @@ export function resumeWith(
     change: (session) => {
       live(session, now);
       const entry = findToken(session, token);
-      if (entry === undefined) throw new SessionNotFoundError();
+      if (entry === undefined) throw new SessionNotFoundError(UNKNOWN_SESSION);
       if (sender !== undefined && entry.identity !== undefined && sender !== entry.identity) {
-        throw new SessionNotFoundError();
+        throw new SessionNotFoundError(UNKNOWN_SESSION);
       }
       const next = withNewToken(
         { ...session, resumptionTokens: session.resumptionTokens.filter((t) => t !== entry) },

@@ -84,7 +84,11 @@ describe('Peer', () => {
     expect(got).toHaveLength(2);
     expect(got.find(Array.isArray)).toEqual([
       { jsonrpc: '2.0', id: 1, result: { n: 1 } },
-      { jsonrpc: '2.0', id: 3, error: { code: -32601, message: 'Method not found' } },
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        error: { code: -32601, message: 'Method not found', data: { reason: 'unknown method' } },
+      },
     ]);
   });
 

@@ -216,9 +216,9 @@ export async function vectorServer(extra: WmpServerOptions = {}): Promise<Vector
         recorder.record({ kind: 'ended', session: session.id });
         extra.hooks?.sessionEnded?.(session);
       },
-      notificationRefused: (method, error, connection, session) => {
+      notificationRefused: (method, error, connection, session, message) => {
         recorder.record({ kind: 'refused', session: session?.id, method, code: error.code });
-        extra.hooks?.notificationRefused?.(method, error, connection, session);
+        extra.hooks?.notificationRefused?.(method, error, connection, session, message);
       },
     },
   });

@@ -193,9 +193,13 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     return session;
   };
 
+  /** Why a request that names an HTTP session does not prove it (`data.reason` of its -31002). */
+  const unproven = (c: Context): string =>
+    presentedToken(c) === undefined ? 'session token required' : 'session token not valid for this session';
+
   /** A stream request (no JSON-RPC in it) that does not prove its session: a transport failure. */
-  const unauthorized = (): Response =>
-    jsonReply(bindingError(ErrorCode.NotAuthorized), 401, { 'WWW-Authenticate': 'Bearer' });
+  const unauthorized = (c: Context): Response =>
+    jsonReply(bindingError(ErrorCode.NotAuthorized, unproven(c)), 401, { 'WWW-Authenticate': 'Bearer' });
 
   /**
    * A JSON-RPC answer from the binding itself (DESIGN §5, transport §4.2): HTTP 200 with an error
@@ -203,10 +207,10 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
    * answer still read the WMP code. A body of notifications only has nothing to answer: it gets
    * the transport status instead.
    */
-  const refuse = (code: ErrorCodeValue, body: PostBody, otherwise: number): Response =>
+  const refuse = (code: ErrorCodeValue, body: PostBody, otherwise: number, reason: string): Response =>
     body.expected.length > 0
-      ? jsonReply(bindingErrors(code, body.expected, body.batch), 200)
-      : jsonReply(bindingError(code), otherwise, otherwise === 401 ? { 'WWW-Authenticate': 'Bearer' } : {});
+      ? jsonReply(bindingErrors(code, body.expected, body.batch, reason), 200)
+      : jsonReply(bindingError(code, reason), otherwise, otherwise === 401 ? { 'WWW-Authenticate': 'Bearer' } : {});
 
   const sweeper = setInterval(
     () => {
@@ -255,16 +259,17 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     const found = named === undefined ? 'unknown' : await lookup(c, named);
     // A create or resume brings its own proof (a resumption token, a signed challenge): one that
     // names an HTTP session it cannot prove (wmp-js keeps the old id when it resumes) opens a new one.
-    if (found === 'denied' && !body.opensSession) return refuse(ErrorCode.NotAuthorized, body, 401);
+    if (found === 'denied' && !body.opensSession) return refuse(ErrorCode.NotAuthorized, body, 401, unproven(c));
     let session =
       found === 'unknown' || found === 'denied' ? undefined : isAdoption(found) ? await adopt(c, found) : found;
     if (isAdoption(found) && session === undefined && !body.opensSession) {
-      return refuse(ErrorCode.SessionNotFound, body, 404);
+      return refuse(ErrorCode.SessionNotFound, body, 404, 'unknown session');
     }
     if (!session) {
       // An unknown id is an error, except on create/resume: those open a new HTTP session
       // (a client resuming after this server restarted or the HTTP session expired).
-      if (named !== undefined && !body.opensSession) return refuse(ErrorCode.SessionNotFound, body, 404);
+      if (named !== undefined && !body.opensSession)
+        return refuse(ErrorCode.SessionNotFound, body, 404, 'unknown session');
       if (live.size >= maxSessions) {
         return jsonReply(bindingError(ErrorCode.RateLimited, 'too many sessions'), 503, { 'Retry-After': '5' });
       }
@@ -282,13 +287,15 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
         const overloaded = session.closeReason === 'overloaded';
         await session.close();
         return overloaded
-          ? jsonReply(bindingErrors(ErrorCode.RateLimited, body.expected, body.batch), 503, { 'Retry-After': '5' })
-          : jsonReply(bindingErrors(ErrorCode.InternalError, body.expected, body.batch), 500);
+          ? jsonReply(bindingErrors(ErrorCode.RateLimited, body.expected, body.batch, 'overloaded'), 503, {
+              'Retry-After': '5',
+            })
+          : jsonReply(bindingErrors(ErrorCode.InternalError, body.expected, body.batch, 'connection refused'), 500);
       }
     }
 
     // The session may have ended while this request was read (idle sweep, DELETE, takeover).
-    if (session.closed) return refuse(ErrorCode.SessionNotFound, body, 404);
+    if (session.closed) return refuse(ErrorCode.SessionNotFound, body, 404, 'unknown session');
     const authorization = c.req.header('authorization');
     const extra: TransportMessageExtra = {
       ...(session.id === undefined ? {} : { sessionId: session.id }),
@@ -333,10 +340,10 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     const id = c.req.header(WMP_SESSION_ID_HEADER) ?? c.req.query('session_id');
     if (!id) return jsonReply(bindingError(ErrorCode.InvalidRequest, 'missing session id'), 400);
     const found = await lookup(c, id);
-    if (found === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
-    if (found === 'denied') return unauthorized();
+    if (found === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound, 'unknown session'), 404);
+    if (found === 'denied') return unauthorized(c);
     const session = isAdoption(found) ? await adopt(c, found) : found;
-    if (session === undefined) return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
+    if (session === undefined) return jsonReply(bindingError(ErrorCode.SessionNotFound, 'unknown session'), 404);
     const lastEventId = parseEventId(c.req.header('last-event-id') ?? c.req.query('lastEventId'));
     const writer = session.subscribe(lastEventId);
     if (!writer) return jsonReply(bindingError(ErrorCode.RateLimited, 'too many streams'), 429);
@@ -347,8 +354,9 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     const id = c.req.header(WMP_SESSION_ID_HEADER);
     if (!id) return jsonReply(bindingError(ErrorCode.InvalidRequest, 'missing session id'), 400);
     const session = await lookup(c, id);
-    if (session === 'unknown' || isAdoption(session)) return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
-    if (session === 'denied') return unauthorized();
+    if (session === 'unknown' || isAdoption(session))
+      return jsonReply(bindingError(ErrorCode.SessionNotFound, 'unknown session'), 404);
+    if (session === 'denied') return unauthorized(c);
     await session.close();
     return c.body(null, 204);
   };

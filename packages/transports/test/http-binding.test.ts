@@ -202,12 +202,14 @@ describe('HTTP binding: POST', () => {
     ];
     // A JSON-RPC answer is HTTP 200 (transport §4.2; clients drop the body of a non-2xx answer),
     // addressed to the request by its id.
+    // `data.reason` says which: no secret presented (1, 5), or one that is not this session's.
     for (const [i, res] of refusals.entries()) {
       expect(res.status).toBe(200);
+      const reason = i === 0 || i === 4 ? 'session token required' : 'session token not valid for this session';
       expect(await res.json()).toEqual({
         jsonrpc: '2.0',
         id: i + 1,
-        error: { code: ErrorCode.NotAuthorized, message: 'Not authorized' },
+        error: { code: ErrorCode.NotAuthorized, message: 'Not authorized', data: { reason } },
       });
     }
     expect(s.peers[0]!.frames).toHaveLength(1); // only the create reached the Peer

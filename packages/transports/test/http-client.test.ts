@@ -133,7 +133,13 @@ describe('HttpClientTransport', () => {
     cleanups.push(() => client.close());
     const seen = record(client);
     await client.send(req('1', 'wmp.ping'));
-    expect(seen.frames).toEqual([{ jsonrpc: '2.0', id: '1', error: { code: -31000, message: 'Session not found' } }]);
+    expect(seen.frames).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: '1',
+        error: { code: -31000, message: 'Session not found', data: { reason: 'unknown session' } },
+      },
+    ]);
   });
 
   it('rejects send with the status when a refusal carries no JSON-RPC body', async () => {

@@ -198,7 +198,9 @@ const send: CommandSpec = {
         ctx.out.result({ to, relay, relay_id: client.relayId ?? null, message_id: id, status }, () =>
           status === 'delivered'
             ? `delivered to ${shortDid(to)} (message ${id})`
-            : `queued at ${relay} for ${shortDid(to)} (message ${id}); the relay hands it over when they connect`,
+            : status === 'accepted'
+              ? `accepted by ${relay} for ${shortDid(to)} (message ${id}); they are online, it is on its way`
+              : `queued at ${relay} for ${shortDid(to)} (message ${id}); the relay hands it over when they connect`,
         );
       } finally {
         statuses.off();

@@ -10,6 +10,7 @@ import { printable, shortDid } from './common.js';
 
 /** What each status means, for people. */
 const MEANING: Readonly<Record<SentRecord['status'], string>> = {
+  accepted: 'accepted: the recipient was online, the relay was handing it over',
   queued: 'queued: the relay keeps it until the recipient connects',
   delivered: 'delivered: handed to a connection of the recipient',
   expired: 'expired: the recipient did not connect before it expired',
@@ -74,7 +75,7 @@ const status: CommandSpec = {
         { message_id: id },
       );
     }
-    const final = record.status !== 'queued';
+    const final = record.status !== 'queued' && record.status !== 'accepted';
     ctx.out.result({ ...record, final }, () => [
       `message  ${record.message_id}`,
       `status   ${MEANING[record.status]}${reasonText(record.reason)}`,

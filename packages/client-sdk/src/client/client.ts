@@ -238,7 +238,8 @@ export class WmpClient {
 
   /**
    * `wmp.message.deliver` to `to` through the relay, as a request: resolves once the relay has
-   * stored it (`status: 'queued'`); statuses follow as `status` events. If the connection drops
+   * stored it (`status: 'accepted'` when a recipient is online, `'queued'` when none is); statuses
+   * follow as `status` events. If the connection drops
    * under it, it is sent again after the reconnection with the same `clientMessageId`, which a
    * receiving `WmpClient` uses to keep one copy.
    */

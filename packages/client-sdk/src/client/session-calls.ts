@@ -88,7 +88,8 @@ export class CallsOnSession implements SessionCalls {
       const message = { messageId, clientMessageId, group: this.#target, contentType, body, envelope };
       context.fallbacks.watch(message, fallback);
     }
-    return { messageId, clientMessageId, status: statusName(answer.status) };
+    const status = answer.status === 'accepted' ? 'accepted' : statusName(answer.status);
+    return { messageId, clientMessageId, status };
   }
 
   request(method: string, params: Record<string, unknown>, options: ClientCallOptions): Promise<unknown> {

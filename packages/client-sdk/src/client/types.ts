@@ -142,8 +142,11 @@ export interface ClientSendResult {
   /** The relay's id: statuses name it (undefined from a responder that assigns none). */
   readonly messageId: string | undefined;
   readonly clientMessageId: string;
-  /** What the relay says (`queued` once it is stored for every recipient). */
-  readonly status: 'queued' | 'delivered' | 'expired' | 'dropped' | undefined;
+  /**
+   * What the relay says happened, once it is stored for every recipient: `accepted` (some
+   * recipient is online: `delivered` follows as a status) or `queued` (held for later).
+   */
+  readonly status: 'accepted' | 'queued' | 'delivered' | 'expired' | 'dropped' | undefined;
 }
 
 export interface ClientCallOptions {

@@ -12,6 +12,11 @@ import {
 import { eitherMethod, methodParams, methodResult, notificationMethod, requestMethod } from './method-spec.js';
 
 export const MessageStatusSchema = v.picklist(['queued', 'delivered', 'expired', 'dropped']);
+/**
+ * A deliver request's result `status`: `accepted` (on disk and being forwarded to a live
+ * connection), or a status value (`queued`: held for a recipient online nowhere).
+ */
+export const DeliverResultStatusSchema = v.picklist(['accepted', 'queued', 'delivered', 'expired', 'dropped']);
 export const AckStatusSchema = v.picklist(['received', 'read', 'processed', 'failed']);
 
 const messageIds = v.pipe(
@@ -35,7 +40,7 @@ export const messagingMethods = {
       recipient_assurance_level: v.optional(v.string()),
       applicable_policies: v.optional(stringList),
     }),
-    methodResult({ message_id: v.optional(v.string()), status: v.optional(MessageStatusSchema) }),
+    methodResult({ message_id: v.optional(v.string()), status: v.optional(DeliverResultStatusSchema) }),
     // Sending it needs no capability beyond a session; `relay` for third parties is judged on `to`.
     { content: { capability: 'messaging', clear: ['to'] }, toInitiator: 'session' },
   ),

@@ -1,6 +1,12 @@
 import type { Keypair, RelayHop } from '@wmp/jcs-signing';
 import { BoundedSet, coreMethods, type ParamsOf } from '@wmp/jsonrpc-envelope';
-import { type Connection, signedChallengeAuthenticator, type Transport, WmpServer } from '@wmp/session';
+import {
+  type Connection,
+  identifierProblem,
+  signedChallengeAuthenticator,
+  type Transport,
+  WmpServer,
+} from '@wmp/session';
 import { ByteBudget } from '@wmp/transports';
 import type { Coordination } from '../coordination/contracts/coordination.js';
 import { memoryCoordination } from '../coordination/memory/coordination.js';
@@ -292,6 +298,10 @@ export function createRelayCore(input: RelayConfig): RelayCore {
         status_notifications: true,
       },
     },
+    // Delivering to others is the relay's service: `relay` need not be negotiated for it (docs/wmp-profile.md).
+    grantedCapabilities: ['relay'],
+    // A group's participants are its recipients: malformed ones are refused at create.
+    participantProblem: identifierProblem,
     // signed_challenge is always on; configured types (bearer, say) come beside it.
     authenticators: { signed_challenge: signedChallengeAuthenticator(), ...authenticators },
     // Mutual authentication (core §4.4.5): a create with a nonce is answered signed as relay_id.

@@ -11,9 +11,10 @@ import { newMessageId, type SessionRecord, type WmpContext } from '@wmp/session'
 import { checkEncryptedDeliver } from './encrypted-deliver.js';
 import { expiryOf } from './expiry.js';
 import { acceptForwarded } from './federation/inbound.js';
-import { isGroupSession, recipientsOf } from './recipients.js';
+import { senderMessageId } from './message-ids.js';
+import { checkRecipients, isGroupSession, recipientsOf } from './recipients.js';
 import { wantsStatuses } from './registration.js';
-import { routedMessage, routedResult, routeToRecipients } from './route.js';
+import { routedMessage, routedResult, routedStatus, routeToRecipients } from './route.js';
 import type { Party } from './routed/route-record.js';
 import type { RelayServices } from './services.js';
 
@@ -41,26 +42,63 @@ export function deliverHook(s: RelayServices) {
     if (group !== undefined && params.wmp.encrypted === true) {
       checkEncryptedDeliver(params, await s.groups.get(group));
     }
-    const now = s.now();
-    const expiresAt = expiryOf(params.wmp.expires_at, session, s.config.timings, now);
-    const messageId = newMessageId();
-    refuseLargeFanout(s, request, recipients.length);
-    const message = await routedMessage(s, 'wmp.message.deliver', request, sender, messageId, group);
-    const isRequest = ctx.requestId !== undefined;
-    const outcome = await routeToRecipients(s, {
+    if (group === undefined) checkRecipients(params.to ?? []);
+    return routeDeliver(s, {
+      params,
+      request,
+      session,
       sender,
-      connection: ctx.connection,
-      notify: wantsStatuses(session),
-      messageId,
-      expiresAt,
+      recipients,
       group,
-      messages: new Map(recipients.map((r) => [r, message])),
-      isRequest,
+      notify: wantsStatuses(session),
+      isRequest: ctx.requestId !== undefined,
+      ctx,
     });
-    if (!isRequest) return undefined;
-    if (outcome.accepted === 0 && outcome.full) throw outcome.full;
-    return routedResult(session, messageId);
   };
+}
+
+interface DeliverInput {
+  readonly params: ParamsOf<'wmp.message.deliver'>;
+  /** The params as they came (the content is forwarded untouched). */
+  readonly request: Record<string, unknown>;
+  /** The session it came on (its `offline.ttl`, its id and version in the answer). */
+  readonly session: SessionRecord;
+  readonly sender: string;
+  readonly recipients: readonly string[];
+  /** The session named in what is forwarded: a group or a routed session. */
+  readonly group: string | undefined;
+  /** The sender asked for statuses (they are kept for it while it is away). */
+  readonly notify: boolean;
+  readonly isRequest: boolean;
+  readonly ctx: WmpContext;
+}
+
+/**
+ * One deliver, stored and forwarded: expiry, the message id (a notification may carry the
+ * sender's own: its statuses name it; a request's result gives ours), the fan-out bound, the
+ * routed message, the durable append, and the request-form answer.
+ */
+async function routeDeliver(s: RelayServices, input: DeliverInput): Promise<unknown> {
+  const { params, request, session, sender, recipients, group, isRequest } = input;
+  const expiresAt = expiryOf(params.wmp.expires_at, session, s.config.timings, s.now());
+  const chosen = isRequest ? undefined : senderMessageId(params.wmp);
+  const messageId = chosen ?? newMessageId();
+  refuseLargeFanout(s, request, recipients.length);
+  const message = await routedMessage(s, 'wmp.message.deliver', request, sender, messageId, group);
+  const outcome = await routeToRecipients(s, {
+    sender,
+    connection: input.ctx.connection,
+    notify: input.notify,
+    messageId,
+    expiresAt,
+    group,
+    messages: new Map(recipients.map((r) => [r, message])),
+    isRequest,
+    senderChoseId: chosen !== undefined,
+  });
+  if (!isRequest) return undefined;
+  if (outcome.accepted === 0 && outcome.full) throw outcome.full;
+  return routedResult(session, messageId, await routedStatus(outcome));
 }
 
 /**
@@ -80,26 +118,17 @@ export async function deliverOnRoute(
   if (params.to?.some((r) => r !== to.id)) {
     throw new ParticipantNotFoundError({ participant: params.to?.find((r) => r !== to.id) });
   }
-  const raw = (request.params ?? {}) as Record<string, unknown>;
-  const now = s.now();
-  const expiresAt = expiryOf(params.wmp.expires_at, session, s.config.timings, now);
-  const messageId = newMessageId();
-  refuseLargeFanout(s, raw, 1);
-  const message = await routedMessage(s, 'wmp.message.deliver', raw, sender, messageId, session.id);
-  const isRequest = 'id' in request;
-  const outcome = await routeToRecipients(s, {
+  return routeDeliver(s, {
+    params,
+    request: (request.params ?? {}) as Record<string, unknown>,
+    session,
     sender,
-    connection: ctx.connection,
-    notify: s.presence.get(sender, ctx.connection)?.statuses ?? false,
-    messageId,
-    expiresAt,
+    recipients: [to.id],
     group: session.id,
-    messages: new Map([[to.id, message]]),
-    isRequest,
+    notify: s.presence.get(sender, ctx.connection)?.statuses ?? false,
+    isRequest: 'id' in request,
+    ctx,
   });
-  if (!isRequest) return undefined;
-  if (outcome.accepted === 0 && outcome.full) throw outcome.full;
-  return routedResult(session, messageId);
 }
 
 /**

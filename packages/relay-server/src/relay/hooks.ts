@@ -1,5 +1,6 @@
 import { type Connection, newMessageId, type ServerHooks, type SessionRecord } from '@wmp/session';
 import { STATUS_METHOD } from './forwarder.js';
+import { refusedMessageId } from './message-ids.js';
 import type { Endpoint } from './presence.js';
 import { isGroupSession } from './recipients.js';
 import { registrationsOf, wantsStatuses } from './registration.js';
@@ -76,6 +77,16 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
       if (endpoint) setTimeout(() => void s.forwarder.pump(endpoint), 0);
     },
 
+    // The creator of a group session authenticated on it: the connection bound to the group gets
+    // the group's traffic from every node (its presence counts), without a register (DESIGN §3).
+    // Nothing was routed on the group before (a pending session takes no messages): no pump.
+    authenticated(session, identity, connection) {
+      if (!isGroupSession(session)) return;
+      if (s.presence.ensure(identity, connection, 0, true) === undefined) {
+        s.logger.warn('relay.group_unrouted', { reason: 'connections per identity' });
+      }
+    },
+
     // A participant joined a group session: what the queue holds for that group goes to this
     // connection now, in order, after the join answer (DESIGN §3), without waiting for a register.
     joined(session, identity, connection) {
@@ -100,7 +111,7 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
       s.refusals.note(`internal_error:${method}:${String(kind)}`);
     },
 
-    notificationRefused(method, error, connection, session) {
+    notificationRefused(method, error, connection, session, message) {
       s.metrics.error(error.code);
       s.refusals.note(`notification_${error.code}`);
       if (method !== 'wmp.message.deliver' || session === undefined || !wantsStatuses(session)) return;
@@ -114,7 +125,8 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
             STATUS_METHOD,
             {
               wmp: metaFor(session.id, session.version),
-              message_id: newMessageId(),
+              // The id the sender chose, when it chose one: else one it never saw (it sent none).
+              message_id: refusedMessageId(message.params) ?? newMessageId(),
               status: 'dropped',
               reason: typeof reason === 'string' ? reason : error.message,
             },

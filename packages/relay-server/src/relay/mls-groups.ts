@@ -25,7 +25,7 @@ function memberOf(ctx: WmpContext): { sender: string; session: SessionRecord } {
 /** Another participant of the session, named by a method (-31008 otherwise). */
 function otherParticipant(session: SessionRecord, sender: string, participant: string): string {
   if (participant === sender || !session.participants.includes(participant)) {
-    throw new ParticipantNotFoundError({ participant });
+    throw new ParticipantNotFoundError({ reason: 'not a participant', participant });
   }
   return participant;
 }

@@ -1,5 +1,5 @@
 import { InvalidParamsError, NotAuthorizedError, type ParamsOf, ParticipantNotFoundError } from '@wmp/jsonrpc-envelope';
-import type { SessionRecord } from '@wmp/session';
+import { identifierProblem, type SessionRecord } from '@wmp/session';
 
 /** A session with participants besides its creator is a group session hosted by the relay (DESIGN §3). */
 export function isGroupSession(session: SessionRecord): boolean {
@@ -19,10 +19,23 @@ export function recipientsOf(
   if (isGroupSession(session)) {
     if (!session.participants.includes(sender)) throw new NotAuthorizedError({ reason: 'not a participant' });
     for (const to of params.to ?? []) {
-      if (!session.participants.includes(to)) throw new ParticipantNotFoundError({ participant: to });
+      if (!session.participants.includes(to))
+        throw new ParticipantNotFoundError({ reason: 'not a participant', participant: to });
     }
     return [...new Set(params.to ?? session.participants)].filter((p) => p !== sender);
   }
   if (!params.to || params.to.length === 0) throw new InvalidParamsError({ reason: 'to required' });
   return [...new Set(params.to)];
+}
+
+/**
+ * -32602 naming the first recipient of a hop session's `to` that is malformed for its scheme (an
+ * invalid did:key, say), before anything is queued for it: nobody could ever take it. A group's
+ * participants were checked when it was created. Cheap for a recipient seen before.
+ */
+export function checkRecipients(to: readonly string[]): void {
+  for (let i = 0; i < to.length; i++) {
+    const problem = identifierProblem(to[i]!);
+    if (problem !== undefined) throw new InvalidParamsError({ reason: `to.${i}: ${problem}` });
+  }
 }

@@ -1,5 +1,11 @@
 import { NotAuthorizedError, SessionNotFoundError } from '@wmp/jsonrpc-envelope';
-import type { RequestHandler, SessionChange, SessionRecord, WmpContext } from '@wmp/session';
+import {
+  type RequestHandler,
+  type SessionChange,
+  type SessionRecord,
+  UNKNOWN_SESSION,
+  type WmpContext,
+} from '@wmp/session';
 import { metaFor, type RelayServices } from './services.js';
 
 /**
@@ -49,7 +55,7 @@ export function registerHandler(s: RelayServices): RequestHandler<WmpContext> {
     // A register asks for everything unacknowledged again (as a resume without last_received_id).
     endpoint.cursor = 0;
     if ((await s.sessions.update(session.id, withRegistration(identity, until))) === undefined) {
-      throw new SessionNotFoundError();
+      throw new SessionNotFoundError(UNKNOWN_SESSION);
     }
     s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
     // After the answer: what waits in the queue follows the registration, in order.

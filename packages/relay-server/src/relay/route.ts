@@ -1,9 +1,10 @@
-import { relayChainWith } from '@wmp/jcs-signing';
+import { jcs, relayChainWith } from '@wmp/jcs-signing';
 import { type JsonRpcNotification, RateLimitedError, rfc3339, utf8Length } from '@wmp/jsonrpc-envelope';
 import type { Connection, SessionRecord } from '@wmp/session';
 import type { AppendResult } from '../storage/contracts/queue-store.js';
 import { RelayQueueFullError } from '../storage/errors.js';
 import type { Federation } from './federation/federation.js';
+import { outboxKey } from './federation/outbox-entry.js';
 import type { RoutedMessage } from './forwarder.js';
 import { metaFor, type RelayServices } from './services.js';
 
@@ -53,6 +54,11 @@ export interface RouteInput {
   readonly messages: ReadonlyMap<string, RoutedMessage>;
   /** The request form: a message that no recipient could take is answered with -31014 instead. */
   readonly isRequest: boolean;
+  /**
+   * `messageId` is the sender's own (a notification's `wmp.message_id`): a queue that already
+   * holds that id for another message (another sender's, or other content) refuses it (`dropped`).
+   */
+  readonly senderChoseId?: boolean;
   /** Spends the routed bytes; default the sender's, connection's and source's budgets (a peer relay has its own). */
   readonly charge?: (bytes: number) => Promise<void>;
 }
@@ -62,6 +68,11 @@ export interface RouteOutcome {
   readonly accepted: number;
   /** The first full queue's error, when some recipient's queue was full. */
   readonly full: RelayQueueFullError | undefined;
+  /**
+   * The request form: per recipient appended here now, whether it is online nowhere (what
+   * `Forwarder.offerRouted` resolves); a request's result says from them what happened.
+   */
+  readonly offers: readonly Promise<boolean>[];
 }
 
 type Outcome = { readonly recipient: string } & (
@@ -124,6 +135,7 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
   s.metrics.routed++;
 
   const accepted = outcomes.filter((o) => 'appended' in o).length;
+  const offers: Promise<boolean>[] = input.isRequest ? [] : NO_OFFERS;
   for (const o of outcomes) {
     if ('full' in o) {
       // The request form with no recipient accepted answers -31014 instead (one answer, no status).
@@ -135,8 +147,12 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
         );
       continue;
     }
-    if (o.appended.status === 'exists') continue; // a retry of a message it already holds
     const peer = remote?.get(o.recipient);
+    if (o.appended.status === 'exists') {
+      // A retry of a message it already holds; with an id the sender chose, maybe another message.
+      if (input.senderChoseId) void refuseReusedId(s, input, o.recipient, peer, o.appended.seq, o.message);
+      continue;
+    }
     if (peer !== undefined) {
       // Its home relay sends the statuses (they come back over the peer link).
       s.federation?.kick(peer);
@@ -144,7 +160,9 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
     }
     if (group) reachGroupMembers(s, group, o.recipient, o.appended.seq);
     const recipient = o.recipient;
-    void s.forwarder.offerRouted(recipient, o.appended.seq, o.message).then((nowhere) => {
+    const offered = s.forwarder.offerRouted(recipient, o.appended.seq, o.message);
+    if (input.isRequest) offers.push(offered);
+    void offered.then((nowhere) => {
       if (!nowhere) return;
       s.statuses.send(
         sender,
@@ -154,7 +172,65 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
     });
   }
   const full = outcomes.find((o): o is Outcome & { full: RelayQueueFullError } => 'full' in o)?.full;
-  return { accepted, full };
+  return { accepted, full, offers };
+}
+
+const NO_OFFERS: Promise<boolean>[] = [];
+
+/** What a routed request's result says happened (decision 0361). */
+export type RoutedStatus = 'accepted' | 'queued';
+
+/**
+ * `accepted` when some recipient is online (a live connection here took the message, or a
+ * wake-up reached the node of one): it is on disk and being forwarded, `delivered` follows as a
+ * status. `queued` when every queue that took it holds it for later (recipients online nowhere,
+ * a peer relay's outbox, a retry it already held). Waits only for the wake-ups of recipients with
+ * no live connection here (the same wait as their `queued` status).
+ */
+export async function routedStatus(outcome: RouteOutcome): Promise<RoutedStatus> {
+  const { offers } = outcome;
+  if (offers.length === 1) return (await offers[0]) ? 'queued' : 'accepted';
+  for (const nowhere of await Promise.all(offers)) if (!nowhere) return 'accepted';
+  return 'queued';
+}
+
+/**
+ * An id the sender chose was already held by `recipient`'s queue (or the outbox of its home relay,
+ * `peer`) at `seq`: a retry of the same message (same sender, same content) is taken once; anything
+ * else under that id is refused for that recipient with `dropped` (decision 0363: one sender's id
+ * must not make another message vanish as a "retry").
+ */
+async function refuseReusedId(
+  s: RelayServices,
+  input: RouteInput,
+  recipient: string,
+  peer: string | undefined,
+  seq: number,
+  message: RoutedMessage,
+): Promise<void> {
+  try {
+    const page = await s.queue.after(peer === undefined ? recipient : outboxKey(peer), seq - 1, 1);
+    const held = page.messages[0];
+    if (held === undefined || held.seq !== seq) return; // gone meanwhile: nothing to tell it from
+    if (held.sender === input.sender && sameContent(held.body, message)) return;
+  } catch (e) {
+    s.logger.warn('relay.message_id_check_failed', { error: (e as { code?: string }).code ?? 'unknown' });
+    return;
+  }
+  s.refusals.note('message_id_reused');
+  s.statuses.send(
+    input.sender,
+    { message_id: input.messageId, status: 'dropped', recipient, reason: 'message_id reused' },
+    input.notify,
+  );
+}
+
+/** Whether a queued body carries the same method and content (params without `wmp`) as `message`. */
+function sameContent(body: string, message: RoutedMessage): boolean {
+  const held = JSON.parse(body) as RoutedMessage;
+  const { wmp: _held, ...heldContent } = held.params;
+  const { wmp: _new, ...newContent } = message.params;
+  return held.method === message.method && jcs(heldContent) === jcs(newContent);
 }
 
 /**
@@ -186,7 +262,11 @@ function reachGroupMembers(s: RelayServices, group: string, recipient: string, s
   }
 }
 
-/** The request-form answer of a routed message. */
-export function routedResult(session: SessionRecord, messageId: string): Record<string, unknown> {
-  return { wmp: metaFor(session.id, session.version), message_id: messageId, status: 'queued' };
+/** The request-form answer of a routed message: on disk for every recipient that took it, and what happened. */
+export function routedResult(
+  session: SessionRecord,
+  messageId: string,
+  status: RoutedStatus = 'queued',
+): Record<string, unknown> {
+  return { wmp: metaFor(session.id, session.version), message_id: messageId, status };
 }

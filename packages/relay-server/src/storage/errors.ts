@@ -98,12 +98,12 @@ export type QueueFullReason = 'max_queued' | 'max_bytes' | 'sender_share' | 'tot
 /**
  * A recipient's queue is at its `max_queued` or byte cap (DESIGN §3). It *is* the wire error
  * (-31014, canonical message, `instanceof` the envelope's `QueueFullError`), so the relay answers
- * with it as is; `reason` says which cap, for metrics, and stays off the wire.
+ * with it as is; `reason` says which cap, in `data.reason` as in the `dropped` status it causes.
  */
 export class RelayQueueFullError extends WmpQueueFullError {
   readonly reason: QueueFullReason;
   constructor(reason: QueueFullReason) {
-    super();
+    super({ reason });
     this.name = 'RelayQueueFullError';
     this.reason = reason;
   }

@@ -40,6 +40,11 @@ const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 const DOMAIN = new RegExp(`^${LABEL}(?:\\.${LABEL})*$`);
 const PATH_SEGMENT = /^(?:[A-Za-z0-9._~-]|%[0-9A-Fa-f]{2})+$/;
 
+/** A DNS name of letter-digit-hyphen labels (no trailing dot), at most 253 characters. */
+export function isDnsName(name: string): boolean {
+  return name.length <= 253 && DOMAIN.test(name);
+}
+
 /** The DID part of a DID URL (`did:web:x#key-1` -> `did:web:x`). */
 export function didPart(didUrl: string): string {
   const hash = didUrl.indexOf('#');
@@ -54,7 +59,7 @@ export function didWebUrl(did: string): URL {
   const [host, ...path] = did.slice('did:web:'.length).split(':');
   // The only percent-encoding a domain may carry is the colon of a port.
   const m = /^([^%]+)(?:%3[Aa]([0-9]{1,5}))?$/.exec(host ?? '');
-  if (!m || m[1]!.length > 253 || !DOMAIN.test(m[1]!)) throw new DidResolutionError('invalid_did');
+  if (!m || !isDnsName(m[1]!)) throw new DidResolutionError('invalid_did');
   const port = m[2] === undefined ? undefined : Number(m[2]);
   if (port !== undefined && (port < 1 || port > 65535 || String(port) !== m[2])) {
     throw new DidResolutionError('invalid_did');

@@ -2,6 +2,7 @@ import { type ParamsOf, SessionNotFoundError } from '@wmp/jsonrpc-envelope';
 import type { WmpContext } from '../context.js';
 import { DEFAULT_SECURITY_POLICY, negotiateSecurity, updateCapabilities } from '../negotiate.js';
 import type { RequestHandler } from '../peer.js';
+import { UNKNOWN_SESSION } from '../refusal-reasons.js';
 import type { ServerServices } from '../services.js';
 import { checkCreator, keyPackageOf } from './session.js';
 
@@ -44,7 +45,7 @@ export function capabilityHandlers(s: ServerServices): Record<string, RequestHan
         security = next.mode !== 'tls' && groupInfo !== undefined ? { ...next, mls_group_info: groupInfo } : next;
       }
       const updated = await s.store.update(session.id, (current) => ({ ...current, capabilities, security }));
-      if (updated === undefined) throw new SessionNotFoundError();
+      if (updated === undefined) throw new SessionNotFoundError(UNKNOWN_SESSION);
       return {
         wmp: { version: session.version, session_id: session.id },
         capabilities,

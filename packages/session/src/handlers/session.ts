@@ -12,6 +12,7 @@ import type { WmpContext } from '../context.js';
 import { newSessionId } from '../ids.js';
 import { negotiateCapabilities, negotiateSecurity, negotiateVersion, WMP_VERSION } from '../negotiate.js';
 import type { RequestHandler } from '../peer.js';
+import { UNKNOWN_SESSION } from '../refusal-reasons.js';
 import type { ServerServices } from '../services.js';
 import { authenticated, issueToken, joined, resumeWith, takeChallenge } from '../session-changes.js';
 import {
@@ -64,6 +65,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     const now = s.now();
     const ttl = Math.min(params.ttl ?? options.defaultTtlSeconds ?? 3600, options.maxTtlSeconds ?? 86_400);
     const sender = params.wmp.sender;
+    checkParticipants(params.participants, options.participantProblem);
     const participants = [...new Set([...(sender ? [sender] : []), ...(params.participants ?? [])])].slice(
       0,
       MAX_PARTICIPANTS,
@@ -130,6 +132,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       throw e;
     }
     s.bind(ctx.connection, session.id, identity);
+    if (identity !== undefined) options.hooks?.authenticated?.(session, identity, ctx.connection);
 
     const result: Record<string, unknown> = {
       wmp: { version, session_id: session.id },
@@ -158,7 +161,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     let challenge: ChallengeRecord | undefined;
     if (authenticator.needsChallenge) {
       const take = takeChallenge(now);
-      if ((await s.store.update(id, take.change)) === undefined) throw new SessionNotFoundError();
+      if ((await s.store.update(id, take.change)) === undefined) throw new SessionNotFoundError(UNKNOWN_SESSION);
       challenge = take.result();
     }
     checkSenderScheme(s.authenticators, params.wmp.sender, params.auth.type);
@@ -171,7 +174,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       now,
     });
     const session = await s.store.update(id, authenticated(identity, now));
-    if (session === undefined) throw new SessionNotFoundError();
+    if (session === undefined) throw new SessionNotFoundError(UNKNOWN_SESSION);
     s.bind(ctx.connection, id, identity);
     options.hooks?.authenticated?.(session, identity, ctx.connection);
     return {
@@ -195,7 +198,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       if (e instanceof SessionExpiredError) await s.store.delete(params.session_id);
       throw e;
     }
-    if (session === undefined) throw new SessionNotFoundError();
+    if (session === undefined) throw new SessionNotFoundError(UNKNOWN_SESSION);
     const { token, identity } = use.result();
     s.bind(ctx.connection, session.id, identity);
     const lastReceived = params.last_received_id ?? params.last_message_id;
@@ -237,7 +240,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     s.checkBind(ctx.connection, params.session_id);
     const entry = joined(identity, proven !== undefined, s.now());
     const session = await s.store.update(params.session_id, entry.change);
-    if (session === undefined) throw new SessionNotFoundError();
+    if (session === undefined) throw new SessionNotFoundError(UNKNOWN_SESSION);
     s.bind(ctx.connection, session.id, identity);
     await options.hooks?.joined?.(session, identity, ctx.connection);
     return {
@@ -284,6 +287,18 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
 export function checkCreator(session: SessionRecord, sender: string | undefined): void {
   if (isGroup(session) && sender !== undefined && sender !== session.initiator) {
     throw new NotAuthorizedError({ reason: 'only the creator changes a group session' });
+  }
+}
+
+/** -32602 naming the first listed participant `problem` finds malformed. */
+function checkParticipants(
+  listed: readonly string[] | undefined,
+  problem: ((identifier: string) => string | undefined) | undefined,
+): void {
+  if (listed === undefined || problem === undefined) return;
+  for (const [i, identifier] of listed.entries()) {
+    const found = problem(identifier);
+    if (found !== undefined) throw new InvalidParamsError({ reason: `participants.${i}: ${found}` });
   }
 }
 
