@@ -46,7 +46,7 @@ describe.each(STORE_KINDS)('box API over HTTP (%s store)', (kind) => {
       protocol: 'ohan.relay.1',
       directory: true,
       stranger_bits: 18,
-      card_stamp_bits: 18,
+      card_stamp_bits: 0,
       max_event_bytes: 96 * 1024,
       max_ttl_seconds: 30 * 24 * 3600,
       skew_seconds: 300,
