@@ -173,6 +173,7 @@ export class WmpServer {
       sharedHandlers: this.#methods.handlers,
       onNotificationRefused: (error, message, peer) => this.#notificationRefused(connectionOf(peer), error, message),
       onHandlerError: (error, method) => options.hooks?.handlerFailed?.(method, error),
+      ...(options.refusalOf === undefined ? {} : { refusalOf: options.refusalOf }),
       onClose: (peer) => {
         const connection = connectionOf(peer);
         this.#connections.remove(connection);

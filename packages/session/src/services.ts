@@ -155,6 +155,11 @@ export interface WmpServerOptions {
   readonly authorize?: (context: WmpContext) => boolean | Promise<boolean>;
   /** Extra params validation after the schema: a returned reason is -32602. */
   readonly validate?: (method: string, params: unknown) => string | undefined;
+  /**
+   * The typed answer to a handler's unexpected exception, when there is one (the relay answers a
+   * store that is down with a retryable -31007); undefined: -32603, no details.
+   */
+  readonly refusalOf?: (error: unknown) => WmpError | undefined;
   readonly hooks?: ServerHooks;
   readonly mls?: MlsSessionProvider;
 

@@ -24,6 +24,7 @@ import { isLoopbackAddress, relayLimiters } from './relay-limiters.js';
 import { registerRelayMethods } from './relay-methods.js';
 import type { RelayBudgets, RelayServices } from './services.js';
 import { StatusNotifier } from './statuses.js';
+import { storeRefusalOf } from './store-refusal.js';
 import { Sweeper } from './sweeper.js';
 
 /** The relay without a network: the session engine with routing, queues and their bookkeeping. */
@@ -256,6 +257,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       return true;
     },
     hooks: { ...relayHooks(services), deliver: deliverHook(services) },
+    // The database down is a retryable -31007, not a bare -32603.
+    refusalOf: storeRefusalOf(refusals),
     // A peer relay forwards its users' messages: the deliver hook binds their senders (inbound.ts).
     ...(federation ? { forwardsFor: (id: string, method: string) => federation.forwardsFor(id, method) } : {}),
     now,
