@@ -70,7 +70,8 @@ export interface PeerOptions<C extends BaseContext> {
   readonly onHandlerError?: (error: unknown, method: string) => void;
   /**
    * The typed answer to a handler's unexpected exception when the host has one (a store that is
-   * down: a refusal the caller may retry), else undefined and the answer is -32603.
+   * down: a refusal the caller may retry; `onHandlerError` is not called then), else undefined and
+   * the answer is -32603.
    */
   readonly refusalOf?: (error: unknown) => WmpError | undefined;
   /**
@@ -343,8 +344,9 @@ export class Peer<C extends BaseContext = BaseContext> {
       let error: WmpError;
       if (e instanceof WmpError) error = e;
       else {
-        this.#onHandlerError?.(e, message.method);
-        error = this.#refusalOf?.(e) ?? toWmpError(e);
+        const refusal = this.#refusalOf?.(e);
+        if (refusal === undefined) this.#onHandlerError?.(e, message.method);
+        error = refusal ?? toWmpError(e);
       }
       if (isRequest) return error.toResponse(requestId!);
       this.#onNotificationRefused?.(error, message as JsonRpcNotification, this);

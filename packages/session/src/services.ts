@@ -194,4 +194,9 @@ export interface ServerServices {
   unbind(sessionId: string): void;
   /** Unbinds one session from one connection only (a participant's own close). */
   unbindConnection(connection: Connection, sessionId: string): void;
+  /**
+   * `identity` resumed `sessionId` on `current`: another connection that is that session for the
+   * same identity (the HTTP session the client used before) is stale, and ends.
+   */
+  supersede(sessionId: string, identity: string | undefined, current: Connection): void;
 }

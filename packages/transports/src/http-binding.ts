@@ -182,7 +182,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     session.adopt(a.sessionId, a.token);
     let refused = false;
     try {
-      await options.onTransport(session.transport, c.req.raw, { adopt: a.sessionId });
+      session.host = await options.onTransport(session.transport, c.req.raw, { adopt: a.sessionId });
     } catch {
       refused = true;
     }
@@ -274,7 +274,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
       session = new HttpSession(limits, hooks, peerOf(c));
       live.add(session);
       try {
-        await options.onTransport(session.transport, c.req.raw);
+        session.host = await options.onTransport(session.transport, c.req.raw);
       } catch {
         // The server refused the connection (its caps) or failed to take it.
       }
@@ -335,7 +335,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     const found = await lookup(c, id);
     if (found === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
     if (found === 'denied') return unauthorized();
-    const session = isAdoption(found) ? await adopt(c, found) : found;
+    const session = isAdoption(found) ? await adopt(c, found) : await stillLive(found, id);
     if (session === undefined) return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
     const lastEventId = parseEventId(c.req.header('last-event-id') ?? c.req.query('lastEventId'));
     const writer = session.subscribe(lastEventId);
@@ -343,12 +343,37 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     return new Response(writer.body, { status: 200, headers: SSE_HEADERS });
   };
 
+  /**
+   * An HTTP session held here whose WMP session may have ended on another node: ended here too
+   * (undefined) when the host says it is gone.
+   */
+  const stillLive = async (session: HttpSession, id: string): Promise<HttpSession | undefined> => {
+    if (options.sessionLive === undefined || (await options.sessionLive(id)))
+      return session.closed ? undefined : session;
+    session.end();
+    return undefined;
+  };
+
+  /**
+   * Ends (logs out of) the session: the host ends the WMP session first, on every node (its token
+   * and resumption token die with it), then this HTTP session and its streams. A session held by
+   * another node is adopted here to be ended.
+   */
   const handleDelete = async (c: Context): Promise<Response> => {
     const id = c.req.header(WMP_SESSION_ID_HEADER);
     if (!id) return jsonReply(bindingError(ErrorCode.InvalidRequest, 'missing session id'), 400);
-    const session = await lookup(c, id);
-    if (session === 'unknown' || isAdoption(session)) return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
-    if (session === 'denied') return unauthorized();
+    const found = await lookup(c, id);
+    if (found === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
+    if (found === 'denied') return unauthorized();
+    const session = isAdoption(found) ? await adopt(c, found) : found;
+    if (session === undefined) return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
+    if (options.endSession !== undefined) {
+      try {
+        await options.endSession(session.host, id);
+      } catch {
+        return jsonReply(bindingError(ErrorCode.RateLimited, 'try again'), 503, { 'Retry-After': '5' });
+      }
+    }
     await session.close();
     return c.body(null, 204);
   };

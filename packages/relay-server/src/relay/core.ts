@@ -1,6 +1,6 @@
 import type { Keypair, RelayHop } from '@wmp/jcs-signing';
 import { BoundedSet } from '@wmp/jsonrpc-envelope';
-import { type Connection, signedChallengeAuthenticator, type Transport, WmpServer } from '@wmp/session';
+import { type Connection, isExpired, signedChallengeAuthenticator, type Transport, WmpServer } from '@wmp/session';
 import { ByteBudget } from '@wmp/transports';
 import type { Coordination } from '../coordination/contracts/coordination.js';
 import { memoryCoordination } from '../coordination/memory/coordination.js';
@@ -23,6 +23,7 @@ import { RefusalLog } from './refusals.js';
 import { isLoopbackAddress, relayLimiters } from './relay-limiters.js';
 import { registerRelayMethods } from './relay-methods.js';
 import type { RelayBudgets, RelayServices } from './services.js';
+import { endedSessionOf, identitiesOf, sessionEndedNote } from './session-ended-notes.js';
 import { StatusNotifier } from './statuses.js';
 import { storeRefusalOf } from './store-refusal.js';
 import { Sweeper } from './sweeper.js';
@@ -51,7 +52,15 @@ export interface RelayCore {
    * Serves one connection of any binding, counting its errors and its end; with `adopt`, the
    * connection carries that existing session from the start (an HTTP session begun on another node).
    */
-  connect(transport: Transport, context?: { readonly adopt?: string }): Promise<void>;
+  connect(transport: Transport, context?: { readonly adopt?: string }): Promise<Connection>;
+  /**
+   * Ends `sessionId` for the identity `connection` carries it for (an HTTP session's `DELETE`:
+   * a logout), as a `wmp.session.close` would: gone from the store, so no node takes its HTTP
+   * tokens or its resumption token any more, and the other nodes drop what they hold of it.
+   */
+  endSession(connection: Connection, sessionId: string): Promise<void>;
+  /** Whether `sessionId` is still open (in the store, neither closed nor expired). */
+  sessionLive(sessionId: string): Promise<boolean>;
   /** Starts the sweeper and the cross-node wake-ups (with the listener). */
   start(): void;
   /** Stops them (the sweep going on is finished) and closes a coordination of its own. */
@@ -169,7 +178,13 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   if (input.coordination !== undefined) {
     // A status for a sender online on another node goes there, live (DESIGN §3 "Cluster").
     statuses.elsewhere = (sender, note) => wakeUps.note(sender, note);
-    wakeUps.onnote = (identity, note) => statuses.noted(identity, note);
+    wakeUps.onnote = (identity, note) => {
+      const ended = endedSessionOf(note);
+      if (ended === undefined) return statuses.noted(identity, note);
+      // Closed or logged out on another node: its connections here (HTTP sessions) end now.
+      server.forget(ended);
+      presence.dropSession(ended);
+    };
   }
   // Written to a live connection for the first time: its sender hears `delivered` now (DESIGN §3).
   forwarder.ondelivered = (marked) => statuses.terminal(marked, 'delivered');
@@ -226,6 +241,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     now,
   };
 
+  const hooks = relayHooks(services);
   server = new WmpServer({
     store: sessions,
     capabilities: {
@@ -256,7 +272,15 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       else await limiters.chargeRequests(ctx.sender, ctx.connection, refusals);
       return true;
     },
-    hooks: { ...relayHooks(services), deliver: deliverHook(services) },
+    hooks: {
+      ...hooks,
+      deliver: deliverHook(services),
+      sessionEnded(session) {
+        hooks.sessionEnded?.(session);
+        if (input.coordination === undefined) return;
+        for (const identity of identitiesOf(session)) void wakeUps.note(identity, sessionEndedNote(session.id));
+      },
+    },
     // The database down is a retryable -31007, not a bare -32603.
     refusalOf: storeRefusalOf(refusals),
     // A peer relay forwards its users' messages: the deliver hook binds their senders (inbound.ts).
@@ -308,7 +332,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     get connections() {
       return connections;
     },
-    async connect(transport: Transport, context?: { readonly adopt?: string }): Promise<void> {
+    async connect(transport: Transport, context?: { readonly adopt?: string }): Promise<Connection> {
       connections++;
       const observed = new ObservedTransport(transport, observer);
       let connection: Connection;
@@ -321,13 +345,19 @@ export function createRelayCore(input: RelayConfig): RelayCore {
         refusals.note(reason === 'too many unauthenticated connections' ? 'unauthenticated_slots' : 'connection_slots');
         throw e;
       }
-      if (context?.adopt === undefined) return;
+      if (context?.adopt === undefined) return connection;
       try {
         await server.adopt(connection, context.adopt);
       } catch (e) {
         await connection.peer.close().catch(() => undefined);
         throw e;
       }
+      return connection;
+    },
+    endSession: (connection, sessionId) => server.endSession(connection, sessionId),
+    async sessionLive(sessionId) {
+      const session = await sessions.get(sessionId);
+      return session !== undefined && session.state !== 'closed' && !isExpired(session, now());
     },
   };
 }

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import type { WmpServer } from '@wmp/session';
+import type { Connection, WmpServer } from '@wmp/session';
 import {
   attachWebSocketServer,
   createHttpBinding,
@@ -48,6 +48,10 @@ export function createRelay(config: RelayConfig = {}): Relay {
   const binding = createHttpBinding({
     trustedProxies,
     onTransport: (transport, _request, context) => core.connect(transport, context),
+    // DELETE /wmp logs out: the session goes from the store, so no node takes its tokens again.
+    endSession: (connection, sessionId) => core.endSession(connection as Connection, sessionId),
+    // A stream opened on a node whose HTTP session outlived a close on another node.
+    sessionLive: (sessionId) => core.sessionLive(sessionId),
     // Keyed by the relay key: a node of a cluster carries an HTTP session another node began.
     sessionTokens: keyedSessionTokens(sessionTokenKey(core.identity)),
     maxBodyBytes: limits.maxMessageBytes,
@@ -113,7 +117,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
         maxBufferedBytes: limits.maxBufferedBytesPerConnection,
         outboundBudget: core.budgets.outbound,
         trustedProxies,
-        onTransport: (transport) => core.connect(transport),
+        onTransport: async (transport) => void (await core.connect(transport)),
       });
       const { port } = http.address() as AddressInfo;
       const local = `${config.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
