@@ -271,7 +271,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'box-rate',
     kind: 'int',
-    help: 'box requests per second per key (429 beyond)',
+    help: 'box requests per second per key, 4x per source (429 beyond)',
     min: 1,
     target: { box: 'requestsPerSecond' },
   },

@@ -140,6 +140,23 @@ describe('three wmp-relay processes on one PostgreSQL and one Redis', () => {
 
   it('refuses a signed box request replayed against another node', async () => {
     const me = generateKeypair();
+    // A key the box holds something of (an allow list): its requests' nonces are remembered.
+    const allow = JSON.stringify({ contacts: [generateKeypair().multikey] });
+    const put = await fetch(`${urls[2]}/ohan/v1/allow`, {
+      method: 'PUT',
+      headers: {
+        'content-type': 'application/json',
+        authorization: await signRequest({
+          signer: me,
+          origin: cluster.publicUrl,
+          method: 'PUT',
+          target: '/ohan/v1/allow',
+          body: allow,
+        }),
+      },
+      body: allow,
+    });
+    expect(put.status).toBe(200);
     const target = '/ohan/v1/events?after=0&limit=10';
     // Signed for the cluster's public origin, which every node checks.
     const authorization = await signRequest({ signer: me, origin: cluster.publicUrl, method: 'GET', target });

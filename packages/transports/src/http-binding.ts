@@ -2,7 +2,6 @@ import { DEFAULT_PARSE_LIMITS, ErrorCode, type ErrorCodeValue } from '@wmp/jsonr
 import type { TransportMessageExtra } from '@wmp/session';
 import { type Context, Hono } from 'hono';
 import { cors } from 'hono/cors';
-import { clientAddress } from './client-address.js';
 import type { HttpBindingOptions, IdOnlyVerdict } from './http-binding-options.js';
 import { readBody } from './http-body.js';
 import { classifyPostBody, type PostBody } from './http-frames.js';
@@ -17,6 +16,7 @@ import {
   WMP_SSE_EVENT,
 } from './http-protocol.js';
 import { bindingError, bindingErrors, jsonReply, SSE_HEADERS } from './http-replies.js';
+import { nodeServerAddress, requestAddress } from './http-request-address.js';
 import { type HttpPeerInfo, HttpSession, type HttpSessionLimits } from './http-session.js';
 import { randomSessionTokens } from './http-session-tokens.js';
 import { bearerToken, constantTimeEqual } from './http-token.js';
@@ -54,12 +54,6 @@ const BODY_REFUSALS: Readonly<Record<'too_large' | 'timeout' | 'busy' | 'aborted
   busy: () => jsonReply(bindingError(ErrorCode.RateLimited, 'busy'), 503, { 'Retry-After': '5' }),
 };
 
-/** @hono/node-server puts Node's request in `env.incoming`: its socket's address, if so. */
-function nodeServerAddress(c: Context): string | undefined {
-  const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
-  return incoming?.socket?.remoteAddress;
-}
-
 /** The client certificate of the TLS socket under @hono/node-server's `incoming` request, if any. */
 function nodeServerCertificates(c: Context): readonly Uint8Array[] | undefined {
   return tlsPeerCertificates((c.env as { incoming?: { socket?: unknown } } | undefined)?.incoming?.socket);
@@ -85,7 +79,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
   const socketAddressOf = options.remoteAddress ?? nodeServerAddress;
   const trusted = options.trustedProxies ?? new Set<string>();
-  const addressOf = (c: Context) => clientAddress(socketAddressOf(c), c.req.header('x-forwarded-for'), trusted);
+  const addressOf = (c: Context) => requestAddress(c, trusted, socketAddressOf);
   const certificatesOf = options.peerCertificates ?? nodeServerCertificates;
   const peerOf = (c: Context): HttpPeerInfo => ({ remoteAddress: addressOf(c), peerCertificates: certificatesOf(c) });
   const parseLimits = options.parseLimits ?? { ...DEFAULT_PARSE_LIMITS, maxBytes: maxBodyBytes };

@@ -61,6 +61,11 @@ export interface RelayCore {
   endSession(connection: Connection, sessionId: string): Promise<void>;
   /** Whether `sessionId` is still open (in the store, neither closed nor expired). */
   sessionLive(sessionId: string): Promise<boolean>;
+  /**
+   * The key a client address is limited by as a source (the WMP side's and the box's), or
+   * undefined when it is not limited (none, or loopback unless `limitLoopback`).
+   */
+  sourceOf(address: string | undefined): string | undefined;
   /** Starts the sweeper and the cross-node wake-ups (with the listener). */
   start(): void;
   /** Stops them (the sweep going on is finished) and closes a coordination of its own. */
@@ -190,9 +195,10 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   forwarder.ondelivered = (marked) => statuses.terminal(marked, 'delivered');
   // An HTTP session opened its event stream: what waited for it goes out now.
   presence.onreachable = (endpoint) => void forwarder.pump(endpoint);
-  const limiters = relayLimiters(limits, coordination, now, (address) =>
-    input.limitLoopback === true || address === undefined ? address : isLoopbackAddress(address) ? undefined : address,
-  );
+  // Loopback is a local proxy unless the operator says otherwise: its clients are not one source.
+  const sourceOf = (address: string | undefined): string | undefined =>
+    input.limitLoopback === true || address === undefined ? address : isLoopbackAddress(address) ? undefined : address;
+  const limiters = relayLimiters(limits, coordination, now, sourceOf);
 
   let origin = input.publicUrl?.replace(/\/+$/, '') ?? 'http://localhost';
   const federation =
@@ -355,6 +361,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       return connection;
     },
     endSession: (connection, sessionId) => server.endSession(connection, sessionId),
+    sourceOf,
     async sessionLive(sessionId) {
       const session = await sessions.get(sessionId);
       return session !== undefined && session.state !== 'closed' && !isExpired(session, now());

@@ -7,10 +7,11 @@ import {
   attachWebSocketServer,
   createHttpBinding,
   keyedSessionTokens,
+  requestAddress,
   trustedProxySet,
   type WebSocketAttachment,
 } from '@wmp/transports/node';
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import type { RelayStores } from '../storage/contracts/relay-stores.js';
 import type { RelayConfig } from './config.js';
 import { createRelayCore, type RelayCore } from './core.js';
@@ -28,6 +29,12 @@ export interface Relay {
   readonly core: RelayCore;
   /** The relay's did:key (signs relay_chain entries). */
   readonly id: string;
+  /**
+   * The source a request on the relay's port is limited by: its client address behind
+   * `trustedProxies`, as the WMP bindings see it (undefined for loopback unless `limitLoopback`).
+   * The box app's `sourceOf`.
+   */
+  requestSource(c: Context): string | undefined;
   /** Listens on `host:port` (default 127.0.0.1, any free port) and starts the expiry sweeper. */
   listen(): Promise<{ port: number; url: string }>;
   /**
@@ -92,6 +99,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
     stores: core.stores,
     core,
     id: core.identity.did,
+    requestSource: (c) => core.sourceOf(requestAddress(c, trustedProxies)),
 
     async listen() {
       if (http) throw new Error('relay already listening');

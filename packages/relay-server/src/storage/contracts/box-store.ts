@@ -124,6 +124,12 @@ export interface BoxStore {
    * from a key it does not know must carry a stamp of the stranger strength.
    */
   knows(key: string, now: number): Promise<boolean>;
+  /**
+   * Whether the box holds anything of `key`'s: what `knows` says, or an allow list of it. A signed
+   * request of a key it holds nothing of changes nothing when replayed (there is nothing to read,
+   * remove or stream back), so the box need not remember its nonce.
+   */
+  holdsAny(key: string, now: number): Promise<boolean>;
   /** Removes at most `batch` expired cards; returns how many. */
   sweepExpiredCards(now: number, batch: number): Promise<number>;
   /** Cards in the directory, O(1). */

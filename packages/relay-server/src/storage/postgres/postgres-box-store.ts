@@ -198,6 +198,11 @@ export class PostgresBoxStore implements BoxStore {
     return (await this.#read<{ known: boolean }>(SQL.knows, [key, now]))[0]!.known;
   }
 
+  async holdsAny(key: string, now: number): Promise<boolean> {
+    this.#open();
+    return (await this.#read<{ held: boolean }>(SQL.holdsAny, [key, now]))[0]!.held;
+  }
+
   async sweepExpiredCards(now: number, batch: number): Promise<number> {
     this.#open();
     const n = clampCount(batch, MAX_SWEEP_BATCH, 'batch');
