@@ -4,9 +4,10 @@
 import { generateKeypair } from '@wmp/jcs-signing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PostgresServer, startPostgres } from '../../../test-support/services/index.js';
+import { MemoryCoordinationHub } from '../src/coordination/memory/coordination.js';
 import { createRelay, type Relay, STORE_RETRY_AFTER_SECONDS } from '../src/node.js';
 import { PostgresStore, postgresBoxStore } from '../src/postgres.js';
-import { createRequest, RawSocket } from './fixtures/hostile-client.js';
+import { createRequest, httpLogin, post, RawSocket, rpc } from './fixtures/hostile-client.js';
 
 let server: PostgresServer;
 beforeAll(async () => {
@@ -54,6 +55,50 @@ describe('a relay whose PostgreSQL is down', { timeout: 60_000 }, () => {
     } finally {
       for (const socket of sockets) await socket.close();
       await relay.close();
+    }
+  });
+
+  it('over HTTP on another node of a cluster, answers -31007 too, never "session not found"', async () => {
+    const url = await server.createDatabase('down-cluster');
+    const hub = new MemoryCoordinationHub();
+    const identity = { seed: generateKeypair().exportSeed() };
+    const nodes: Relay[] = [];
+    const stores: PostgresStore[] = [];
+    try {
+      const urls: string[] = [];
+      for (const id of ['node-a', 'node-b']) {
+        const store = await PostgresStore.open({
+          url,
+          poolSize: 2,
+          connectTimeoutMs: 2000,
+          boxStore: postgresBoxStore,
+        });
+        stores.push(store);
+        const node = createRelay({ identity, store, coordination: hub.node(id) });
+        nodes.push(node);
+        urls.push((await node.listen()).url);
+      }
+      const [a, b] = urls as [string, string];
+      const login = await httpLogin(a);
+      await server.stop({ mode: 'immediate' });
+      // Node b does not hold this HTTP session: it would take it from the store, which is down.
+      const deliver = rpc('wmp.message.deliver', { wmp: login.wmp, to: [generateKeypair().did], body: 'x' });
+      const answer = await post(b, deliver, login.headers);
+      expect(answer).toMatchObject({
+        status: 200,
+        body: { error: { code: -31007, data: { reason: 'store_unavailable' } } },
+      });
+      const stream = await fetch(`${b}/wmp/events`, { headers: { ...login.headers, accept: 'text/event-stream' } });
+      expect(stream.status).toBe(503);
+      expect(stream.headers.get('retry-after')).toBe('5');
+      await stream.body?.cancel();
+      await server.start();
+      await expect
+        .poll(async () => (await post(b, deliver, login.headers)).body.result, { timeout: 30_000 })
+        .toBeDefined();
+    } finally {
+      for (const node of nodes) await node.close();
+      for (const store of stores) await store.close().catch(() => undefined);
     }
   });
 });

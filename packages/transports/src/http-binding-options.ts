@@ -15,7 +15,9 @@ export interface HttpBindingOptions {
   /**
    * Called once per new HTTP session with its transport (wire a Peer to it, then start it);
    * frames wait until the transport is started. `request` is the POST that opened the session
-   * (its body already read). A throw or rejection ends the session with 500.
+   * (its body already read). A throw or rejection ends the session with 500; for an adopted
+   * session, a rejection with a -31007 error (`code`, `data.reason`) means "not now" (503 or a
+   * -31007 answer, never -31000).
    */
   onTransport(transport: HttpSessionTransport, request: Request, context?: { readonly adopt?: string }): unknown;
   /**

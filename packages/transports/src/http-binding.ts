@@ -24,6 +24,23 @@ import { SseWriter } from './sse-writer.js';
 import { tlsPeerCertificates } from './tls-peer.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './ws-protocol.js';
 
+/**
+ * The host could not take an adopted session for now (its refusal was -31007: say, its store is
+ * down), as opposed to not at all: the client must not take it for a session that is gone.
+ */
+class Busy {
+  constructor(readonly reason: string | undefined) {}
+}
+
+function busyOf(refusal: unknown): Busy | undefined {
+  const { code, data } = (refusal ?? {}) as { code?: unknown; data?: { reason?: unknown } };
+  if (code !== ErrorCode.RateLimited) return undefined;
+  return new Busy(typeof data?.reason === 'string' ? data.reason : undefined);
+}
+
+const busyReply = (busy: Busy): Response =>
+  jsonReply(bindingError(ErrorCode.RateLimited, busy.reason), 503, { 'Retry-After': '5' });
+
 /** A WMP session another node's HTTP session carried, to be carried here now. */
 class Adoption {
   constructor(
@@ -169,20 +186,20 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
   };
 
   /** Opens the HTTP session of an adopted WMP session and hands it to the server; undefined if refused. */
-  const adopt = async (c: Context, a: Adoption): Promise<HttpSession | undefined> => {
+  const adopt = async (c: Context, a: Adoption): Promise<HttpSession | Busy | undefined> => {
     if (live.size >= maxSessions) return undefined;
     const session = new HttpSession(limits, hooks, peerOf(c));
     live.add(session);
     session.adopt(a.sessionId, a.token);
-    let refused = false;
+    let refused: unknown;
     try {
       session.host = await options.onTransport(session.transport, c.req.raw, { adopt: a.sessionId });
-    } catch {
-      refused = true;
+    } catch (error) {
+      refused = error ?? new Error('refused');
     }
-    if (refused || session.closed || !live.has(session)) {
+    if (refused !== undefined || session.closed || !live.has(session)) {
       await session.close();
-      return undefined;
+      return busyOf(refused);
     }
     return session;
   };
@@ -197,10 +214,10 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
    * answer still read the WMP code. A body of notifications only has nothing to answer: it gets
    * the transport status instead.
    */
-  const refuse = (code: ErrorCodeValue, body: PostBody, otherwise: number): Response =>
+  const refuse = (code: ErrorCodeValue, body: PostBody, otherwise: number, reason?: string): Response =>
     body.expected.length > 0
-      ? jsonReply(bindingErrors(code, body.expected, body.batch), 200)
-      : jsonReply(bindingError(code), otherwise, otherwise === 401 ? { 'WWW-Authenticate': 'Bearer' } : {});
+      ? jsonReply(bindingErrors(code, body.expected, body.batch, reason), 200)
+      : jsonReply(bindingError(code, reason), otherwise, otherwise === 401 ? { 'WWW-Authenticate': 'Bearer' } : {});
 
   const sweeper = setInterval(
     () => {
@@ -250,8 +267,10 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     // A create or resume brings its own proof (a resumption token, a signed challenge): one that
     // names an HTTP session it cannot prove (wmp-js keeps the old id when it resumes) opens a new one.
     if (found === 'denied' && !body.opensSession) return refuse(ErrorCode.NotAuthorized, body, 401);
-    let session =
+    const taken =
       found === 'unknown' || found === 'denied' ? undefined : isAdoption(found) ? await adopt(c, found) : found;
+    if (taken instanceof Busy) return refuse(ErrorCode.RateLimited, body, 503, taken.reason);
+    let session = taken;
     if (isAdoption(found) && session === undefined && !body.opensSession) {
       return refuse(ErrorCode.SessionNotFound, body, 404);
     }
@@ -330,6 +349,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     if (found === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
     if (found === 'denied') return unauthorized();
     const session = isAdoption(found) ? await adopt(c, found) : await stillLive(found, id);
+    if (session instanceof Busy) return busyReply(session);
     if (session === undefined) return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
     const lastEventId = parseEventId(c.req.header('last-event-id') ?? c.req.query('lastEventId'));
     const writer = session.subscribe(lastEventId);
@@ -360,6 +380,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     if (found === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
     if (found === 'denied') return unauthorized();
     const session = isAdoption(found) ? await adopt(c, found) : found;
+    if (session instanceof Busy) return busyReply(session);
     if (session === undefined) return jsonReply(bindingError(ErrorCode.SessionNotFound), 404);
     if (options.endSession !== undefined) {
       try {

@@ -13,8 +13,14 @@ export function bindingError(code: ErrorCodeValue, reason?: string): JsonRpcErro
  * The binding's refusal of a whole POST, addressed to each request it carried (so the caller's
  * calls settle with it), or one error of id null when it carried none.
  */
-export function bindingErrors(code: ErrorCodeValue, ids: readonly (JsonRpcId | null)[], batch: boolean): unknown {
-  const errors = ids.length === 0 ? [bindingError(code)] : ids.map((id) => ({ ...bindingError(code), id }));
+export function bindingErrors(
+  code: ErrorCodeValue,
+  ids: readonly (JsonRpcId | null)[],
+  batch: boolean,
+  reason?: string,
+): unknown {
+  const errors =
+    ids.length === 0 ? [bindingError(code, reason)] : ids.map((id) => ({ ...bindingError(code, reason), id }));
   return batch ? errors : errors[0];
 }
 

@@ -248,6 +248,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   };
 
   const hooks = relayHooks(services);
+  const storeRefusal = storeRefusalOf(refusals);
   server = new WmpServer({
     store: sessions,
     capabilities: {
@@ -288,7 +289,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       },
     },
     // The database down is a retryable -31007, not a bare -32603.
-    refusalOf: storeRefusalOf(refusals),
+    refusalOf: storeRefusal,
     // A peer relay forwards its users' messages: the deliver hook binds their senders (inbound.ts).
     ...(federation ? { forwardsFor: (id: string, method: string) => federation.forwardsFor(id, method) } : {}),
     now,
@@ -356,7 +357,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
         await server.adopt(connection, context.adopt);
       } catch (e) {
         await connection.peer.close().catch(() => undefined);
-        throw e;
+        // The store down is "not now" (-31007), which the binding must not answer as a lost session.
+        throw storeRefusal(e) ?? e;
       }
       return connection;
     },
