@@ -247,7 +247,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'card-stamp-bits',
     kind: 'int',
-    help: 'stamp strength the card of a key the box does not know needs (default: --stranger-bits)',
+    help: 'stamp strength the card of a key the box does not know needs (opt-in; 0: no stamp, as the card format has none)',
     min: 0,
     max: 255,
     target: { box: 'cardStampBits' },
@@ -271,7 +271,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'box-rate',
     kind: 'int',
-    help: 'box requests per second per key (429 beyond)',
+    help: 'box requests per second per key, 4x per source (429 beyond)',
     min: 1,
     target: { box: 'requestsPerSecond' },
   },

@@ -62,7 +62,14 @@ describe('wmp-relay serving TLS itself', () => {
   it('prints an https URL and lists x509 schemes in accepted_schemes', async () => {
     expect(relay.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const wellKnown = await (await tlsFetch({ ca: pki.root.pem })(`${relay.url}/.well-known/wmp-configuration`)).json();
-    expect(wellKnown.accepted_schemes).toEqual(['did:jwk', 'did:key', 'x509:san:dns', 'x509:san:uri', 'x509:sha256']);
+    expect(wellKnown.accepted_schemes).toEqual(['did', 'x509']);
+    expect(wellKnown.accepted_identifier_schemes).toEqual([
+      'did:jwk',
+      'did:key',
+      'x509:san:dns',
+      'x509:san:uri',
+      'x509:sha256',
+    ]);
     expect(wellKnown.endpoints.websocket).toBe(`${relay.url.replace('https', 'wss')}/wmp`);
   });
 

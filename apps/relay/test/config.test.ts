@@ -96,6 +96,8 @@ describe('parseConfig: defaults', () => {
     } satisfies AppConfig);
     expect(DEFAULT_BOX_LIMITS.boxBytes).toBe(1024 ** 3);
     expect(DEFAULT_BOX_LIMITS.strangerBits).toBe(18);
+    // A card carries no stamp in the OHAN card format: asking one is the operator's opt-in.
+    expect(DEFAULT_BOX_LIMITS.cardStampBits).toBe(0);
   });
 
   it('treats an empty environment variable as unset', () => {

@@ -36,7 +36,7 @@ export {
   responderAuth,
   verifyResponderAuth,
 } from './auth/responder.js';
-export { acceptedSchemes, checkSenderScheme, schemeCovers, schemeOf } from './auth/schemes.js';
+export { acceptedSchemes, checkSenderScheme, schemeCovers, schemeFamilies, schemeOf } from './auth/schemes.js';
 export { type SignedChallengeOptions, signedChallengeAuthenticator } from './auth/signed-challenge.js';
 export type { TrustAnchors } from './auth/x509.js';
 export type { X509Identity } from './auth/x509-identity.js';

@@ -184,8 +184,8 @@ export interface RelayConfig {
   /**
    * Extra authenticators by auth type (e.g. `bearer`), or a function of the relay's context
    * (`relayAuthenticators` from `@wmp/relay-server/node`: x5c, mtls, did:web, DPoP);
-   * signed_challenge (did:key, did:jwk) is on unless replaced. The well-known `accepted_schemes`
-   * lists what they prove.
+   * signed_challenge (did:key, did:jwk) is on unless replaced. The well-known
+   * `accepted_identifier_schemes` lists what they prove, `accepted_schemes` its families.
    */
   readonly authenticators?: RelayAuthenticatorsInput;
   /** Serve HTTPS and WSS (TLS 1.3) on the relay's port; with `clientCa`, ask for client certificates (mtls). */

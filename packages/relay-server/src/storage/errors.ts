@@ -39,13 +39,17 @@ export class StoreInputError extends RelayStoreError {
 }
 
 /**
- * A transaction could not be committed (disk full, I/O error): none of its writes happened, and
- * every caller in the batch is told so. `cause` keeps the driver's error for the logs.
+ * A transaction could not be committed (disk full, I/O error, the database server down): none of
+ * its writes happened, and every caller in the batch is told so. `unavailable` says the server
+ * could not be reached or the connection was lost (a retry later may succeed). `cause` keeps the
+ * driver's error for the logs.
  */
 export class StoreWriteError extends RelayStoreError {
-  constructor(cause: unknown) {
+  readonly unavailable: boolean;
+  constructor(cause: unknown, options: { unavailable?: boolean } = {}) {
     super('ERR_STORE_WRITE', 'store write failed', { cause });
     this.name = 'StoreWriteError';
+    this.unavailable = options.unavailable === true;
   }
 }
 
@@ -71,6 +75,14 @@ export class StoreUnavailableError extends RelayStoreError {
     this.name = 'StoreUnavailableError';
     this.reason = reason;
   }
+}
+
+/**
+ * Whether `error` says the store's server is down for now (a read or a write could not reach it),
+ * as opposed to a refusal or a bug: the relay then answers a typed, retryable refusal.
+ */
+export function isStoreUnavailable(error: unknown): boolean {
+  return error instanceof StoreUnavailableError || (error instanceof StoreWriteError && error.unavailable);
 }
 
 /** The database file was written by a newer version of this package. */
