@@ -1,5 +1,5 @@
 import type { Keypair, RelayHop } from '@wmp/jcs-signing';
-import { BoundedSet } from '@wmp/jsonrpc-envelope';
+import { BoundedSet, isLoopbackAddress } from '@wmp/jsonrpc-envelope';
 import { type Connection, signedChallengeAuthenticator, type Transport, WmpServer } from '@wmp/session';
 import { ByteBudget } from '@wmp/transports';
 import type { Coordination } from '../coordination/contracts/coordination.js';
@@ -20,7 +20,7 @@ import { ObservedTransport, type TransportObserver } from './observed-transport.
 import { Presence } from './presence.js';
 import { QueueWakeUps } from './queue-wake-ups.js';
 import { RefusalLog } from './refusals.js';
-import { isLoopbackAddress, relayLimiters } from './relay-limiters.js';
+import { relayLimiters } from './relay-limiters.js';
 import { registerRelayMethods } from './relay-methods.js';
 import type { RelayBudgets, RelayServices } from './services.js';
 import { StatusNotifier } from './statuses.js';
