@@ -6,7 +6,7 @@ import type { AppendResult, QueueStore } from '../../storage/contracts/queue-sto
 import type { RoutedMessage } from '../forwarder.js';
 import type { Logger } from '../logger.js';
 import type { Presence } from '../presence.js';
-import type { StatusNotifier, StatusParams } from '../statuses.js';
+import { type StatusNotifier, type StatusParams, statusDetailOf } from '../statuses.js';
 import { cardResolver, domainResolver, staticRouteResolver } from './builtin-resolvers.js';
 import { erdsRefusal, erdsUnsupported, hasErdsRequests } from './erds.js';
 import {
@@ -80,6 +80,9 @@ export class Federation {
   /** What one peer may send: requests and routed bytes per second (its users share them). */
   readonly #peerRequests: TokenBuckets;
   readonly #peerBytes: TokenBuckets;
+  /** Lookups that reach other servers: per identity that caused them, and all together. */
+  readonly #resolves: TokenBuckets;
+  readonly #resolvesTotal: TokenBuckets;
 
   constructor(deps: FederationDeps) {
     this.#deps = deps;
@@ -95,23 +98,29 @@ export class Federation {
     this.#trusted = new Set(origins(config.trustedPeers));
     this.#configured = [...new Set([...origins(config.peers), ...this.#trusted])];
     const fetching = this.#fetching();
+    const t = this.timings;
     this.#resolvers = [
       staticRouteResolver(config.routes ?? []),
       ...(config.resolvers ?? []),
-      domainResolver(fetching),
+      domainResolver(fetching, { ttlMs: t.resolveTtlMs, unresolvedTtlMs: t.unresolvedTtlMs, now: deps.now }),
       cardResolver(
         { ...(deps.card ? { local: deps.card } : {}), peers: () => this.#configured, ours: deps.origin },
         fetching,
       ),
     ];
-    const t = this.timings;
     this.#peerRequests = new TokenBuckets({
       perSecond: t.peerRequestsPerSecond,
       burst: t.peerRequestBurst,
       now: deps.now,
     });
     this.#peerBytes = new TokenBuckets({ perSecond: t.peerBytesPerSecond, burst: t.peerBytesBurst, now: deps.now });
-    this.#cache = new ResolutionCache(this.timings.resolveTtlMs, this.timings.resolveCacheSize, deps.now);
+    this.#resolves = new TokenBuckets({ perSecond: t.resolvesPerSecond, burst: t.resolveBurst, now: deps.now });
+    this.#resolvesTotal = new TokenBuckets({
+      perSecond: t.resolvesPerSecondTotal,
+      burst: t.resolveBurstTotal,
+      now: deps.now,
+    });
+    this.#cache = new ResolutionCache(t.resolveTtlMs, t.resolveCacheSize, deps.now, t.unresolvedTtlMs);
     this.#statuses = new PeerStatuses({
       statuses: deps.statuses,
       metrics: this.metrics,
@@ -134,11 +143,14 @@ export class Federation {
     });
   }
 
+  /** How federation fetches: the guarded fetcher, its caps, and which origins it may reach. */
   #fetching() {
+    const { fetcher } = this.#deps.config;
     return {
-      fetch: this.#deps.config.fetch ?? globalThis.fetch.bind(globalThis),
+      fetcher,
       timeoutMs: this.timings.fetchTimeoutMs,
       maxBytes: this.timings.maxDocumentBytes,
+      permits: (origin: string) => fetcher?.permits(origin) ?? false,
     };
   }
 
@@ -157,18 +169,30 @@ export class Federation {
     }
   }
 
-  /** Where `identifier` is at home, cached (`ohan.relay.resolve` shows it). */
-  resolve(identifier: string): Promise<Resolution> {
+  /**
+   * Where `identifier` is at home, cached (`ohan.relay.resolve` shows it). A lookup that is not
+   * cached (nor running) is charged to `asker`, the identity that caused it, and to everyone's
+   * budget: -31007 (`resolution budget`) beyond either, nothing fetched.
+   */
+  resolve(identifier: string, asker?: string): Promise<Resolution> {
+    if (this.#cache.peek(identifier) === undefined && !this.#cache.pending(identifier)) {
+      const withinOwn = asker === undefined || this.#resolves.take(asker);
+      if (!withinOwn || !this.#resolvesTotal.take('all')) {
+        this.metrics.resolveRefused();
+        return Promise.reject(new RateLimitedError({ reason: 'resolution budget' }));
+      }
+    }
     return this.#cache.get(identifier, () => resolveHome(this.#resolvers, identifier, this.#deps.origin()));
   }
 
   /**
    * The origin of the peer a recipient goes to, or undefined when it is kept here: federation off,
-   * connected here, something queued for it here, or resolved home here.
+   * connected here, something queued for it here, or resolved home here. A lookup is charged to
+   * `sender`.
    */
-  async remoteHomeOf(recipient: string): Promise<string | undefined> {
+  async remoteHomeOf(recipient: string, sender?: string): Promise<string | undefined> {
     if (this.mode === 'off' || this.#deps.presence.isOnline(recipient)) return undefined;
-    const { home } = await this.resolve(recipient);
+    const { home } = await this.resolve(recipient, sender);
     if (home === 'here') return undefined;
     if ((await this.#deps.queue.stats(recipient)).count > 0) return undefined;
     return home;
@@ -282,6 +306,11 @@ export class Federation {
     return undefined;
   }
 
+  /** Whether `identity` is registered at this relay now: on this node, or on another of its cluster. */
+  async registeredHere(identity: string): Promise<boolean> {
+    return this.#deps.presence.isOnline(identity) || (await this.#deps.onlineElsewhere(identity));
+  }
+
   /** Whether the operator marked the peer at `origin` trusted (`--peer-trust`). */
   trusts(origin: string): boolean {
     return this.#trusted.has(origin);
@@ -362,9 +391,17 @@ export class Federation {
       onforwarded: (n) => this.metrics.forwarded(origin, n),
       onrefused: (r) => {
         this.metrics.refusedOut(origin, String(r.code));
+        // The sender hears why: `peer_refused`, with the peer's code and `data.reason` (sender_homed_here, ...).
+        const data = statusDetailOf(r.code, r.data);
         deps.statuses.send(
           r.entry.sender,
-          { message_id: r.messageId, status: 'dropped', recipient: r.recipient, reason: `peer refused (${r.code})` },
+          {
+            message_id: r.messageId,
+            status: 'dropped',
+            recipient: r.recipient,
+            reason: 'peer_refused',
+            ...(data ? { data } : {}),
+          },
           r.entry.notify,
         );
       },

@@ -21,8 +21,9 @@ type Wmp = Record<string, unknown>;
  * A `wmp.message.deliver` from a peer relay whose `wmp.sender` is one of the peer's users (DESIGN
  * §3, core §8.7.3): taken only when the peer is one (configured, or any relay in `open` mode),
  * the chain holds no hop of ours and at most 8 hops, its last entry is the peer's and every entry
- * verifies, the sender is not at home here, and the peer may speak for the sender (the sender's
- * own `wmp.signature`, the peer is the sender's resolved home, or the operator trusts the peer).
+ * verifies, the sender is not registered here now, and the peer may speak for the sender (the
+ * sender's own `wmp.signature`, the peer is one of the sender's resolved homes, or the operator
+ * trusts the peer).
  * Then it is routed like any message, the sender, message id and content untouched, our signed
  * entry appended. Every refusal is a typed error and nothing is queued.
  */
@@ -66,7 +67,7 @@ async function accept(
   checkChainShape(wmp.relay_chain, peerId, s.hop().relayId);
   const message = { jsonrpc: '2.0' as const, method: 'wmp.message.deliver', params };
   await verifyRelayChain(message, { lastRelayId: peerId });
-  await checkSenderBinding(s, federation, message, sender, peerOrigin);
+  await checkSenderBinding(federation, message, sender, peerOrigin);
   const recipients = recipientsOf(params, wmp);
   const now = s.now();
   const expiresAt = expiryOf(wmp.expires_at, s, now);
@@ -107,21 +108,23 @@ function checkChainShape(chain: unknown, peerId: string, ourId: string): void {
 }
 
 /**
- * No claims for identities at home here; and the peer speaks for the sender only as its trusted
- * peer, as its resolved home, or with the sender's own signature on the message.
+ * No claims for identities registered here now (on any node); and the peer speaks for the sender
+ * only as a trusted peer, as one of the relays the sender is homed at (a card naming several
+ * relays homes its owner at each: a forward from one of them is no spoof), or with the sender's own
+ * signature on the message.
  */
 async function checkSenderBinding(
-  s: RelayServices,
   federation: Federation,
   message: { jsonrpc: '2.0'; method: string; params: Record<string, unknown> },
   sender: string,
   peerOrigin: string,
 ): Promise<void> {
   if (typeof sender !== 'string') throw new InvalidParamsError({ reason: 'sender required' });
-  const home = await federation.resolve(sender);
-  const homedHere = s.presence.isOnline(sender) || (home.home === 'here' && home.source !== 'default');
-  if (homedHere) throw new NotAuthorizedError({ reason: 'sender_homed_here' });
-  if (peerOrigin !== '' && (federation.trusts(peerOrigin) || home.home === peerOrigin)) return;
+  if (await federation.registeredHere(sender)) throw new NotAuthorizedError({ reason: 'sender_homed_here' });
+  if (peerOrigin !== '') {
+    if (federation.trusts(peerOrigin)) return;
+    if ((await federation.resolve(sender)).relays.includes(peerOrigin)) return;
+  }
   if ((message.params.wmp as Wmp).signature === undefined) {
     throw new NotAuthorizedError({ reason: 'peer_may_not_speak_for_sender' });
   }
