@@ -46,7 +46,7 @@ const secretDocument = (origin: string) => ({
   secret: 'do-not-echo',
 });
 
-async function resolve(client: Client, identity: string) {
+async function resolve(client: Client, identity: string): Promise<Record<string, unknown>> {
   return client.session.request('ohan.relay.resolve', { identity }).then(
     (r) => r as Record<string, unknown>,
     (e: { code: number; data?: { reason?: string } }) => ({ code: e.code, reason: e.data?.reason }),
