@@ -187,6 +187,12 @@ export function createRelayCore(input: RelayConfig): RelayCore {
           identity,
           origin: () => origin,
           queue: stores.queue,
+          outbox: {
+            maxQueued: limits.maxOutboxMessages,
+            maxBytes: limits.maxOutboxBytes,
+            maxQueuedPerSender: limits.maxOutboxMessagesPerSender,
+            maxBytesPerSender: limits.maxOutboxBytesPerSender,
+          },
           statuses,
           presence,
           card: (key) => stores.box.getCard(key, now()),

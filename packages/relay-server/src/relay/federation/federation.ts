@@ -2,7 +2,8 @@ import type { Keypair } from '@wmp/jcs-signing';
 import { RateLimitedError, rfc3339 } from '@wmp/jsonrpc-envelope';
 import type { OhanCard } from '@wmp/ohan-seal';
 import { TokenBuckets } from '../../coordination/memory/token-buckets.js';
-import type { AppendResult, QueueStore } from '../../storage/contracts/queue-store.js';
+import type { AppendResult, PartitionedQueueCaps, QueueStore } from '../../storage/contracts/queue-store.js';
+import { RelayQueueFullError } from '../../storage/errors.js';
 import type { RoutedMessage } from '../forwarder.js';
 import type { Logger } from '../logger.js';
 import type { Presence } from '../presence.js';
@@ -30,6 +31,8 @@ export interface FederationDeps {
   /** This relay's public origin (known once it listens). */
   readonly origin: () => string;
   readonly queue: QueueStore;
+  /** The caps of each peer's outbox as a whole (`maxOutbox*` limits). */
+  readonly outbox: PartitionedQueueCaps;
   readonly statuses: StatusNotifier;
   readonly presence: Presence;
   /** Our own OHAN directory, if the relay has one. */
@@ -233,16 +236,23 @@ export class Federation {
       params: { ...message.params, wmp: { ...wmp, forward_to: [recipient], expires_at: rfc3339(entry.expiresAt) } },
     };
     const pump = this.#peer(origin).pump;
-    return this.#deps.queue.append(
-      pump.key,
-      {
-        id: outboxEntryId(recipient, entry.id),
-        sender: entry.sender,
-        body: JSON.stringify(forwarded),
-        notify: entry.notify,
-      },
-      { expiresAt: entry.expiresAt },
-    );
+    // The outbox is partitioned by remote recipient (docs/federation-profile.md): each recipient
+    // within the limits it would have here, the outbox within its own caps.
+    return this.#deps.queue
+      .appendToPart(
+        pump.key,
+        {
+          id: outboxEntryId(recipient, entry.id),
+          sender: entry.sender,
+          body: JSON.stringify(forwarded),
+          notify: entry.notify,
+        },
+        { expiresAt: entry.expiresAt, part: recipient, caps: this.#deps.outbox },
+      )
+      .catch((e: unknown) => {
+        if (e instanceof RelayQueueFullError) this.metrics.outboxFull(origin, e.reason);
+        throw e;
+      });
   }
 
   /** Entries were committed to the outbox of `origin`: send them. */
