@@ -284,7 +284,10 @@ export function resolveConfig(config: RelayConfig): ResolvedConfig {
       1,
       Math.floor((asked.maxOutboxMessages ?? DEFAULT_RELAY_LIMITS.maxOutboxMessages) / 16),
     ),
-    maxOutboxBytesPerSender: Math.max(1, Math.floor((asked.maxOutboxBytes ?? DEFAULT_RELAY_LIMITS.maxOutboxBytes) / 16)),
+    maxOutboxBytesPerSender: Math.max(
+      1,
+      Math.floor((asked.maxOutboxBytes ?? DEFAULT_RELAY_LIMITS.maxOutboxBytes) / 16),
+    ),
     ...asked,
   };
   const timings = { ...DEFAULT_RELAY_TIMINGS, ...config.timings };

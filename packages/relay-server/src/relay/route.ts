@@ -97,8 +97,7 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
   if (input.charge) await input.charge(fanout);
   else await s.limiters.chargeRouted(sender, input.connection, fanout, s.refusals);
   // Recipients at home at another relay go to that peer's outbox (DESIGN §3 federation).
-  const remote =
-    s.federation === undefined ? undefined : await remoteRecipients(s.federation, input.messages, sender);
+  const remote = s.federation === undefined ? undefined : await remoteRecipients(s.federation, input.messages, sender);
   const outcomes = await Promise.all(
     [...input.messages].map(([recipient, message]) => {
       const peer = remote?.get(recipient);

@@ -44,8 +44,12 @@ describe('hostile clients: flooding the outbox of a peer that is down (issue 23 
     expect(await relay.stores.queue.partStats(outbox, bob)).toMatchObject({ count: 8 });
     expect(await relay.stores.queue.stats(outbox)).toMatchObject({ count: 10 });
     const metrics = await (await fetch(`${url}/metrics`)).text();
-    expect(metrics).toContain(`wmp_relay_peer_outbox_full_total{peer="${outbox.slice('relay:'.length)}",reason="sender_share"} 3`);
-    expect(metrics).toContain(`wmp_relay_peer_outbox_full_total{peer="${outbox.slice('relay:'.length)}",reason="max_queued"} 2`);
+    expect(metrics).toContain(
+      `wmp_relay_peer_outbox_full_total{peer="${outbox.slice('relay:'.length)}",reason="sender_share"} 3`,
+    );
+    expect(metrics).toContain(
+      `wmp_relay_peer_outbox_full_total{peer="${outbox.slice('relay:'.length)}",reason="max_queued"} 2`,
+    );
   });
 
   it("the outbox's own caps hold, and one sender's totals across it", async () => {
@@ -56,7 +60,11 @@ describe('hostile clients: flooding the outbox of a peer that is down (issue 23 
       maxOutboxMessagesPerSender: 3,
     });
     const [mallory, alice, trent] = await Promise.all([bed.open(url), bed.open(url), bed.open(url)]);
-    expect([await send(mallory, bob), await send(mallory, carol), await send(mallory, dave)]).toEqual(['ok', 'ok', 'ok']);
+    expect([await send(mallory, bob), await send(mallory, carol), await send(mallory, dave)]).toEqual([
+      'ok',
+      'ok',
+      'ok',
+    ]);
     expect(await send(mallory, bob)).toBe(-31014); // its totals across the outbox
     expect([await send(alice, bob), await send(alice, carol), await send(alice, dave)]).toEqual(['ok', 'ok', 'ok']);
     expect(await send(trent, carol)).toBe(-31014); // the outbox is at its own cap

@@ -76,7 +76,9 @@ describe('hostile client: federation resolution as a way into the network (issue
     }
     // Messages to them stay here too, and still nothing was fetched or opened.
     await mallory.session.send([`did:web:127.0.0.1%3A${target.port}:bob`], { knock: true });
-    await waitFor(async () => (await bed.relays[0]!.stores.queue.stats(`did:web:127.0.0.1%3A${target.port}:bob`)).count === 1);
+    await waitFor(
+      async () => (await bed.relays[0]!.stores.queue.stats(`did:web:127.0.0.1%3A${target.port}:bob`)).count === 1,
+    );
     expect(target.seen).toEqual({ requests: 0, upgrades: 0 });
   });
 
@@ -109,7 +111,9 @@ describe('hostile client: federation resolution as a way into the network (issue
   });
 
   it('resolution is budgeted per identity: a throwaway spends its own, others keep theirs; a cached answer is free', async () => {
-    const [url] = await bed.setup(1, () => ({ federation: { timings: { resolveBurst: 3, resolvesPerSecond: 0.001 } } }));
+    const [url] = await bed.setup(1, () => ({
+      federation: { timings: { resolveBurst: 3, resolvesPerSecond: 0.001 } },
+    }));
     const mallory = await bed.open(url!);
     const answers = [];
     for (let i = 0; i < 5; i++) answers.push(await resolve(mallory, `did:web:10.0.0.${i + 1}`));

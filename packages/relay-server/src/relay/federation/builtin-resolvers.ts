@@ -72,7 +72,10 @@ function permittedOrigin(named: unknown, permits: (origin: string) => boolean): 
 }
 
 /** The relay a well-known document names: `relay`, else `endpoints.websocket` (an origin that may be reached). */
-export function relayOfDocument(doc: Record<string, unknown>, permits: (origin: string) => boolean): string | undefined {
+export function relayOfDocument(
+  doc: Record<string, unknown>,
+  permits: (origin: string) => boolean,
+): string | undefined {
   const endpoints = doc.endpoints as Record<string, unknown> | undefined;
   const named = typeof doc.relay === 'string' ? doc.relay : endpoints?.websocket;
   return permittedOrigin(named, permits);
@@ -128,7 +131,11 @@ export function cardKeyOf(identifier: string): string | undefined {
  * Where a card says its owner is at home: every relay it lists that may be reached (ours too);
  * here when it lists us, else the first of the others. Undefined when it lists none of those.
  */
-export function homeOfCard(card: OhanCard, ours: string, permits: (origin: string) => boolean): HomeFinding | undefined {
+export function homeOfCard(
+  card: OhanCard,
+  ours: string,
+  permits: (origin: string) => boolean,
+): HomeFinding | undefined {
   const relays = card.relays.filter((r) => r === ours || permittedOrigin(r, permits) === r);
   if (relays.includes(ours)) return { home: 'here', relays };
   const first = relays[0];

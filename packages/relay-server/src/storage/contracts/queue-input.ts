@@ -27,7 +27,10 @@ export function queueRecord(message: QueueMessageInput, options: AppendOptions):
 }
 
 /** A message for a part of a partitioned queue (`appendToPart`), after the same checks. */
-export function partRecord(message: QueueMessageInput, options: AppendOptions & { readonly part: string }): QueueRecord {
+export function partRecord(
+  message: QueueMessageInput,
+  options: AppendOptions & { readonly part: string },
+): QueueRecord {
   const part = options?.part;
   if (typeof part !== 'string' || part.length === 0) throw new StoreInputError('part must be a non-empty string');
   return { ...queueRecord(message, options), part };

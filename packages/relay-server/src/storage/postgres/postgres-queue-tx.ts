@@ -81,7 +81,8 @@ class KeyedCounters {
       )
       .then(({ rows }) => {
         for (const part of parts) part.base ??= EMPTY_TOTALS;
-        for (const row of rows) wanted.get(pairKey(row.recipient, row.key))!.base = { count: row.count, bytes: row.bytes };
+        for (const row of rows)
+          wanted.get(pairKey(row.recipient, row.key))!.base = { count: row.count, bytes: row.bytes };
       });
     // Sent with the locks, it may never be awaited (the batch failed before): never an unhandled rejection.
     read.catch(() => undefined);
@@ -147,7 +148,12 @@ export class QueueTx implements TxState {
       drop: SQL.dropSenders,
       name: 'wmp_queue_senders',
     });
-    this.#parts = new KeyedCounters(tx, { read: SQL.parts, add: SQL.addParts, drop: SQL.dropParts, name: 'wmp_queue_parts' });
+    this.#parts = new KeyedCounters(tx, {
+      read: SQL.parts,
+      add: SQL.addParts,
+      drop: SQL.dropParts,
+      name: 'wmp_queue_parts',
+    });
   }
 
   /** The recipient's counter row, which this transaction holds locked. */

@@ -81,7 +81,9 @@ function statements(db: BetterSqlite3.Database) {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
     ),
     totals: db.prepare<[], Totals>("SELECT count, bytes FROM totals WHERE name = 'wmp_queue'"),
-    part: db.prepare<[string, string], Totals>('SELECT count, bytes FROM wmp_queue_parts WHERE recipient = ? AND part = ?'),
+    part: db.prepare<[string, string], Totals>(
+      'SELECT count, bytes FROM wmp_queue_parts WHERE recipient = ? AND part = ?',
+    ),
     page: db.prepare<[string, number, number, number], MessageRow>(
       `SELECT recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify FROM wmp_messages
        WHERE recipient = ? AND seq > ? AND expires_at > ? ORDER BY seq LIMIT ?`,

@@ -100,7 +100,8 @@ export function queuePartsSuite(name: string, factory: QueueFactory, durable: bo
       await queue.appendToPart(OUTBOX, msg(ALICE), { ...later(BOB), expiresAt: Date.now() + 1 });
       expect(await queue.sweepExpired(Date.now() + 2, 10)).toHaveLength(1);
       expect(await queue.partStats(OUTBOX, BOB)).toEqual({ count: 0, bytes: 0 });
-      for (let i = 0; i < 2; i++) expect((await queue.appendToPart(OUTBOX, msg(ALICE), later(BOB))).status).toBe('queued');
+      for (let i = 0; i < 2; i++)
+        expect((await queue.appendToPart(OUTBOX, msg(ALICE), later(BOB))).status).toBe('queued');
       expect(await queue.totals()).toMatchObject({ count: 2 });
     });
 
