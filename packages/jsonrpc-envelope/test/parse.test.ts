@@ -115,7 +115,7 @@ describe('parseMessage', () => {
       '[{"jsonrpc":"2.0","id":1,"method":"m","params":[1]},{"jsonrpc":"2.0","id":2,"method":"m","params":[9007199254740993]}]',
     );
     expect(batch.kind).toBe('batch');
-    const entries = (batch as { entries: unknown[] }).entries;
+    const entries = (batch as unknown as { entries: unknown[] }).entries;
     expect(entries[0]).toMatchObject({ id: 1, method: 'm' });
     expect(entries[1]).toMatchObject({ id: 2, invalid: { code: ErrorCode.InvalidParams } });
     expect(codeOf(() => parseSingleMessage('{"jsonrpc":"2.0","id":3,"method":"m","params":[9007199254740993]}'))).toBe(
