@@ -1,9 +1,11 @@
-import { relayChainWith, verifyMessage, verifyRelayChain } from '@wmp/jcs-signing';
+import { relayChainWith, verifyMessage, verifyRelayChain, WMP_SKEW_SECONDS } from '@wmp/jcs-signing';
 import {
   InvalidParamsError,
   InvalidRequestError,
   type JsonRpcNotification,
   NotAuthorizedError,
+  rfc3339,
+  TimestampInvalidError,
   WmpError,
 } from '@wmp/jsonrpc-envelope';
 import type { SessionRecord, WmpContext } from '@wmp/session';
@@ -20,8 +22,8 @@ type Wmp = Record<string, unknown>;
 /**
  * A `wmp.message.deliver` from a peer relay whose `wmp.sender` is one of the peer's users (DESIGN
  * §3, core §8.7.3): taken only when the peer is one (configured, or any relay in `open` mode),
- * the chain holds no hop of ours and at most 8 hops, its last entry is the peer's and every entry
- * verifies, the sender is not registered here now, and the peer may speak for the sender (the
+ * the chain holds no hop of ours and at most 8 hops, every hop's time is within the message's
+ * life, its last entry is the peer's and every entry verifies, the sender is not registered here now, and the peer may speak for the sender (the
  * sender's own `wmp.signature`, the peer is one of the sender's resolved homes, or the operator
  * trusts the peer).
  * Then it is routed like any message, the sender, message id and content untouched, our signed
@@ -65,6 +67,7 @@ async function accept(
     throw new InvalidParamsError({ reason: 'message_id required' });
   }
   checkChainShape(wmp.relay_chain, peerId, s.hop().relayId);
+  checkChainTimes(wmp.relay_chain as Wmp[], wmp.expires_at, s);
   const message = { jsonrpc: '2.0' as const, method: 'wmp.message.deliver', params };
   await verifyRelayChain(message, { lastRelayId: peerId });
   await checkSenderBinding(federation, message, sender, peerOrigin);
@@ -105,6 +108,28 @@ function checkChainShape(chain: unknown, peerId: string, ourId: string): void {
   const ids = chain.map((e) => (e !== null && typeof e === 'object' ? (e as Wmp).relay_id : undefined));
   if (ids.includes(ourId)) throw new InvalidRequestError({ reason: 'relay_loop' });
   if (ids.at(-1) !== peerId) throw new NotAuthorizedError({ reason: 'chain_not_from_peer' });
+}
+
+/**
+ * Every hop's `timestamp` within what the message's life allows: none later than now plus the
+ * skew (core §8.5.1), none earlier than the message's age limit plus the skew (a message waits in
+ * an outbox at most as long as it lives: our longest lifetime, or our default one for a message
+ * that names no `expires_at`), and each hop no earlier than the one before it. -31011 with
+ * `data.reason: relay_chain_timestamp` and the hop otherwise.
+ */
+function checkChainTimes(chain: readonly Wmp[], expiresAt: unknown, s: RelayServices): void {
+  const now = s.now();
+  const skew = WMP_SKEW_SECONDS * 1000;
+  const { maxMessageTtlSeconds, messageTtlSeconds } = s.config.timings;
+  const ageLimit = (expiresAt === undefined ? messageTtlSeconds : maxMessageTtlSeconds) * 1000;
+  let previous = Number.NEGATIVE_INFINITY;
+  chain.forEach((entry, hop) => {
+    const at = typeof entry.timestamp === 'string' ? Date.parse(entry.timestamp) : Number.NaN;
+    if (Number.isNaN(at) || at > now + skew || at < now - ageLimit - skew || at < previous - skew) {
+      throw new TimestampInvalidError({ reason: 'relay_chain_timestamp', hop, server_time: rfc3339(now) });
+    }
+    previous = at;
+  });
 }
 
 /**
