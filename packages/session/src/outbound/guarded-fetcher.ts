@@ -146,7 +146,7 @@ interface SendOptions {
   readonly ca: string | Buffer | Array<string | Buffer> | undefined;
 }
 
-/** One request on node:http(s), no agent (no pooled socket to another checked address), no redirects. */
+/** One request on node:http(s), no redirects. */
 function send(
   url: URL,
   init: RequestInit,
@@ -179,8 +179,9 @@ function send(
       path: `${url.pathname}${url.search}`,
       method: init.method ?? 'GET',
       headers,
-      agent: false as const,
-      ...(socket.lookup ? { lookup: socket.lookup } : {}),
+      // A guarded request gets a socket of its own (a pooled one may be to another address); a
+      // configured origin shares the default agent's kept-alive sockets.
+      ...(socket.lookup ? { agent: false as const, lookup: socket.lookup } : {}),
       ...(signal ? { signal } : {}),
       ...(secure ? { minVersion: 'TLSv1.2' as const, ...(o.ca ? { ca: o.ca } : {}) } : {}),
     };

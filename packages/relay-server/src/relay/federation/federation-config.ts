@@ -83,8 +83,8 @@ export interface FederationTimings {
 export const DEFAULT_FEDERATION_TIMINGS: FederationTimings = Object.freeze({
   resolveTtlMs: 5 * 60_000,
   unresolvedTtlMs: 60_000,
-  resolvesPerSecond: 1,
-  resolveBurst: 30,
+  resolvesPerSecond: 2,
+  resolveBurst: 100,
   resolvesPerSecondTotal: 20,
   resolveBurstTotal: 200,
   resolveCacheSize: 10_000,

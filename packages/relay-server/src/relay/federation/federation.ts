@@ -16,6 +16,7 @@ import {
   type FederationMode,
   type FederationTimings,
   relayOriginOf,
+  routeMatches,
 } from './federation-config.js';
 import { FederationMetrics } from './federation-metrics.js';
 import { type HomeResolver, type Resolution, ResolutionCache, resolveHome } from './home-resolver.js';
@@ -173,12 +174,14 @@ export class Federation {
   }
 
   /**
-   * Where `identifier` is at home, cached (`ohan.relay.resolve` shows it). A lookup that is not
-   * cached (nor running) is charged to `asker`, the identity that caused it, and to everyone's
-   * budget: -31007 (`resolution budget`) beyond either, nothing fetched.
+   * Where `identifier` is at home, cached (`ohan.relay.resolve` shows it). A lookup that may fetch
+   * (not cached, not running, no static route) is charged to `asker`, the identity that caused it,
+   * and to everyone's budget: -31007 (`resolution budget`) beyond either, nothing fetched.
    */
   resolve(identifier: string, asker?: string): Promise<Resolution> {
-    if (this.#cache.peek(identifier) === undefined && !this.#cache.pending(identifier)) {
+    const free =
+      this.#cache.peek(identifier) !== undefined || this.#cache.pending(identifier) || this.#routed(identifier);
+    if (!free) {
       const withinOwn = asker === undefined || this.#resolves.take(asker);
       if (!withinOwn || !this.#resolvesTotal.take('all')) {
         this.metrics.resolveRefused();
@@ -186,6 +189,11 @@ export class Federation {
       }
     }
     return this.#cache.get(identifier, () => resolveHome(this.#resolvers, identifier, this.#deps.origin()));
+  }
+
+  /** Whether a static route answers for `identifier` (no fetch: no budget spent). */
+  #routed(identifier: string): boolean {
+    return (this.#deps.config.routes ?? []).some((r) => routeMatches(r.pattern, identifier));
   }
 
   /**
