@@ -25,6 +25,7 @@ import { OutboxPump } from './outbox-pump.js';
 import { OutboxWatch } from './outbox-watch.js';
 import { PeerLink } from './peer-link.js';
 import { PeerStatuses } from './peer-statuses.js';
+import { ResolutionBudget } from './resolution-budget.js';
 
 export interface FederationDeps {
   readonly config: FederationConfig;
@@ -85,8 +86,7 @@ export class Federation {
   readonly #peerRequests: TokenBuckets;
   readonly #peerBytes: TokenBuckets;
   /** Lookups that reach other servers: per identity that caused them, and all together. */
-  readonly #resolves: TokenBuckets;
-  readonly #resolvesTotal: TokenBuckets;
+  readonly #resolves: ResolutionBudget;
 
   constructor(deps: FederationDeps) {
     this.#deps = deps;
@@ -118,12 +118,7 @@ export class Federation {
       now: deps.now,
     });
     this.#peerBytes = new TokenBuckets({ perSecond: t.peerBytesPerSecond, burst: t.peerBytesBurst, now: deps.now });
-    this.#resolves = new TokenBuckets({ perSecond: t.resolvesPerSecond, burst: t.resolveBurst, now: deps.now });
-    this.#resolvesTotal = new TokenBuckets({
-      perSecond: t.resolvesPerSecondTotal,
-      burst: t.resolveBurstTotal,
-      now: deps.now,
-    });
+    this.#resolves = new ResolutionBudget(t, deps.now);
     this.#cache = new ResolutionCache(t.resolveTtlMs, t.resolveCacheSize, deps.now, t.unresolvedTtlMs);
     this.#statuses = new PeerStatuses({
       statuses: deps.statuses,
@@ -181,12 +176,9 @@ export class Federation {
   resolve(identifier: string, asker?: string): Promise<Resolution> {
     const free =
       this.#cache.peek(identifier) !== undefined || this.#cache.pending(identifier) || this.#routed(identifier);
-    if (!free) {
-      const withinOwn = asker === undefined || this.#resolves.take(asker);
-      if (!withinOwn || !this.#resolvesTotal.take('all')) {
-        this.metrics.resolveRefused();
-        return Promise.reject(new RateLimitedError({ reason: 'resolution budget' }));
-      }
+    if (!free && !this.#resolves.take(asker)) {
+      this.metrics.resolveRefused();
+      return Promise.reject(new RateLimitedError({ reason: 'resolution budget' }));
     }
     return this.#cache.get(identifier, () => resolveHome(this.#resolvers, identifier, this.#deps.origin()));
   }
