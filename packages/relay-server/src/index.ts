@@ -79,6 +79,8 @@ export {
   type AppendOptions,
   type AppendResult,
   DEFAULT_QUEUE_LIMITS,
+  type PartAppendOptions,
+  type PartitionedQueueCaps,
   type QueuedMessage,
   type QueueLimits,
   type QueueMessageInput,

@@ -1,4 +1,3 @@
-export { isPrivateAddress } from './auth/addresses.js';
 export type { AuthAttempt, Authenticator } from './auth/authenticator.js';
 export { type BearerOptions, bearerAuthenticator } from './auth/bearer.js';
 export {

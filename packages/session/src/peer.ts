@@ -282,6 +282,11 @@ export class Peer<C extends BaseContext = BaseContext> {
       if (answer) await this.#reply(answer);
       return;
     }
+    if (parsed.kind === 'invalid') {
+      // Well formed, refused where its id is known (its params): a request hears it; nothing else is answered.
+      if (parsed.id !== null) await this.#reply(parsed.invalid.toResponse(parsed.id));
+      return;
+    }
     const answers = await Promise.all(
       parsed.entries.map((entry) =>
         isInvalidEntry(entry)

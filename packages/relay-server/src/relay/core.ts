@@ -1,5 +1,5 @@
 import type { Keypair, RelayHop } from '@wmp/jcs-signing';
-import { BoundedSet } from '@wmp/jsonrpc-envelope';
+import { BoundedSet, isLoopbackAddress } from '@wmp/jsonrpc-envelope';
 import {
   type Connection,
   identifierProblem,
@@ -27,7 +27,7 @@ import { ObservedTransport, type TransportObserver } from './observed-transport.
 import { Presence } from './presence.js';
 import { QueueWakeUps } from './queue-wake-ups.js';
 import { RefusalLog } from './refusals.js';
-import { isLoopbackAddress, relayLimiters } from './relay-limiters.js';
+import { relayLimiters } from './relay-limiters.js';
 import { registerRelayMethods } from './relay-methods.js';
 import type { RelayBudgets, RelayServices } from './services.js';
 import { endedSessionOf, identitiesOf, sessionEndedNote } from './session-ended-notes.js';
@@ -216,6 +216,12 @@ export function createRelayCore(input: RelayConfig): RelayCore {
           identity,
           origin: () => origin,
           queue: stores.queue,
+          outbox: {
+            maxQueued: limits.maxOutboxMessages,
+            maxBytes: limits.maxOutboxBytes,
+            maxQueuedPerSender: limits.maxOutboxMessagesPerSender,
+            maxBytesPerSender: limits.maxOutboxBytesPerSender,
+          },
           statuses,
           presence,
           card: (key) => stores.box.getCard(key, now()),

@@ -15,7 +15,7 @@ import type { Context, Hono } from 'hono';
 import type { RelayStores } from '../storage/contracts/relay-stores.js';
 import type { RelayConfig } from './config.js';
 import { createRelayCore, type RelayCore } from './core.js';
-import { withNodePeerTransport } from './federation/node-transport.js';
+import { withNodeFederation } from './federation/node-transport.js';
 import { createRelayApp } from './http-app.js';
 import { sessionTokenKey } from './identity.js';
 import { isGroupSession } from './recipients.js';
@@ -46,7 +46,7 @@ export interface Relay {
 
 /** The WMP relay on one port (Node): HTTP + SSE and WebSocket at `/wmp`, well-known, health, metrics, box. */
 export function createRelay(config: RelayConfig = {}): Relay {
-  const federation = withNodePeerTransport(config.federation);
+  const federation = withNodeFederation(config.federation);
   const core = createRelayCore(federation === undefined ? config : { ...config, federation });
   const { limits } = core.config;
   const logger = core.logger;

@@ -105,7 +105,20 @@ export class StoreLockedError extends RelayStoreError {
   }
 }
 
-export type QueueFullReason = 'max_queued' | 'max_bytes' | 'sender_share' | 'total_bytes';
+/**
+ * `max_queued`, `max_bytes`, `sender_share`: a recipient's queue (or a part of a partitioned queue,
+ * held to the same limits); `queue_count`, `queue_bytes`, `queue_sender_share`: a partitioned
+ * queue as a whole (a peer's outbox: its own caps, a sender's totals across it); `total_bytes`:
+ * the whole store.
+ */
+export type QueueFullReason =
+  | 'max_queued'
+  | 'max_bytes'
+  | 'sender_share'
+  | 'queue_count'
+  | 'queue_bytes'
+  | 'queue_sender_share'
+  | 'total_bytes';
 
 /**
  * A recipient's queue is at its `max_queued` or byte cap (DESIGN §3). It *is* the wire error
