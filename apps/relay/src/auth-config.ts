@@ -13,8 +13,11 @@ export interface AuthSettings {
   readonly tlsClientCaFile: string | undefined;
   /** did:web senders by signed challenge. */
   readonly didWeb: boolean;
-  /** WEAKER (tests, private networks): did:web documents may be fetched from private and loopback addresses. */
-  readonly didWebAllowPrivate: boolean;
+  /**
+   * WEAKER (closed deployments, tests): did:web documents may be fetched from private and loopback
+   * addresses. Set by `--allow-private-peers`, the one flag for every fetch on a client's behalf.
+   */
+  readonly allowPrivatePeers: boolean;
   readonly didWebTimeoutMs: number | undefined;
   readonly didWebMaxBytes: number | undefined;
 }
@@ -38,12 +41,6 @@ export const AUTH_OPTIONS: readonly OptionSpec[] = [
     flag: 'did-web',
     kind: 'bool',
     help: 'authenticate did:web senders (documents fetched over HTTPS)',
-    default: 'off',
-  },
-  {
-    flag: 'did-web-allow-private',
-    kind: 'bool',
-    help: 'WEAKER: fetch did:web documents from private and loopback addresses (tests)',
     default: 'off',
   },
   {
@@ -84,7 +81,7 @@ export function authSettings(read: OptionReader, fail: (message: string) => neve
     tlsKeyFile: nonEmpty('tls-key'),
     tlsClientCaFile: nonEmpty('tls-client-ca'),
     didWeb: read.bool('did-web') ?? false,
-    didWebAllowPrivate: read.bool('did-web-allow-private') ?? false,
+    allowPrivatePeers: read.bool('allow-private-peers') ?? false,
     didWebTimeoutMs: mapDefined(read.number('did-web-timeout'), (s) => s * 1000),
     didWebMaxBytes: read.number('did-web-max-bytes'),
   };

@@ -61,7 +61,7 @@ export async function loadAuth(
     ...(settings.didWeb
       ? {
           didWeb: {
-            allowPrivateAddresses: settings.didWebAllowPrivate,
+            allowPrivateAddresses: settings.allowPrivatePeers,
             ...(settings.didWebTimeoutMs === undefined ? {} : { timeoutMs: settings.didWebTimeoutMs }),
             ...(settings.didWebMaxBytes === undefined ? {} : { maxBytes: settings.didWebMaxBytes }),
           },

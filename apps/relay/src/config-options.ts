@@ -149,6 +149,13 @@ export const OPTIONS: readonly OptionSpec[] = [
     "bytes one sender may have in one recipient's queue",
   ),
   limit('max-total-queue-bytes', 'maxTotalQueueBytes', 'bytes', 'bytes queued in the whole relay (-31014 beyond)'),
+  limit(
+    'max-outbox-messages',
+    'maxOutboxMessages',
+    'int',
+    "messages waiting for one peer relay, each recipient within its queue's limits (-31014 beyond)",
+  ),
+  limit('max-outbox-bytes', 'maxOutboxBytes', 'bytes', 'bytes waiting for one peer relay (-31014 beyond)'),
   limit('max-fanout-bytes', 'maxFanoutBytes', 'bytes', 'recipients x bytes of one deliver (-31007 beyond)'),
   limit(
     'routed-bytes-per-second',
@@ -247,7 +254,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'card-stamp-bits',
     kind: 'int',
-    help: 'stamp strength the card of a key the box does not know needs (default: --stranger-bits)',
+    help: 'stamp strength the card of a key the box does not know needs (opt-in; 0: no stamp, as the card format has none)',
     min: 0,
     max: 255,
     target: { box: 'cardStampBits' },
@@ -271,7 +278,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'box-rate',
     kind: 'int',
-    help: 'box requests per second per key (429 beyond)',
+    help: 'box requests per second per key, 4x per source (429 beyond)',
     min: 1,
     target: { box: 'requestsPerSecond' },
   },
@@ -304,6 +311,12 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: 'WMP_PEER_TRUST',
     help: 'a peer relay URL trusted to speak for any sender not homed here (repeatable; also a peer)',
     default: 'none',
+  },
+  {
+    flag: 'allow-private-peers',
+    kind: 'bool',
+    help: 'WEAKER (closed deployments, tests): fetch peers, well-known documents, cards and did:web documents at private and loopback addresses, plain http on loopback (--peer, --peer-trust, --route URLs are reached as given anyway)',
+    default: 'off',
   },
   {
     flag: 'erds-consignment-modes',

@@ -32,6 +32,10 @@ export {
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 
+/** The did:web-only flag became the one flag of every fetch on a client's behalf (docs/decisions/0301). */
+const RENAMED_ALLOW_PRIVATE =
+  '--did-web-allow-private (WMP_DID_WEB_ALLOW_PRIVATE) was replaced by --allow-private-peers (WMP_ALLOW_PRIVATE_PEERS): it covers did:web and federation alike';
+
 /**
  * Parses `argv` (without `node` and the script) and `env`: flag first, then the environment
  * variable, then the default. An empty environment variable counts as unset.
@@ -46,6 +50,9 @@ export function parseConfig(argv: readonly string[], env: Readonly<Record<string
     if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
       const message = (error as Error).message;
       const option = /'(-[^' ]+)/.exec(message)?.[1];
+      if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option === '--did-web-allow-private') {
+        return { kind: 'error', message: RENAMED_ALLOW_PRIVATE };
+      }
       if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option)
         return { kind: 'error', message: `unknown option ${option}` };
       if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) {
@@ -95,6 +102,9 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
     return e === undefined || e === '' ? undefined : parseBool(spec, e);
   };
 
+  if (env.WMP_DID_WEB_ALLOW_PRIVATE !== undefined && env.WMP_DID_WEB_ALLOW_PRIVATE !== '') {
+    throw new ConfigError(RENAMED_ALLOW_PRIVATE);
+  }
   const hostRaw = raw('host');
   const host = hostRaw === undefined ? '127.0.0.1' : checkHost(hostRaw.text, hostRaw.fromEnv);
   const dataRaw = raw('data-dir');
@@ -158,7 +168,7 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
   const portSpec = OPTIONS.find((o) => o.flag === 'port')!;
 
   const config: AppConfig = {
-    federation: federationOf(values, env, raw),
+    federation: { ...federationOf(values, env, raw), allowPrivatePeers: bool('allow-private-peers') ?? false },
     port: given(portSpec) ?? 8080,
     host,
     dataDir: dataRaw?.text ?? './data',

@@ -10,6 +10,7 @@ import {
   type Logger,
   mountBoxApp,
   type Relay,
+  sourceRateOf,
 } from '@wmp/relay-server/node';
 import { loadAuth } from './auth.js';
 import { defaultNodeId, openBackend } from './backend.js';
@@ -102,6 +103,11 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
   relay.core.origin = url;
   const { coordination, stores } = relay.core;
   const sweepLock = stores.withSweepLock;
+  const keyRate = {
+    perSecond: requestsPerSecond ?? DEFAULT_RATE_LIMIT.perSecond,
+    burst: requestBurst ?? DEFAULT_RATE_LIMIT.burst,
+    maxKeys: DEFAULT_RATE_LIMIT.maxKeys,
+  };
   try {
     boxApp = createBoxApp({
       store: relay.stores.box,
@@ -115,11 +121,11 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       // What a cluster's nodes share (a node's own, in memory, otherwise): a signed request
       // replayed on another node is refused, and the rate windows and stream wake-ups span them.
       nonces: coordination.nonces,
-      limiter: coordination.rateLimiter('box', {
-        perSecond: requestsPerSecond ?? DEFAULT_RATE_LIMIT.perSecond,
-        burst: requestBurst ?? DEFAULT_RATE_LIMIT.burst,
-        maxKeys: DEFAULT_RATE_LIMIT.maxKeys,
-      }),
+      limiter: coordination.rateLimiter('box', keyRate),
+      // Per source too, on every route, as the WMP side limits sources (behind --trusted-proxies;
+      // loopback only with --limit-loopback): a client with a fresh key per request is still one.
+      sourceOf: (c) => relay.requestSource(c),
+      sourceLimiter: coordination.rateLimiter('box-by-source', sourceRateOf(keyRate)),
       wakeUps: coordination.boxWakeUps,
       ...(sweepLock === undefined
         ? {}

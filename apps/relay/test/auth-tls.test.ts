@@ -62,7 +62,14 @@ describe('wmp-relay serving TLS itself', () => {
   it('prints an https URL and lists x509 schemes in accepted_schemes', async () => {
     expect(relay.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const wellKnown = await (await tlsFetch({ ca: pki.root.pem })(`${relay.url}/.well-known/wmp-configuration`)).json();
-    expect(wellKnown.accepted_schemes).toEqual(['did:jwk', 'did:key', 'x509:san:dns', 'x509:san:uri', 'x509:sha256']);
+    expect(wellKnown.accepted_schemes).toEqual(['did', 'x509']);
+    expect(wellKnown.accepted_identifier_schemes).toEqual([
+      'did:jwk',
+      'did:key',
+      'x509:san:dns',
+      'x509:san:uri',
+      'x509:sha256',
+    ]);
     expect(wellKnown.endpoints.websocket).toBe(`${relay.url.replace('https', 'wss')}/wmp`);
   });
 
@@ -133,9 +140,17 @@ describe('authentication flags', () => {
       kind: 'config',
       config: { auth: { trustAnchorsFile: 'a.pem', tlsCertFile: 'c.pem', tlsKeyFile: 'k.pem', didWeb: true } },
     });
-    expect(parseConfig([], { WMP_DID_WEB_TIMEOUT: '2', WMP_DID_WEB_ALLOW_PRIVATE: '1' })).toMatchObject({
-      config: { auth: { didWebTimeoutMs: 2000, didWebAllowPrivate: true } },
+    // One flag for every fetch on a client's behalf: did:web documents and federation alike.
+    expect(parseConfig([], { WMP_DID_WEB_TIMEOUT: '2', WMP_ALLOW_PRIVATE_PEERS: '1' })).toMatchObject({
+      config: { auth: { didWebTimeoutMs: 2000, allowPrivatePeers: true }, federation: { allowPrivatePeers: true } },
     });
+    expect(parsed(['--allow-private-peers'])).toMatchObject({
+      config: { auth: { allowPrivatePeers: true }, federation: { allowPrivatePeers: true } },
+    });
+    // The did:web-only flag it replaces says so.
+    for (const result of [parsed(['--did-web-allow-private']), parseConfig([], { WMP_DID_WEB_ALLOW_PRIVATE: '1' })]) {
+      expect(result).toMatchObject({ kind: 'error', message: /replaced by --allow-private-peers/ });
+    }
     expect(parsed(['--tls-cert', 'c.pem'])).toEqual({ kind: 'error', message: '--tls-cert and --tls-key go together' });
     expect(parsed(['--tls-client-ca', 'ca.pem'])).toMatchObject({ kind: 'error', message: /needs --tls-cert/ });
     expect(parsed(['--did-web-max-bytes', '100'])).toMatchObject({ kind: 'error', message: /out of range/ });

@@ -178,8 +178,73 @@ describe('three wmp-relay processes on one PostgreSQL and one Redis', () => {
     await peer.close();
   });
 
+  it('logs an HTTP session out on one node and every node refuses it at once (issue 23 item 4)', async () => {
+    const alice = generateKeypair();
+    const opener = new HttpClientTransport({ endpoint: `${urls[0]}/wmp` });
+    const peer = new Peer(opener);
+    await peer.start();
+    const session = await WmpSession.open(peer, { signer: alice, capabilities: CLIENT_CAPABILITIES });
+    await session.request('wmp.relay.register', {});
+    const headers = { 'wmp-session-id': session.id, 'wmp-session-token': opener.sessionToken! };
+    const resumption = session.resumptionToken!;
+    // Its event stream on node b.
+    const stream = await fetch(`${urls[1]}/wmp/events`, { headers: { ...headers, accept: 'text/event-stream' } });
+    expect(stream.status).toBe(200);
+    const ended = (async () => {
+      const reader = stream.body!.getReader();
+      while (!(await reader.read()).done) {}
+    })();
+
+    // The logout, on node c.
+    expect((await fetch(`${urls[2]}/wmp`, { method: 'DELETE', headers })).status).toBe(204);
+    await ended; // node b ended the stream (told through Redis)
+    for (const url of urls) {
+      const again = await fetch(`${url}/wmp/events`, { headers: { ...headers, accept: 'text/event-stream' } });
+      expect(again.status).toBe(404);
+      await again.body?.cancel();
+      const post = await fetch(`${url}/wmp`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'wmp.capability.list',
+          params: { wmp: { version: '0.1', session_id: session.id } },
+        }),
+      });
+      expect(((await post.json()) as { error: { code: number } }).error.code).toBe(-31000);
+    }
+    const resumed = await connectPeer(urls[1]!);
+    await expect(
+      resumed.request('wmp.session.resume', {
+        wmp: { version: '0.1', sender: alice.did },
+        session_id: session.id,
+        resumption_token: resumption,
+      }),
+    ).rejects.toMatchObject({ code: -31000 });
+    await resumed.close();
+    await peer.close();
+  });
+
   it('refuses a signed box request replayed against another node', async () => {
     const me = generateKeypair();
+    // A key the box holds something of (an allow list): its requests' nonces are remembered.
+    const allow = JSON.stringify({ contacts: [generateKeypair().multikey] });
+    const put = await fetch(`${urls[2]}/ohan/v1/allow`, {
+      method: 'PUT',
+      headers: {
+        'content-type': 'application/json',
+        authorization: await signRequest({
+          signer: me,
+          origin: cluster.publicUrl,
+          method: 'PUT',
+          target: '/ohan/v1/allow',
+          body: allow,
+        }),
+      },
+      body: allow,
+    });
+    expect(put.status).toBe(200);
     const target = '/ohan/v1/events?after=0&limit=10';
     // Signed for the cluster's public origin, which every node checks.
     const authorization = await signRequest({ signer: me, origin: cluster.publicUrl, method: 'GET', target });

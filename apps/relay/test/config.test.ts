@@ -33,6 +33,8 @@ const NUMERIC: readonly [flag: string, get: (c: AppConfig) => number | undefined
   ['max-queued-per-sender', (c) => c.limits.maxQueuedPerSender, 30],
   ['max-queue-bytes-per-sender', (c) => c.limits.maxQueueBytesPerSender, MiB],
   ['max-total-queue-bytes', (c) => c.limits.maxTotalQueueBytes, 100 * MiB],
+  ['max-outbox-messages', (c) => c.limits.maxOutboxMessages, 5000],
+  ['max-outbox-bytes', (c) => c.limits.maxOutboxBytes, 32 * MiB],
   ['max-fanout-bytes', (c) => c.limits.maxFanoutBytes, 2 * MiB],
   ['routed-bytes-per-second', (c) => c.limits.routedBytesPerSecond, 65536],
   ['routed-bytes-burst', (c) => c.limits.routedBytesBurst, MiB],
@@ -88,14 +90,16 @@ describe('parseConfig: defaults', () => {
         tlsKeyFile: undefined,
         tlsClientCaFile: undefined,
         didWeb: false,
-        didWebAllowPrivate: false,
+        allowPrivatePeers: false,
         didWebTimeoutMs: undefined,
         didWebMaxBytes: undefined,
       },
-      federation: { mode: 'peers', routes: [], peers: [], trustedPeers: [] },
+      federation: { mode: 'peers', routes: [], peers: [], trustedPeers: [], allowPrivatePeers: false },
     } satisfies AppConfig);
     expect(DEFAULT_BOX_LIMITS.boxBytes).toBe(1024 ** 3);
     expect(DEFAULT_BOX_LIMITS.strangerBits).toBe(18);
+    // A card carries no stamp in the OHAN card format: asking one is the operator's opt-in.
+    expect(DEFAULT_BOX_LIMITS.cardStampBits).toBe(0);
   });
 
   it('treats an empty environment variable as unset', () => {
@@ -361,6 +365,7 @@ describe('parseConfig: federation', () => {
       peers: ['https://r2.example'],
       trustedPeers: ['http://127.0.0.1:9000'],
       erds: { consignment_modes: ['basic'], assurance_levels: [], supported_policies: [] },
+      allowPrivatePeers: false,
     });
     const byEnv = ok(
       parse([], {
@@ -381,6 +386,8 @@ describe('parseConfig: federation', () => {
     expect(error(parse(['--route', 'a=http://relay.example']))).toContain('--route');
     expect(error(parse([], { WMP_ROUTES: 'a=ftp://x' }))).toContain('WMP_ROUTES');
     expect(error(parse(['--peer', 'http://relay.example']))).toContain('--peer');
+    // Plain http on loopback is an address: `127.attacker.example` is no loopback host.
+    expect(error(parse(['--peer', 'http://127.attacker.example']))).toContain('--peer');
     expect(error(parse([], { WMP_PEER_TRUST: 'nope' }))).toContain('WMP_PEER_TRUST');
   });
 });

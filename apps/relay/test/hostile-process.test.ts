@@ -191,3 +191,33 @@ describe('wmp-relay under a client that gives up mid-way (issue 12 item 11)', { 
     expectJsonLinesOnly(relay);
   });
 });
+
+describe('wmp-relay limits box requests per source (issue 23 item 7)', { timeout: 60_000 }, () => {
+  it('on every route, behind --trusted-proxies: a fresh key per request is still one source', async () => {
+    // Per key 1/s, burst 2: per source 4/s, burst 8. The proxy on loopback names the sources.
+    const { relay } = await start([
+      ...['--relay-only', '--box-rate', '1', '--box-rate-burst', '2', '--trusted-proxies', '127.0.0.1'],
+    ]);
+    const target = '/ohan/v1/allow';
+    const signed = async (source: string) => {
+      const authorization = await signRequest({ signer: generateKeypair(), origin: relay.url, method: 'GET', target });
+      return fetch(`${relay.url}${target}`, { headers: { authorization, 'x-forwarded-for': source } });
+    };
+    const unsigned = (source: string) =>
+      fetch(`${relay.url}/ohan/v1/limits`, { headers: { 'x-forwarded-for': source } });
+    // From one place, at once: 30 throwaway keys (each within its own rate) and 30 unsigned asks.
+    const answers = await flood(60, async (i) => {
+      const answer = await (i % 2 ? signed('203.0.113.66') : unsigned('203.0.113.66'));
+      return { route: i % 2 ? 'allow' : 'limits', status: answer.status, body: await answer.json() };
+    });
+    const admitted = answers.filter((a) => a.status === 200).length;
+    expect(admitted).toBeGreaterThanOrEqual(8);
+    expect(admitted).toBeLessThan(30); // the burst and what refilled meanwhile, at 4 a second
+    const refused = answers.filter((a) => a.status !== 200);
+    for (const a of refused) expect(a.body).toEqual({ error: { code: 'rate_limited', message: 'too many requests' } });
+    expect(new Set(refused.map((a) => `${a.route} ${a.status}`))).toEqual(new Set(['allow 429', 'limits 429']));
+    // Another source is apart.
+    expect((await signed('198.51.100.7')).status).toBe(200);
+    expect((await unsigned('198.51.100.7')).status).toBe(200);
+  });
+});

@@ -55,6 +55,7 @@ export {
   type ResultOf,
   wmpMethods,
 } from './methods.js';
+export { ipLiteralOf, isLoopbackAddress, isLoopbackHost, isPrivateAddress } from './net-addresses.js';
 export {
   type BatchEntry,
   type InvalidBatchEntry,

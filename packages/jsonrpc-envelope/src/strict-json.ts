@@ -81,15 +81,20 @@ function scan(text: string, depthLimit: number): Scan {
 
 /**
  * Counts object members in a parsed value and finds integers that JSON numbers cannot carry
- * exactly. Iterative, so it cannot overflow the stack whatever the input.
+ * exactly (with `count`, every member is counted even past one: the duplicate-key check needs
+ * them all). Iterative, so it cannot overflow the stack whatever the input.
  */
-function inspect(root: unknown): { members: number; unsafeInteger: boolean } {
+function inspect(root: unknown, count: boolean): { members: number; unsafeInteger: boolean } {
   let members = 0;
+  let unsafeInteger = false;
   const stack: unknown[] = [root];
   while (stack.length > 0) {
     const v = stack.pop();
     if (typeof v === 'number') {
-      if (isInexactInteger(v)) return { members, unsafeInteger: true };
+      if (isInexactInteger(v)) {
+        unsafeInteger = true;
+        if (!count) return { members, unsafeInteger };
+      }
     } else if (Array.isArray(v)) {
       for (const item of v) stack.push(item);
     } else if (v !== null && typeof v === 'object') {
@@ -99,7 +104,7 @@ function inspect(root: unknown): { members: number; unsafeInteger: boolean } {
       }
     }
   }
-  return { members, unsafeInteger: false };
+  return { members, unsafeInteger };
 }
 
 /**
@@ -108,6 +113,19 @@ function inspect(root: unknown): { members: number; unsafeInteger: boolean } {
  * violation is -32600 with `data.reason`.
  */
 export function parseStrictJson(text: string, limits: Pick<ParseLimits, 'maxBytes' | 'maxDepth'>): unknown {
+  const { value, inexactInteger } = parseStrictJsonReporting(text, limits);
+  if (inexactInteger) throw new InvalidRequestError({ reason: 'integer out of range' });
+  return value;
+}
+
+/**
+ * `parseStrictJson`, but an integer JSON numbers cannot carry exactly is reported rather than
+ * refused: a JSON-RPC parser decides once it knows which message (and which id) it is in.
+ */
+export function parseStrictJsonReporting(
+  text: string,
+  limits: Pick<ParseLimits, 'maxBytes' | 'maxDepth'>,
+): { readonly value: unknown; readonly inexactInteger: boolean } {
   // A UTF-16 unit is at most 3 UTF-8 bytes: most frames are far enough under the limit to skip counting.
   if (
     text.length > limits.maxBytes ||
@@ -124,10 +142,14 @@ export function parseStrictJson(text: string, limits: Pick<ParseLimits, 'maxByte
   } catch {
     throw new ParseError({ reason: 'invalid JSON' });
   }
-  const found = inspect(value);
-  if (found.unsafeInteger) throw new InvalidRequestError({ reason: 'integer out of range' });
+  const found = inspect(value, true);
   if (found.members !== members) throw new InvalidRequestError({ reason: 'duplicate key' });
-  return value;
+  return { value, inexactInteger: found.unsafeInteger };
+}
+
+/** Whether a parsed value holds an integer JSON numbers cannot carry exactly, anywhere inside. */
+export function holdsInexactInteger(value: unknown): boolean {
+  return inspect(value, false).unsafeInteger;
 }
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -27,12 +27,14 @@ function refusals(run: () => ParsedInput): number[] {
     return [(e as WmpError).code];
   }
   if (parsed.kind === 'message') expect.fail(`accepted ${JSON.stringify(parsed.message)}`);
+  if (parsed.kind === 'invalid') return [parsed.invalid.code];
   const accepted = parsed.entries.filter((entry) => !isInvalidEntry(entry));
   expect(accepted, 'batch entries that got through').toEqual([]);
   return parsed.entries.map((entry) => (entry as InvalidBatchEntry).invalid.code);
 }
 
-const PARSE_OR_INVALID = [ErrorCode.ParseError, ErrorCode.InvalidRequest];
+// An unsafe integer inside a message's params is -32602 to its id (judged with the message).
+const PARSE_OR_INVALID = [ErrorCode.ParseError, ErrorCode.InvalidRequest, ErrorCode.InvalidParams];
 const limits = { maxBytes: 4096, maxDepth: 8, maxBatch: 5 };
 
 /** Any JSON value that is not a string or a safe integer: never a request id. */
@@ -143,6 +145,11 @@ describe('parser fuzzing', () => {
         } catch (e) {
           expect(e).toBeInstanceOf(WmpError);
           expect((e as WmpError).code).toBe(ErrorCode.InvalidRequest);
+          return;
+        }
+        if (parsed.kind === 'invalid') {
+          // Our stricter rule on integers, judged with the message: the message is the one JSON.parse read.
+          expect(parsed.message).toEqual(oracle);
           return;
         }
         expect(parsed.kind === 'message' ? parsed.message : parsed.entries).toEqual(oracle);

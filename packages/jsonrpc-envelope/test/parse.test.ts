@@ -63,12 +63,7 @@ describe('parseMessage', () => {
       '{"jsonrpc":"2.0","method":"m","params":{"__proto__":1,"__proto__":2}}',
       ErrorCode.InvalidRequest,
     ],
-    ['an unsafe integer', '{"jsonrpc":"2.0","method":"m","params":{"n":9007199254740992}}', ErrorCode.InvalidRequest],
-    [
-      'an unsafe negative integer',
-      '{"jsonrpc":"2.0","method":"m","params":[-9007199254740993]}',
-      ErrorCode.InvalidRequest,
-    ],
+    ['an unsafe integer id', '{"jsonrpc":"2.0","id":9007199254740993,"method":"m"}', ErrorCode.InvalidRequest],
     ['an empty batch', '[]', ErrorCode.InvalidRequest],
   ])('refuses %s', (_name, text, code) => {
     expect(codeOf(() => parseMessage(text))).toBe(code);
@@ -87,10 +82,45 @@ describe('parseMessage', () => {
     expect(m).toMatchObject({ params: [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 1.5e-300, 0.5] });
     // Written as digits, 2^53+1 would silently become 2^53; from 1e21 on JSON uses exponents,
     // which everyone reads as the double it is.
-    expect(codeOf(() => parseMessage('{"jsonrpc":"2.0","method":"m","params":[99999999999999999999]}'))).toBe(
-      ErrorCode.InvalidRequest,
+    expect(codeOf(() => parseSingleMessage('{"jsonrpc":"2.0","method":"m","params":[99999999999999999999]}'))).toBe(
+      ErrorCode.InvalidParams,
     );
     expect(() => parseMessage('{"jsonrpc":"2.0","method":"m","params":[1e21,1e300]}')).not.toThrow();
+  });
+
+  it('judges an unsafe integer with its message: -32602 to the id of the request whose params hold it', () => {
+    const request = parseMessage(
+      '{"jsonrpc":"2.0","id":7,"method":"wmp.message.fetch","params":{"since_epoch":9007199254740993}}',
+    );
+    expect(request).toMatchObject({ kind: 'invalid', id: 7, invalid: { code: ErrorCode.InvalidParams } });
+    expect((request as { invalid: { data: unknown } }).invalid.data).toEqual({ reason: 'integer out of range' });
+    const negative = parseMessage('{"jsonrpc":"2.0","id":"r","method":"m","params":[-9007199254740993]}');
+    expect(negative).toMatchObject({ kind: 'invalid', id: 'r', invalid: { code: ErrorCode.InvalidParams } });
+    // A notification has no id to answer; elsewhere than params it is an invalid request, to the id.
+    expect(parseMessage('{"jsonrpc":"2.0","method":"m","params":{"n":9007199254740992}}')).toMatchObject({
+      kind: 'invalid',
+      id: null,
+    });
+    expect(parseMessage('{"jsonrpc":"2.0","id":8,"method":"m","x":9007199254740993}')).toMatchObject({
+      kind: 'invalid',
+      id: 8,
+      invalid: { code: ErrorCode.InvalidRequest },
+    });
+    expect(parseMessage('{"jsonrpc":"2.0","id":9,"result":{"n":9007199254740993}}')).toMatchObject({
+      kind: 'invalid',
+      id: null,
+    });
+    // In a batch, only the entry holding it.
+    const batch = parseMessage(
+      '[{"jsonrpc":"2.0","id":1,"method":"m","params":[1]},{"jsonrpc":"2.0","id":2,"method":"m","params":[9007199254740993]}]',
+    );
+    expect(batch.kind).toBe('batch');
+    const entries = (batch as unknown as { entries: unknown[] }).entries;
+    expect(entries[0]).toMatchObject({ id: 1, method: 'm' });
+    expect(entries[1]).toMatchObject({ id: 2, invalid: { code: ErrorCode.InvalidParams } });
+    expect(codeOf(() => parseSingleMessage('{"jsonrpc":"2.0","id":3,"method":"m","params":[9007199254740993]}'))).toBe(
+      ErrorCode.InvalidParams,
+    );
   });
 
   it('enforces the nesting limit of 32 before parsing', () => {

@@ -7,7 +7,7 @@ import {
   utf8,
   verifyEd25519,
 } from '@wmp/jcs-signing';
-import { rfc3339 } from '@wmp/jsonrpc-envelope';
+import { isLoopbackHost, rfc3339 } from '@wmp/jsonrpc-envelope';
 import { backend } from '#crypto';
 import { decodeMultibase, encodeMultibase, parseUtcTime } from './encoding.js';
 import { isStamp, type Stamp } from './event.js';
@@ -44,8 +44,6 @@ export interface CreateCardInput {
   readonly mint?: MintOptions;
 }
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
 /** A box origin: `https://host[:port]` (no path, query or credentials), or `http://` on loopback. */
 export function isBoxOrigin(text: unknown): text is string {
   if (typeof text !== 'string' || text.length > 512) return false;
@@ -57,7 +55,7 @@ export function isBoxOrigin(text: unknown): text is string {
   }
   if (url.origin !== text) return false;
   if (url.protocol === 'https:') return true;
-  return url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+  return url.protocol === 'http:' && isLoopbackHost(url.hostname);
 }
 
 function cardShapeOk(v: Record<string, unknown>): boolean {

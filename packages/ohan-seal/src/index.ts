@@ -24,7 +24,7 @@ export {
   unsignedPart,
 } from './event.js';
 export { type EncKeypair, encKeypairFromSecret, generateEncKeypair } from './keys.js';
-export { MemoryNonceCache, type NonceCache, NonceCacheFullError } from './nonces.js';
+export { MemoryNonceCache, type MemoryNonceCacheOptions, type NonceCache, NonceCacheFullError } from './nonces.js';
 export { type OpenedEvent, openEvent } from './open.js';
 export {
   CARD_PROTOCOL,

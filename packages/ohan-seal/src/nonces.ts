@@ -6,10 +6,11 @@
 export interface NonceCache {
   /**
    * True if `nonce` was seen within its TTL; otherwise records it for `ttlSeconds` (counted
-   * against `key`'s share of the cache, when given) and returns false. Throws
-   * `NonceCacheFullError` when there is no room (for this key, or at all): nothing is recorded.
+   * against `key`'s share of the cache and `source`'s, when given: the request's signer and where
+   * it came from) and returns false. Throws `NonceCacheFullError` when there is no room (for this
+   * key, this source, or at all): nothing is recorded.
    */
-  seen(nonce: string, ttlSeconds: number, key?: string): boolean | Promise<boolean>;
+  seen(nonce: string, ttlSeconds: number, key?: string, source?: string): boolean | Promise<boolean>;
 }
 
 /** The nonce cache has no room: the request cannot be checked for replay, so it is refused (503). */
@@ -24,23 +25,54 @@ export class NonceCacheFullError extends Error {
 interface Entry {
   readonly expires: number;
   readonly key: string | undefined;
+  readonly source: string | undefined;
+}
+
+/** Counts of unexpired entries by owner (a key, or a source), dropped at zero. */
+class Shares {
+  readonly #counts = new Map<string, number>();
+  constructor(readonly max: number) {}
+  full(owner: string | undefined): boolean {
+    return owner !== undefined && (this.#counts.get(owner) ?? 0) >= this.max;
+  }
+  add(owner: string | undefined): void {
+    if (owner !== undefined) this.#counts.set(owner, (this.#counts.get(owner) ?? 0) + 1);
+  }
+  remove(owner: string | undefined): void {
+    if (owner === undefined) return;
+    const n = (this.#counts.get(owner) ?? 1) - 1;
+    if (n <= 0) this.#counts.delete(owner);
+    else this.#counts.set(owner, n);
+  }
+}
+
+export interface MemoryNonceCacheOptions {
+  /** Unexpired nonces held at most; default 200,000. */
+  readonly maxEntries?: number;
+  /** Unexpired nonces of one key; default `maxEntries / 16`. */
+  readonly maxPerKey?: number;
+  /** Unexpired nonces from one source; default `maxEntries / 8` (a source may be many clients). */
+  readonly maxPerSource?: number;
+  readonly now?: () => number;
 }
 
 /**
  * A bounded in-memory nonce cache. Entries expire after their TTL (with one TTL, insertion order
  * is expiry order, so expired ones are dropped from the front); an unexpired entry is never
- * dropped. Each key may hold at most `maxPerKey` of it, so one caller cannot fill it for everyone.
+ * dropped. Each key may hold at most `maxPerKey` of it and each source `maxPerSource`, so neither
+ * one caller nor one place can fill it for everyone.
  */
 export class MemoryNonceCache implements NonceCache {
   readonly #entries = new Map<string, Entry>();
-  readonly #perKey = new Map<string, number>();
+  readonly #perKey: Shares;
+  readonly #perSource: Shares;
   readonly #maxEntries: number;
-  readonly #maxPerKey: number;
   readonly #now: () => number;
 
-  constructor(options: { maxEntries?: number; maxPerKey?: number; now?: () => number } = {}) {
+  constructor(options: MemoryNonceCacheOptions = {}) {
     this.#maxEntries = options.maxEntries ?? 200_000;
-    this.#maxPerKey = options.maxPerKey ?? Math.max(1, Math.floor(this.#maxEntries / 16));
+    this.#perKey = new Shares(options.maxPerKey ?? Math.max(1, Math.floor(this.#maxEntries / 16)));
+    this.#perSource = new Shares(options.maxPerSource ?? Math.max(1, Math.floor(this.#maxEntries / 8)));
     this.#now = options.now ?? Date.now;
   }
 
@@ -48,16 +80,18 @@ export class MemoryNonceCache implements NonceCache {
     return this.#entries.size;
   }
 
-  seen(nonce: string, ttlSeconds: number, key?: string): boolean {
+  seen(nonce: string, ttlSeconds: number, key?: string, source?: string): boolean {
     const now = this.#now();
     const entry = this.#entries.get(nonce);
     if (entry !== undefined && entry.expires > now) return true;
     this.#sweep(now, this.#entries.size >= this.#maxEntries ? Number.POSITIVE_INFINITY : 64);
     if (entry !== undefined) this.#drop(nonce, entry);
-    if (this.#entries.size >= this.#maxEntries) throw new NonceCacheFullError();
-    if (key !== undefined && (this.#perKey.get(key) ?? 0) >= this.#maxPerKey) throw new NonceCacheFullError();
-    this.#entries.set(nonce, { expires: now + ttlSeconds * 1000, key });
-    if (key !== undefined) this.#perKey.set(key, (this.#perKey.get(key) ?? 0) + 1);
+    if (this.#entries.size >= this.#maxEntries || this.#perKey.full(key) || this.#perSource.full(source)) {
+      throw new NonceCacheFullError();
+    }
+    this.#entries.set(nonce, { expires: now + ttlSeconds * 1000, key, source });
+    this.#perKey.add(key);
+    this.#perSource.add(source);
     return false;
   }
 
@@ -71,9 +105,7 @@ export class MemoryNonceCache implements NonceCache {
 
   #drop(nonce: string, entry: Entry): void {
     this.#entries.delete(nonce);
-    if (entry.key === undefined) return;
-    const n = (this.#perKey.get(entry.key) ?? 1) - 1;
-    if (n <= 0) this.#perKey.delete(entry.key);
-    else this.#perKey.set(entry.key, n);
+    this.#perKey.remove(entry.key);
+    this.#perSource.remove(entry.source);
   }
 }

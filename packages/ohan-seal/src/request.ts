@@ -99,6 +99,14 @@ export interface VerifyRequestInput {
    * (its rate limit): a refused request leaves no nonce behind, so a flood cannot fill the cache.
    */
   readonly admit?: (key: string) => boolean | Promise<boolean>;
+  /**
+   * Whether the nonce of an admitted request of `key` must be checked and remembered (default:
+   * always). A box answers false for a key it holds nothing of, on calls that change nothing
+   * then: such a request, replayed, has no effect to repeat, so it takes no room in the cache.
+   */
+  readonly remember?: (key: string) => boolean | Promise<boolean>;
+  /** Where the request came from (the box's host says; an address), counted against its share of the cache. */
+  readonly source?: string;
 }
 
 const MAX_HEADER_LENGTH = 4096;
@@ -159,8 +167,9 @@ export async function verifyRequest(
   if (text !== jcs(claims)) return fail('malformed');
   if (signature.length !== 64 || !verifyEd25519(publicKey, utf8(text), signature)) return fail('signature');
   if (input.admit && !(await input.admit(claims.key))) return fail('rate_limited');
+  if (input.remember && !(await input.remember(claims.key))) return { ok: true, key: claims.key };
   // May throw NonceCacheFullError: the caller cannot tell a replay, so it must refuse the request.
-  if (await input.nonces.seen(claims.nonce, NONCE_TTL_SECONDS, claims.key)) return fail('replay');
+  if (await input.nonces.seen(claims.nonce, NONCE_TTL_SECONDS, claims.key, input.source)) return fail('replay');
   return { ok: true, key: claims.key };
 }
 

@@ -35,4 +35,26 @@ describe('MemoryNonceCache', () => {
     expect(cache.seen('a0', 600, 'alice')).toBe(false);
     expect(cache.size).toBe(11);
   });
+
+  it('gives each source only a share too, counted per nonce whatever the key (issue 23 item 7)', () => {
+    const cache = new MemoryNonceCache({ maxEntries: 100, maxPerKey: 100, maxPerSource: 10 });
+    // Throwaway keys from one address: each key is far below its share, the source is not.
+    for (let i = 0; i < 10; i++) expect(cache.seen(`s${i}`, 600, `key${i}`, '203.0.113.7')).toBe(false);
+    expect(() => cache.seen('s10', 600, 'key10', '203.0.113.7')).toThrow(NonceCacheFullError);
+    // Nothing was recorded for the refused one; another source (and the keyless, sourceless) still go.
+    expect(() => cache.seen('s10', 600, 'key10', '203.0.113.7')).toThrow(NonceCacheFullError);
+    expect(cache.seen('t0', 600, 'key0', '198.51.100.1')).toBe(false);
+    expect(cache.seen('u0', 600)).toBe(false);
+    expect(cache.size).toBe(12);
+  });
+
+  it('frees a source’s share as its nonces expire', () => {
+    let now = 0;
+    const cache = new MemoryNonceCache({ maxEntries: 100, maxPerSource: 2, now: () => now });
+    cache.seen('a', 600, 'k1', 'src');
+    cache.seen('b', 600, 'k2', 'src');
+    expect(() => cache.seen('c', 600, 'k3', 'src')).toThrow(NonceCacheFullError);
+    now = 600_000;
+    expect(cache.seen('c', 600, 'k3', 'src')).toBe(false);
+  });
 });

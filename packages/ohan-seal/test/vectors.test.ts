@@ -161,6 +161,25 @@ describe('OHAN vectors: signed request header and card', () => {
     await expect(check({})).resolves.toEqual({ ok: false, reason: 'replay' });
   });
 
+  it('leaves no nonce behind when `remember` says the key has nothing to replay (issue 23 item 7)', async () => {
+    const now = Date.parse(rh.claims.ts);
+    const nonces = new MemoryNonceCache();
+    const asked: string[] = [];
+    const forget = (key: string) => {
+      asked.push(key);
+      return false;
+    };
+    const check = (remember: (key: string) => boolean) =>
+      verifyRequest(rh.header, { ...request, now, nonces, remember, source: '203.0.113.7' });
+    await expect(check(forget)).resolves.toEqual({ ok: true, key: rh.signer_multikey });
+    expect(nonces.size).toBe(0);
+    expect(asked).toEqual([rh.signer_multikey]);
+    // Once the key is known, its nonce counts (and a replay of it then is refused).
+    await expect(check(() => true)).resolves.toEqual({ ok: true, key: rh.signer_multikey });
+    expect(nonces.size).toBe(1);
+    await expect(check(() => true)).resolves.toEqual({ ok: false, reason: 'replay' });
+  });
+
   it('verifies the card and reproduces its signature', async () => {
     expect(verifyCard(V.card)).toEqual({ ok: true, card: V.card });
     const card = await createCard({ signer: recipient, enc: V.card.enc, relays: V.card.relays, ts: V.card.ts });

@@ -16,6 +16,7 @@ const relay = createRelay({ authenticators: await relayAuthenticators({ trustAnc
 const { url } = await relay.listen();
 const wellKnown = await (await fetch(`${url}/.well-known/wmp-configuration`)).json();
 console.log('accepted_schemes:', wellKnown.accepted_schemes.join(' '));
+console.log('accepted_identifier_schemes:', wellKnown.accepted_identifier_schemes.join(' '));
 
 async function connect(): Promise<Peer> {
   const peer = new Peer(new WebSocketClientTransport({ url: `${url.replace(/^http/, 'ws')}/wmp`, WebSocket }));

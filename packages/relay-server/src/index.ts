@@ -35,6 +35,7 @@ export type { HomeAnswer, HomeResolver, Resolution } from './relay/federation/ho
 export { MAX_FEDERATION_HOPS } from './relay/federation/inbound.js';
 export { createJsonLogger, type LogFields, type Logger, type LogLevel, silentLogger } from './relay/logger.js';
 export type { RelayMlsReason } from './relay/mls-input.js';
+export { STORE_RETRY_AFTER_SECONDS, StoreUnavailableRefusal } from './relay/store-refusal.js';
 export { wellKnownConfiguration } from './relay/well-known.js';
 export { type BoxEventRecord, boxEventRecord } from './storage/contracts/box-input.js';
 export { checkBoxLimits } from './storage/contracts/box-limits.js';
@@ -78,6 +79,8 @@ export {
   type AppendOptions,
   type AppendResult,
   DEFAULT_QUEUE_LIMITS,
+  type PartAppendOptions,
+  type PartitionedQueueCaps,
   type QueuedMessage,
   type QueueLimits,
   type QueueMessageInput,
@@ -88,6 +91,7 @@ export {
 export type { RelayStoreLimits, RelayStores } from './storage/contracts/relay-stores.js';
 export { EMPTY_TOTALS, type Totals } from './storage/contracts/totals.js';
 export {
+  isStoreUnavailable,
   type QueueFullReason,
   RelayQueueFullError,
   RelayStoreError,

@@ -49,7 +49,7 @@ describe('TokenBuckets of keys gone quiet', () => {
 });
 
 describe('ResolutionCache at its bound', () => {
-  const answer = (home: string) => async () => ({ home, source: 'test' });
+  const answer = (home: string) => async () => ({ home, source: 'test', relays: [home] });
 
   it('drops the oldest answer first; a hit does not move it', async () => {
     const cache = new ResolutionCache(60_000, 2, () => 0);

@@ -46,7 +46,7 @@ describe.each(STORE_KINDS)('box API over HTTP (%s store)', (kind) => {
       protocol: 'ohan.relay.1',
       directory: true,
       stranger_bits: 18,
-      card_stamp_bits: 18,
+      card_stamp_bits: 0,
       max_event_bytes: 96 * 1024,
       max_ttl_seconds: 30 * 24 * 3600,
       skew_seconds: 300,
@@ -300,12 +300,13 @@ describe('box API housekeeping', () => {
     expect((await b.signed(party(), 'GET', `${P}/allow`)).status).toBe(200);
   });
 
-  it('limits requests per connection id when the host supplies one', async () => {
+  it('limits requests per source when the host names one (4x a key’s rate by default)', async () => {
     const b = await box('memory', {
       rateLimit: { perSecond: 0.001, burst: 2 },
-      connectionId: (c) => c.req.header('x-test-connection'),
+      sourceRateLimit: { burst: 2 },
+      sourceOf: (c) => c.req.header('x-test-source'),
     });
-    const h = { 'x-test-connection': 'c1' };
+    const h = { 'x-test-source': 'c1' };
     expect((await b.send('GET', `${P}/limits`, undefined, h)).status).toBe(200);
     expect((await b.send('GET', `${P}/limits`, undefined, h)).status).toBe(200);
     expect(await errorOf(await b.send('GET', `${P}/limits`, undefined, h))).toEqual({

@@ -93,7 +93,9 @@ const walletIdentity = () =>
 describe.each<Binding>(['ws', 'http'])('authentication at the relay over %s (TLS at the relay)', (binding) => {
   it('lists exactly what it is configured for in accepted_schemes', async () => {
     const wellKnown = await (await fetchWellKnown(relay.url)).json();
-    expect(wellKnown.accepted_schemes).toEqual([
+    // Families where clients look (`includes("x509")`), exact schemes beside them.
+    expect(wellKnown.accepted_schemes).toEqual(['did', 'uri', 'x509']);
+    expect(wellKnown.accepted_identifier_schemes).toEqual([
       'did:jwk',
       'did:key',
       'did:web',
@@ -265,7 +267,8 @@ describe('a relay without TLS or extra authenticators', () => {
     const plain = await startRelay();
     try {
       const wellKnown = await (await fetch(`${plain.url}/.well-known/wmp-configuration`)).json();
-      expect(wellKnown.accepted_schemes).toEqual(['did:jwk', 'did:key']);
+      expect(wellKnown.accepted_schemes).toEqual(['did']);
+      expect(wellKnown.accepted_identifier_schemes).toEqual(['did:jwk', 'did:key']);
       const peer = await connectPeer(plain.url, 'ws');
       expect(
         await refusalOf(

@@ -23,7 +23,8 @@ describe('the relay over HTTP', () => {
     expect(doc.relay_id).toBe(testbed.relay!.id);
     expect(doc.relay_id).toMatch(/^did:key:z6Mk/);
     expect(doc.security_modes).toContain('tls');
-    expect(doc.accepted_schemes).toEqual(['did:jwk', 'did:key']);
+    expect(doc.accepted_schemes).toEqual(['did']);
+    expect(doc.accepted_identifier_schemes).toEqual(['did:jwk', 'did:key']);
     expect(doc.capabilities.messaging).toEqual({ max_size: 65536 });
     expect(doc.capabilities.offline).toEqual({ max_queued: 50, ttl: 86400, status_notifications: true });
     expect(doc.privacy).toMatchObject({ content_retention: 'until_delivered' });

@@ -67,7 +67,10 @@ describe('SQLite schema migrations', () => {
 
     const migrated = openDatabase(file);
     expect(migrated.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(3);
+    expect(SCHEMA_VERSION).toBe(4);
+    // Version 4: queues may be partitioned (a peer's outbox); the message of version 1 is in no part.
+    expect(migrated.prepare('SELECT part FROM wmp_messages').pluck().get()).toBeNull();
+    expect(migrated.prepare('SELECT count(*) FROM wmp_queue_parts').pluck().get()).toBe(0);
     // Version 3 counted what version 1 held: each sender's part of each queue, pending sessions, cards.
     expect(migrated.prepare('SELECT * FROM wmp_queue_senders').all()).toEqual([
       { recipient: 'did:key:z6MkBob', sender: 'did:key:z6MkAlice', count: 1, bytes: 2 },

@@ -1,4 +1,3 @@
-export { isPrivateAddress } from './auth/addresses.js';
 export type { AuthAttempt, Authenticator } from './auth/authenticator.js';
 export { type BearerOptions, bearerAuthenticator } from './auth/bearer.js';
 export {
@@ -36,7 +35,7 @@ export {
   responderAuth,
   verifyResponderAuth,
 } from './auth/responder.js';
-export { acceptedSchemes, checkSenderScheme, schemeCovers, schemeOf } from './auth/schemes.js';
+export { acceptedSchemes, checkSenderScheme, schemeCovers, schemeFamilies, schemeOf } from './auth/schemes.js';
 export { type SignedChallengeOptions, signedChallengeAuthenticator } from './auth/signed-challenge.js';
 export type { TrustAnchors } from './auth/x509.js';
 export type { X509Identity } from './auth/x509-identity.js';

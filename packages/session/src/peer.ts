@@ -80,6 +80,12 @@ export interface PeerOptions<C extends BaseContext> {
   /** Called with a handler's unexpected exception (its answer is -32603 without details). */
   readonly onHandlerError?: (error: unknown, method: string) => void;
   /**
+   * The typed answer to a handler's unexpected exception when the host has one (a store that is
+   * down: a refusal the caller may retry; `onHandlerError` is not called then), else undefined and
+   * the answer is -32603.
+   */
+  readonly refusalOf?: (error: unknown) => WmpError | undefined;
+  /**
    * Called once when the connection is gone, after `signal` aborted and before `onclose`. With the
    * peer as argument, so that one function serves every peer of a server (no closure per connection).
    */
@@ -126,6 +132,7 @@ export class Peer<C extends BaseContext = BaseContext> {
   readonly #maxHandlers: number;
   readonly #interceptor: Interceptor<C> | undefined;
   readonly #onHandlerError: ((error: unknown, method: string) => void) | undefined;
+  readonly #refusalOf: PeerOptions<C>['refusalOf'];
   readonly #onNotificationRefused: PeerOptions<C>['onNotificationRefused'];
   readonly #onClose: PeerOptions<C>['onClose'];
   readonly #shared: ReadonlyMap<string, RequestHandler<C>> | undefined;
@@ -171,6 +178,7 @@ export class Peer<C extends BaseContext = BaseContext> {
     this.#interceptor = options.interceptor;
     this.#shared = options.sharedHandlers;
     this.#onHandlerError = options.onHandlerError;
+    this.#refusalOf = options.refusalOf;
     this.#onNotificationRefused = options.onNotificationRefused;
     this.#onClose = options.onClose;
   }
@@ -315,6 +323,11 @@ export class Peer<C extends BaseContext = BaseContext> {
       if (answer) await this.#reply(answer);
       return;
     }
+    if (parsed.kind === 'invalid') {
+      // Well formed, refused where its id is known (its params): a request hears it; nothing else is answered.
+      if (parsed.id !== null) await this.#reply(parsed.invalid.toResponse(parsed.id));
+      return;
+    }
     const answers = await Promise.all(
       parsed.entries.map((entry) =>
         isInvalidEntry(entry)
@@ -395,9 +408,15 @@ export class Peer<C extends BaseContext = BaseContext> {
       const result = isPromiseLike(returned) ? await returned : returned;
       return isRequest ? { jsonrpc: '2.0', id: requestId!, result: result === undefined ? {} : result } : undefined;
     } catch (e) {
-      if (!(e instanceof WmpError)) this.#onHandlerError?.(e, message.method);
-      if (isRequest) return toWmpError(e).toResponse(requestId!);
-      this.#onNotificationRefused?.(toWmpError(e), message as JsonRpcNotification, this);
+      let error: WmpError;
+      if (e instanceof WmpError) error = e;
+      else {
+        const refusal = this.#refusalOf?.(e);
+        if (refusal === undefined) this.#onHandlerError?.(e, message.method);
+        error = refusal ?? toWmpError(e);
+      }
+      if (isRequest) return error.toResponse(requestId!);
+      this.#onNotificationRefused?.(error, message as JsonRpcNotification, this);
       return undefined;
     } finally {
       this.#activeHandlers--;

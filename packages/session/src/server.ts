@@ -34,7 +34,7 @@ import { capabilityHandlers } from './handlers/capability.js';
 import { flowHandlers } from './handlers/flow.js';
 import { messagingHandlers } from './handlers/messaging.js';
 import { resolveHandlers } from './handlers/resolve.js';
-import { sessionHandlers, withWmp } from './handlers/session.js';
+import { closeSessionAs, sessionHandlers, withWmp } from './handlers/session.js';
 import { MemorySessionStore } from './memory-session-store.js';
 import { openParams, sealParams } from './mls/cipher.js';
 import { validateEncryptedParams } from './mls/encrypted-params.js';
@@ -188,6 +188,7 @@ export class WmpServer {
       sharedHandlers: this.#methods.handlers,
       onNotificationRefused: (error, message, peer) => this.#notificationRefused(connectionOf(peer), error, message),
       onHandlerError: (error, method) => options.hooks?.handlerFailed?.(method, error),
+      ...(options.refusalOf === undefined ? {} : { refusalOf: options.refusalOf }),
       onClose: (peer) => {
         const connection = connectionOf(peer);
         this.#connections.remove(connection);
@@ -225,7 +226,7 @@ export class WmpServer {
    * Ends a session from the responder's side: its connections are told (`wmp.session.close`),
    * then it is deleted, its flows and bindings go and the `sessionEnded` hook runs.
    */
-  async endSession(sessionId: string, reason: 'complete' | 'timeout' | 'error' = 'complete'): Promise<void> {
+  async closeSession(sessionId: string, reason: 'complete' | 'timeout' | 'error' = 'complete'): Promise<void> {
     const session = await this.#store.get(sessionId);
     if (session === undefined) return;
     await this.notifySession(sessionId, 'wmp.session.close', { reason }).catch(() => undefined);
@@ -321,10 +322,46 @@ export class WmpServer {
 
   /** The session ended (closed or expired): flows, bindings, the relay's hook and the MLS group go. */
   #ended(session: SessionRecord): void {
-    this.#flows.closeSession(session.id);
-    this.#services().unbind(session.id);
+    this.#unbindEnded(session.id);
     this.#options.hooks?.sessionEnded?.(session);
     void Promise.resolve(this.#options.mls?.deleteGroup?.(session.id)).catch(() => undefined);
+  }
+
+  /**
+   * Nothing here serves `sessionId` any more: its flows and bindings go, and a connection that is
+   * that session (an HTTP session) ends with it, token and event streams included.
+   */
+  #unbindEnded(sessionId: string): void {
+    this.#flows.closeSession(sessionId);
+    for (const connection of this.#connections.of(sessionId)) {
+      const transport = connection.peer.transport;
+      if (transport.sessionId === sessionId) transport.sessionEnded?.();
+    }
+    this.#connections.unbind(sessionId);
+  }
+
+  /**
+   * Ends `sessionId` for the identity `connection` carries it for, as a `wmp.session.close` sent on
+   * it would (a binding's own logout: `DELETE /wmp` of an HTTP session). Resolves once the store
+   * no longer holds it; a session that is not bound to `connection` (or gone) is left alone.
+   */
+  async endSession(connection: Connection, sessionId: string): Promise<void> {
+    const binding = connection.sessions.get(sessionId);
+    if (binding === undefined) return;
+    const session = await this.#store.get(sessionId);
+    if (session === undefined || session.state === 'closed') {
+      this.#unbindEnded(sessionId);
+      return;
+    }
+    await closeSessionAs(this.#services(), connection, session, binding.identity);
+  }
+
+  /**
+   * `sessionId` ended on another node of a cluster (it is gone from the shared store): what this
+   * node holds of it goes, as when it ends here, without the hooks (that node ran them).
+   */
+  forget(sessionId: string): void {
+    this.#unbindEnded(sessionId);
   }
 
   #services(): ServerServices {
@@ -347,6 +384,14 @@ export class WmpServer {
       bind: (connection, sessionId, identity) => connections.bind(connection, sessionId, identity),
       unbind: (sessionId) => connections.unbind(sessionId),
       unbindConnection: (connection, sessionId) => connections.unbindConnection(connection, sessionId),
+      supersede: (sessionId, identity, current) => {
+        for (const c of connections.of(sessionId)) {
+          const transport = c.peer.transport;
+          if (c === current || transport.sessionId !== sessionId || c.sessions.get(sessionId)?.identity !== identity)
+            continue;
+          transport.sessionEnded?.();
+        }
+      },
     };
   }
 
@@ -388,8 +433,11 @@ export class WmpServer {
     const sessionId = wmp.session_id ?? base.extra?.sessionId;
     if (sessionId === undefined) throw new NotAuthorizedError({ reason: 'no session' });
     const session = prefetched?.id === sessionId ? prefetched : await this.#store.get(sessionId);
-    if (!session || session.state === 'closed' || connection.closing?.has(sessionId) === true)
+    if (!session || session.state === 'closed' || connection.closing?.has(sessionId) === true) {
+      // The session this connection is ended elsewhere (another node, a sweep): the connection ends too.
+      if (!session && connection.sessions.has(sessionId)) this.#unbindEnded(sessionId);
       throw new SessionNotFoundError(UNKNOWN_SESSION);
+    }
     if (isExpired(session, now)) {
       await this.#store.delete(sessionId);
       this.#ended(session);

@@ -175,6 +175,11 @@ export interface WmpServerOptions {
   readonly participantProblem?: (identifier: string) => string | undefined;
   /** Extra params validation after the schema: a returned reason is -32602. */
   readonly validate?: (method: string, params: unknown) => string | undefined;
+  /**
+   * The typed answer to a handler's unexpected exception, when there is one (the relay answers a
+   * store that is down with a retryable -31007); undefined: -32603, no details.
+   */
+  readonly refusalOf?: (error: unknown) => WmpError | undefined;
   readonly hooks?: ServerHooks;
   readonly mls?: MlsSessionProvider;
   /** Sessions this responder routes between two others rather than answers (a relay). */
@@ -211,4 +216,9 @@ export interface ServerServices {
   unbind(sessionId: string): void;
   /** Unbinds one session from one connection only (a participant's own close). */
   unbindConnection(connection: Connection, sessionId: string): void;
+  /**
+   * `identity` resumed `sessionId` on `current`: another connection that is that session for the
+   * same identity (the HTTP session the client used before) is stale, and ends.
+   */
+  supersede(sessionId: string, identity: string | undefined, current: Connection): void;
 }

@@ -63,4 +63,16 @@ export interface Transport {
   readonly reachable?: boolean;
   /** Fires when the transport becomes reachable again (an event stream opened). */
   onreachable?: () => void;
+  /**
+   * The one WMP session this connection is, for a binding whose connection carries one session
+   * by name (an HTTP session, named by the session its create or resume announced).
+   */
+  readonly sessionId?: string | undefined;
+  /**
+   * The WMP session this connection is (`sessionId`) ended (closed, logged out, here or on another
+   * node): the binding stops taking requests and event streams for it at once, and closes once
+   * the answers in flight are out, so its token and streams die with the session. Absent: the
+   * connection stays (a WebSocket carries any number of sessions).
+   */
+  sessionEnded?(): void;
 }

@@ -9,6 +9,7 @@ import {
   bearerAuthenticator,
   checkSenderScheme,
   schemeCovers,
+  schemeFamilies,
   schemeOf,
   signedChallengeAuthenticator,
 } from '../src/index.js';
@@ -61,6 +62,15 @@ describe('identifier schemes (core §7.1)', () => {
       }),
     ).toEqual(['opaque', 'uri', 'x509:san:dns']);
     expect(acceptedSchemes(new Map([['custom', custom]]))).toEqual([]);
+  });
+
+  it('names the families of schemes as the spec writes them', () => {
+    expect(schemeFamilies(['did:jwk', 'did:key', 'uri', 'x509:san:dns', 'x509:sha256'])).toEqual([
+      'did',
+      'uri',
+      'x509',
+    ]);
+    expect(schemeFamilies([])).toEqual([]);
   });
 
   it('checks a sender against every authenticator, or against the one its auth type names', () => {

@@ -15,13 +15,26 @@ export interface HttpBindingOptions {
   /**
    * Called once per new HTTP session with its transport (wire a Peer to it, then start it);
    * frames wait until the transport is started. `request` is the POST that opened the session
-   * (its body already read). A throw or rejection ends the session with 500.
+   * (its body already read). A throw or rejection ends the session with 500; for an adopted
+   * session, a rejection with a -31007 error (`code`, `data.reason`) means "not now" (503 or a
+   * -31007 answer, never -31000).
    */
-  onTransport(
-    transport: HttpSessionTransport,
-    request: Request,
-    context?: { readonly adopt?: string },
-  ): void | Promise<void>;
+  onTransport(transport: HttpSessionTransport, request: Request, context?: { readonly adopt?: string }): unknown;
+  /**
+   * `DELETE <path>`: the client ends (logs out of) the WMP session its HTTP session carries. Called
+   * with what `onTransport` resolved with for that HTTP session and the session id; the host ends
+   * the WMP session (a server: as a `wmp.session.close` from that client), so that its resumption
+   * token and every HTTP session of it, on any node, die with it; resolve once that is stored.
+   * A rejection answers 503 and leaves the session as it was. Absent: DELETE ends the HTTP session
+   * only.
+   */
+  readonly endSession?: (host: unknown, sessionId: string) => Promise<void>;
+  /**
+   * Whether the WMP session of an HTTP session held here still exists, asked before an event
+   * stream opens on it: on a cluster it may have been closed on another node. False ends the HTTP
+   * session here (404). Absent: not asked.
+   */
+  readonly sessionLive?: (sessionId: string) => boolean | Promise<boolean>;
   /**
    * How session tokens are made and checked. Default: random tokens this process keeps. With keyed
    * tokens (`keyedSessionTokens`), a request that names a session no HTTP session here carries,

@@ -2,7 +2,6 @@ import { DEFAULT_PARSE_LIMITS, ErrorCode, type ErrorCodeValue } from '@wmp/jsonr
 import type { TransportMessageExtra } from '@wmp/session';
 import { type Context, Hono } from 'hono';
 import { cors } from 'hono/cors';
-import { clientAddress } from './client-address.js';
 import type { HttpBindingOptions, IdOnlyVerdict } from './http-binding-options.js';
 import { readBody } from './http-body.js';
 import { classifyPostBody, type PostBody } from './http-frames.js';
@@ -17,12 +16,30 @@ import {
   WMP_SSE_EVENT,
 } from './http-protocol.js';
 import { bindingError, bindingErrors, jsonReply, SSE_HEADERS } from './http-replies.js';
+import { nodeServerAddress, requestAddress } from './http-request-address.js';
 import { type HttpPeerInfo, HttpSession, type HttpSessionLimits } from './http-session.js';
 import { randomSessionTokens } from './http-session-tokens.js';
 import { bearerToken, constantTimeEqual } from './http-token.js';
 import { SseWriter } from './sse-writer.js';
 import { tlsPeerCertificates } from './tls-peer.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './ws-protocol.js';
+
+/**
+ * The host could not take an adopted session for now (its refusal was -31007: say, its store is
+ * down), as opposed to not at all: the client must not take it for a session that is gone.
+ */
+class Busy {
+  constructor(readonly reason: string | undefined) {}
+}
+
+function busyOf(refusal: unknown): Busy | undefined {
+  const { code, data } = (refusal ?? {}) as { code?: unknown; data?: { reason?: unknown } };
+  if (code !== ErrorCode.RateLimited) return undefined;
+  return new Busy(typeof data?.reason === 'string' ? data.reason : undefined);
+}
+
+const busyReply = (busy: Busy): Response =>
+  jsonReply(bindingError(ErrorCode.RateLimited, busy.reason), 503, { 'Retry-After': '5' });
 
 /** A WMP session another node's HTTP session carried, to be carried here now. */
 class Adoption {
@@ -54,12 +71,6 @@ const BODY_REFUSALS: Readonly<Record<'too_large' | 'timeout' | 'busy' | 'aborted
   busy: () => jsonReply(bindingError(ErrorCode.RateLimited, 'busy'), 503, { 'Retry-After': '5' }),
 };
 
-/** @hono/node-server puts Node's request in `env.incoming`: its socket's address, if so. */
-function nodeServerAddress(c: Context): string | undefined {
-  const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
-  return incoming?.socket?.remoteAddress;
-}
-
 /** The client certificate of the TLS socket under @hono/node-server's `incoming` request, if any. */
 function nodeServerCertificates(c: Context): readonly Uint8Array[] | undefined {
   return tlsPeerCertificates((c.env as { incoming?: { socket?: unknown } } | undefined)?.incoming?.socket);
@@ -85,7 +96,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
   const socketAddressOf = options.remoteAddress ?? nodeServerAddress;
   const trusted = options.trustedProxies ?? new Set<string>();
-  const addressOf = (c: Context) => clientAddress(socketAddressOf(c), c.req.header('x-forwarded-for'), trusted);
+  const addressOf = (c: Context) => requestAddress(c, trusted, socketAddressOf);
   const certificatesOf = options.peerCertificates ?? nodeServerCertificates;
   const peerOf = (c: Context): HttpPeerInfo => ({ remoteAddress: addressOf(c), peerCertificates: certificatesOf(c) });
   const parseLimits = options.parseLimits ?? { ...DEFAULT_PARSE_LIMITS, maxBytes: maxBodyBytes };
@@ -175,20 +186,20 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
   };
 
   /** Opens the HTTP session of an adopted WMP session and hands it to the server; undefined if refused. */
-  const adopt = async (c: Context, a: Adoption): Promise<HttpSession | undefined> => {
+  const adopt = async (c: Context, a: Adoption): Promise<HttpSession | Busy | undefined> => {
     if (live.size >= maxSessions) return undefined;
     const session = new HttpSession(limits, hooks, peerOf(c));
     live.add(session);
     session.adopt(a.sessionId, a.token);
-    let refused = false;
+    let refused: unknown;
     try {
-      await options.onTransport(session.transport, c.req.raw, { adopt: a.sessionId });
-    } catch {
-      refused = true;
+      session.host = await options.onTransport(session.transport, c.req.raw, { adopt: a.sessionId });
+    } catch (error) {
+      refused = error ?? new Error('refused');
     }
-    if (refused || session.closed || !live.has(session)) {
+    if (refused !== undefined || session.closed || !live.has(session)) {
       await session.close();
-      return undefined;
+      return busyOf(refused);
     }
     return session;
   };
@@ -260,8 +271,10 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     // A create or resume brings its own proof (a resumption token, a signed challenge): one that
     // names an HTTP session it cannot prove (wmp-js keeps the old id when it resumes) opens a new one.
     if (found === 'denied' && !body.opensSession) return refuse(ErrorCode.NotAuthorized, body, 401, unproven(c));
-    let session =
+    const taken =
       found === 'unknown' || found === 'denied' ? undefined : isAdoption(found) ? await adopt(c, found) : found;
+    if (taken instanceof Busy) return refuse(ErrorCode.RateLimited, body, 503, taken.reason ?? 'try again');
+    let session = taken;
     if (isAdoption(found) && session === undefined && !body.opensSession) {
       return refuse(ErrorCode.SessionNotFound, body, 404, 'unknown session');
     }
@@ -279,7 +292,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
       session = new HttpSession(limits, hooks, peerOf(c));
       live.add(session);
       try {
-        await options.onTransport(session.transport, c.req.raw);
+        session.host = await options.onTransport(session.transport, c.req.raw);
       } catch {
         // The server refused the connection (its caps) or failed to take it.
       }
@@ -342,7 +355,8 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     const found = await lookup(c, id);
     if (found === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound, 'unknown session'), 404);
     if (found === 'denied') return unauthorized(c);
-    const session = isAdoption(found) ? await adopt(c, found) : found;
+    const session = isAdoption(found) ? await adopt(c, found) : await stillLive(found, id);
+    if (session instanceof Busy) return busyReply(session);
     if (session === undefined) return jsonReply(bindingError(ErrorCode.SessionNotFound, 'unknown session'), 404);
     const lastEventId = parseEventId(c.req.header('last-event-id') ?? c.req.query('lastEventId'));
     const writer = session.subscribe(lastEventId);
@@ -350,13 +364,38 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     return new Response(writer.body, { status: 200, headers: SSE_HEADERS });
   };
 
+  /**
+   * An HTTP session held here whose WMP session may have ended on another node: ended here too
+   * (undefined) when the host says it is gone.
+   */
+  const stillLive = async (session: HttpSession, id: string): Promise<HttpSession | undefined> => {
+    if (options.sessionLive === undefined || (await options.sessionLive(id)))
+      return session.closed ? undefined : session;
+    session.end();
+    return undefined;
+  };
+
+  /**
+   * Ends (logs out of) the session: the host ends the WMP session first, on every node (its token
+   * and resumption token die with it), then this HTTP session and its streams. A session held by
+   * another node is adopted here to be ended.
+   */
   const handleDelete = async (c: Context): Promise<Response> => {
     const id = c.req.header(WMP_SESSION_ID_HEADER);
     if (!id) return jsonReply(bindingError(ErrorCode.InvalidRequest, 'missing session id'), 400);
-    const session = await lookup(c, id);
-    if (session === 'unknown' || isAdoption(session))
-      return jsonReply(bindingError(ErrorCode.SessionNotFound, 'unknown session'), 404);
-    if (session === 'denied') return unauthorized(c);
+    const found = await lookup(c, id);
+    if (found === 'unknown') return jsonReply(bindingError(ErrorCode.SessionNotFound, 'unknown session'), 404);
+    if (found === 'denied') return unauthorized(c);
+    const session = isAdoption(found) ? await adopt(c, found) : found;
+    if (session instanceof Busy) return busyReply(session);
+    if (session === undefined) return jsonReply(bindingError(ErrorCode.SessionNotFound, 'unknown session'), 404);
+    if (options.endSession !== undefined) {
+      try {
+        await options.endSession(session.host, id);
+      } catch {
+        return jsonReply(bindingError(ErrorCode.RateLimited, 'try again'), 503, { 'Retry-After': '5' });
+      }
+    }
     await session.close();
     return c.body(null, 204);
   };

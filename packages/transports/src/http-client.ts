@@ -162,13 +162,9 @@ export class HttpClientTransport implements Transport {
     this.#closing.abort();
     this.#events?.abort();
     this.#events = undefined;
-    // HTTP has no connection to drop: end the HTTP session explicitly, so the server stops routing
-    // to it at once (best effort; it would otherwise idle out).
-    if (this.#sessionId !== undefined && this.#token !== undefined) {
-      await this.#fetch(this.#endpoint, { method: 'DELETE', headers: { ...this.#headers, ...this.#sessionHeaders() } })
-        .then((res) => res.body?.cancel())
-        .catch(() => undefined);
-    }
+    // No DELETE: that logs out of the session (its resumption token dies too), and a closed
+    // transport is a dropped connection, which the session outlives (it resumes elsewhere). The
+    // server's HTTP session has no stream any more, so it is offline and idles out.
     this.onclose?.();
   }
 

@@ -45,10 +45,12 @@ export function classifyPostBody(body: Uint8Array | string, limits: ParseLimits)
   } catch {
     return { expected: [null], batch: false, sessionId: undefined, opensSession: false };
   }
-  if (parsed.kind === 'message') {
+  if (parsed.kind === 'message' || parsed.kind === 'invalid') {
     const m = parsed.message;
+    // An invalid one (refused where its id is known) is answered to that id only.
+    const answered = parsed.kind === 'message' ? isRequest(m) : parsed.id !== null;
     return {
-      expected: isRequest(m) ? [m.id] : [],
+      expected: answered && isRequest(m) ? [m.id] : [],
       batch: false,
       sessionId: wmpSessionId(m),
       opensSession: 'method' in m && OPENING_METHODS.has(m.method),

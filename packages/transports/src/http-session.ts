@@ -85,6 +85,11 @@ export class HttpSessionTransport implements Transport {
   close(reason?: CloseReason): Promise<void> {
     return this.#session.close(reason);
   }
+
+  /** The WMP session this HTTP session is ended: its token and streams stop now, the rest once answered. */
+  sessionEnded(): void {
+    this.#session.end();
+  }
 }
 
 /** The binding-side state of one HTTP session. Not exported from the package. */
@@ -97,6 +102,8 @@ export class HttpSession {
   lastActive = Date.now();
   /** Why it was closed, once it was (the binding answers an `overloaded` refusal with 503). */
   closeReason: CloseReason | undefined;
+  /** What the host's `onTransport` resolved with, handed back when the client ends the session. */
+  host: unknown;
 
   readonly #hooks: HttpSessionHooks;
   readonly #pending: PendingPost[] = [];
@@ -107,6 +114,8 @@ export class HttpSession {
   /** The last event written to at least one live subscriber; later ones are held for the next. */
   #deliveredUpTo = 0;
   #closed = false;
+  /** The WMP session ended: no new request or stream, closed once the POSTs in flight are answered. */
+  #ending = false;
 
   constructor(limits: HttpSessionLimits, hooks: HttpSessionHooks, peer: HttpPeerInfo = {}) {
     this.limits = limits;
@@ -115,8 +124,9 @@ export class HttpSession {
     this.transport = new HttpSessionTransport(this, peer);
   }
 
+  /** Closed, or ending (nothing new is taken once the WMP session it carries ended). */
   get closed(): boolean {
-    return this.#closed;
+    return this.#closed || this.#ending;
   }
 
   get pendingPosts(): number {
@@ -165,6 +175,7 @@ export class HttpSession {
       const i = this.#pending.indexOf(p);
       if (i >= 0) this.#pending.splice(i, 1);
       this.touch();
+      if (this.#ending && this.#pending.length === 0) void this.close();
     });
     this.#pending.push(post);
     return post;
@@ -176,7 +187,7 @@ export class HttpSession {
    * reply and the first GET is lost). Undefined when the session has its maximum of streams.
    */
   subscribe(lastEventId: number | undefined): SseWriter | undefined {
-    if (this.#closed || this.#subscribers.size >= this.limits.maxSubscribers) return undefined;
+    if (this.closed || this.#subscribers.size >= this.limits.maxSubscribers) return undefined;
     const writer = new SseWriter({
       keepAliveMs: this.limits.keepAliveMs,
       maxQueuedBytes: this.limits.maxQueuedBytes,
@@ -221,6 +232,19 @@ export class HttpSession {
       return;
     }
     this.#publish(frame);
+  }
+
+  /**
+   * The WMP session it carries ended: the binding forgets its token and id and its streams end at
+   * once (so nothing new reaches it), and it closes once the POSTs in flight got their answers
+   * (the one that carried the close gets its own).
+   */
+  end(): void {
+    if (this.#closed || this.#ending) return;
+    this.#ending = true;
+    this.#hooks.closed(this);
+    for (const writer of [...this.#subscribers]) writer.close();
+    if (this.#pending.length === 0) void this.close();
   }
 
   async close(reason: CloseReason = 'normal'): Promise<void> {

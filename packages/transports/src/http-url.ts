@@ -1,5 +1,5 @@
+import { isLoopbackHost } from '@wmp/jsonrpc-envelope';
 import { HttpTransportError } from './http-errors.js';
-import { isLoopbackHost } from './ws-url.js';
 
 /** The endpoint to use: `https:`, or `http:` only with `allowInsecure` or to a loopback host (transport §2.1). */
 export function toHttpUrl(url: string | URL, allowInsecure = false): URL {

@@ -42,4 +42,4 @@ export {
 } from './ws-client.js';
 export { WebSocketTransportError, type WebSocketTransportErrorCode } from './ws-errors.js';
 export { WMP_SUBPROTOCOL, WsCloseCode } from './ws-protocol.js';
-export { isLoopbackHost, toWebSocketUrl } from './ws-url.js';
+export { toWebSocketUrl } from './ws-url.js';

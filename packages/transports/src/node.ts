@@ -3,6 +3,7 @@
 
 export { createHttpBinding, type HttpBinding } from './http-binding.js';
 export type { HttpBindingOptions, IdOnlyVerdict } from './http-binding-options.js';
+export { nodeServerAddress, requestAddress } from './http-request-address.js';
 export { type HttpPeerInfo, HttpSessionTransport } from './http-session.js';
 export { keyedSessionTokens, randomSessionTokens, type SessionTokens } from './http-session-tokens.js';
 export * from './index.js';

@@ -1,20 +1,10 @@
+import { isLoopbackHost } from '@wmp/jsonrpc-envelope';
 import { WebSocketTransportError } from './ws-errors.js';
 
 /**
- * True for hosts that never leave the machine: `localhost` (and `*.localhost`, RFC 6761),
- * 127.0.0.0/8 and `[::1]`. Plain `ws:`/`http:` is allowed to those without `allowInsecure`,
- * because TLS there protects nothing and local development needs it.
- */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (host === '[::1]' || host === '::1') return true;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
-/**
  * The URL to dial: `wss:` as given, `https:` mapped to `wss:` (go-wmp accepts both), and `ws:`
- * or `http:` only with `allowInsecure` or to a loopback host (transport §2.1 requires TLS).
+ * or `http:` only with `allowInsecure` or to a loopback host (transport §2.1 requires TLS; TLS
+ * there protects nothing and local development needs it).
  */
 export function toWebSocketUrl(url: string | URL, allowInsecure = false): string {
   const u = new URL(url);

@@ -423,6 +423,62 @@ describe('HTTP binding: POST', () => {
   });
 });
 
+describe('HTTP binding: the end of a WMP session (issue 23 item 4)', () => {
+  it('DELETE has the host end the WMP session first (a logout), and keeps everything when that fails', async () => {
+    const ended: unknown[] = [];
+    let fail = true;
+    const s = await served({
+      endSession: async (host, sessionId) => {
+        if (fail) throw new Error('store down');
+        ended.push([host, sessionId]);
+      },
+    });
+    const { id, auth } = await open(s);
+    const refused = await fetch(s.url, { method: 'DELETE', headers: auth });
+    expect(refused.status).toBe(503);
+    expect(s.binding.sessionCount).toBe(1);
+    fail = false;
+    expect((await fetch(s.url, { method: 'DELETE', headers: auth })).status).toBe(204);
+    expect(ended).toEqual([[undefined, id]]);
+    expect(s.binding.sessionCount).toBe(0);
+  });
+
+  it('ends an HTTP session held here before a stream opens when the host says its WMP session is gone', async () => {
+    let live = true;
+    const s = await served({ sessionLive: () => live });
+    const { id, auth } = await open(s);
+    const first = await stream(s.url, auth);
+    expect(first.res.status).toBe(200);
+    live = false;
+    const second = await stream(s.url, auth);
+    expect(second.res.status).toBe(404);
+    await until(() => first.ended);
+    expect(s.binding.sessionCount).toBe(0);
+    expect(s.peers[0]!.closes).toBe(1);
+    expect(await (await post(s.url, ping(2, id), auth)).json()).toMatchObject({
+      error: { code: ErrorCode.SessionNotFound },
+    });
+  });
+
+  it('sessionEnded: streams and token stop at once, a POST in flight still gets its answer', async () => {
+    const s = await served();
+    const { id, auth } = await open(s);
+    const events = await stream(s.url, auth);
+    const inFlight = post(s.url, { jsonrpc: '2.0', id: 'slow', method: 'slow.op', params: {} }, auth);
+    await until(() => s.peers[0]!.frames.some((f) => f.includes('slow.op')));
+    s.peers[0]!.transport.sessionEnded();
+    await until(() => events.ended);
+    expect(await (await post(s.url, ping(3, id), auth)).json()).toMatchObject({
+      error: { code: ErrorCode.SessionNotFound },
+    });
+    const answer = await inFlight;
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toContain('"done":true');
+    await until(() => s.peers[0]!.closes === 1);
+    expect(s.binding.sessionCount).toBe(0);
+  });
+});
+
 describe('HTTP binding: SSE streams', () => {
   it('gives every event to every subscriber of the session', async () => {
     const s = await served();

@@ -79,6 +79,11 @@ describe('HTTP binding pieces', () => {
       limits,
     );
     expect(named).toMatchObject({ sessionId: 'ses-1', opensSession: true });
+    // An integer past 2^53 in params: the Peer answers -32602 to the request's id (to none for a notification).
+    const inexact =
+      '{"jsonrpc":"2.0","id":4,"method":"m","params":{"wmp":{"session_id":"ses-2"},"n":9007199254740993}}';
+    expect(classifyPostBody(inexact, limits)).toMatchObject({ expected: [4], sessionId: 'ses-2' });
+    expect(classifyPostBody('{"jsonrpc":"2.0","method":"n","params":[9007199254740993]}', limits).expected).toEqual([]);
   });
 
   it('routes answers to the POST they belong to', async () => {

@@ -136,7 +136,7 @@ const until = async (check: () => boolean, ms = 3000) => {
   );
 };
 
-describe.each(Object.entries(bindings))('a session over %s', (_name, bind) => {
+describe.each(Object.entries(bindings))('a session over %s', (name, bind) => {
   it('is created, authenticated, used, dropped, resumed and closed', async () => {
     const server = responder();
     const connect = await bind(server);
@@ -160,12 +160,15 @@ describe.each(Object.entries(bindings))('a session over %s', (_name, bind) => {
     // Drop the connection; meanwhile a message for this session is produced (by our own second
     // connection's activity: simulate with a direct server-side push into the log).
     await first.close();
-    await until(() => server.connectionsOf(session.id).length === 0);
+    // A dropped connection is let go at once; HTTP has none to drop (a DELETE would log out): its
+    // HTTP session ends when the session resumes on a new one.
+    if (name !== 'HTTP + SSE') await until(() => server.connectionsOf(session.id).length === 0);
     const other = await WmpSession.open(await open(), { signer: generateKeypair(), capabilities: { messaging: {} } });
     await other.close();
 
     const second = await open();
     expect(await session.resume(second)).toBe(0);
+    await until(() => server.connectionsOf(session.id).length === 1);
     await expect(session.send([alice.did], 'two')).resolves.toMatchObject({ status: 'delivered' });
     await until(() => bodies.length === 2);
     expect(bodies).toEqual(['one', 'two']);

@@ -367,6 +367,10 @@ describe('WebSocket binding over a real server', () => {
     expect(() => new WebSocketClientTransport({ url: 'ftp://relay.example/', WebSocket })).toThrow(
       WebSocketTransportError,
     );
+    // Loopback is an address (or `localhost` itself), never a name that merely looks like one.
+    for (const url of ['ws://127.attacker.example/wmp', 'ws://dev.localhost/wmp', 'ws://localhost.attacker.example/']) {
+      expect(() => new WebSocketClientTransport({ url, WebSocket }), url).toThrow(WebSocketTransportError);
+    }
   });
 
   it('client: reports a missing WebSocket implementation', async () => {

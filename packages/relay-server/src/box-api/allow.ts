@@ -23,7 +23,7 @@ function isSigningKey(value: unknown): value is string {
 export async function putAllow(c: Context, box: BoxContext): Promise<Response> {
   const { store } = box.options;
   const bytes = await readBody(c.req.raw, store.limits.maxContacts * BYTES_PER_CONTACT + 1024, box.options);
-  const key = await authenticate(c, box, bytes);
+  const key = await authenticate(c, box, bytes, 'changes');
   const { contacts } = objectWith(parseBody(bytes), ['contacts']);
   if (!Array.isArray(contacts) || !contacts.every(isSigningKey)) {
     throw new BoxApiError('bad_request', { message: 'contacts must be an array of Ed25519 multikeys' });
@@ -37,6 +37,6 @@ export async function putAllow(c: Context, box: BoxContext): Promise<Response> {
 
 /** `GET /allow`, signed: the caller's allow list. */
 export async function getAllow(c: Context, box: BoxContext): Promise<Response> {
-  const key = await authenticate(c, box);
+  const key = await authenticate(c, box, undefined, 'reads');
   return jsonResponse(200, { contacts: await box.options.store.getAllow(key) });
 }

@@ -9,7 +9,7 @@ import { BoxApiError } from './errors.js';
 import { streamEvents } from './event-stream.js';
 import { fetchEvents } from './fetch-events.js';
 import { limitsAnswer } from './limits-answer.js';
-import { type BoxAppOptions, resolveBoxOptions } from './options.js';
+import { type BoxAppOptions, type RateLimitOptions, resolveBoxOptions } from './options.js';
 import { publishEvent } from './publish.js';
 import { errorResponse, internalErrorResponse, jsonResponse } from './respond.js';
 import { StreamRegistry } from './stream-registry.js';
@@ -56,14 +56,17 @@ export type BoxApp = Hono & {
  */
 export function createBoxApp(input: BoxAppOptions): BoxApp {
   const options = resolveBoxOptions(input);
-  const limiterOf = () =>
-    options.rateLimit === false ? undefined : new TokenBuckets({ ...options.rateLimit, now: options.now });
+  const bucketsOf = (rate: RateLimitOptions | false) =>
+    rate === false ? undefined : new TokenBuckets({ ...rate, now: options.now });
   const threads = options.verifyThreads ?? defaultVerifyThreads();
   const streamLimits = { maxPerKey: options.maxStreamsPerKey, max: options.maxStreams };
   const box: BoxContext = {
     options,
-    limiter: options.rateLimit === false ? undefined : (options.limiter ?? limiterOf()),
-    connectionLimiter: options.connectionId === undefined ? undefined : limiterOf(),
+    limiter: options.rateLimit === false ? undefined : (options.limiter ?? bucketsOf(options.rateLimit)),
+    sourceLimiter:
+      options.sourceOf === undefined || options.sourceRateLimit === false
+        ? undefined
+        : (options.sourceLimiter ?? bucketsOf(options.sourceRateLimit)),
     wakeUps: options.wakeUps ?? new MemoryWakeUps({ limits: streamLimits }),
     streams: new StreamRegistry(streamLimits),
     verifier: threads > 0 ? new SignatureVerifyPool(threads) : undefined,
@@ -78,12 +81,13 @@ export function createBoxApp(input: BoxAppOptions): BoxApp {
     return internalErrorResponse();
   });
   app.notFound(() => errorResponse(new BoxApiError('not_found')));
-  if (box.connectionLimiter !== undefined) {
-    const limiter = box.connectionLimiter;
-    const idOf = options.connectionId!;
+  if (box.sourceLimiter !== undefined) {
+    // Every route, signed or not, before any work: a fresh key per request resets nothing here.
+    const limiter = box.sourceLimiter;
+    const sourceOf = options.sourceOf!;
     app.use('*', async (c, next) => {
-      const id = idOf(c);
-      if (id !== undefined && !(await limiter.take(id))) return errorResponse(new BoxApiError('rate_limited'));
+      const source = sourceOf(c);
+      if (source !== undefined && !(await limiter.take(source))) return errorResponse(new BoxApiError('rate_limited'));
       await next();
     });
   }

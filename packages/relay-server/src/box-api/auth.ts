@@ -16,14 +16,30 @@ export function requestTarget(url: string): string {
 }
 
 /**
+ * What a signed call does for a key the box holds nothing of (no card, no events, no allow list):
+ * `reads` changes and returns nothing then (a fetch, the allow list, delivered), so its replay has
+ * no effect to repeat and its nonce is not remembered; `changes` acts anyway (an allow list set, a
+ * stream that waits for events), so its nonce always is.
+ */
+export type SignedCall = 'reads' | 'changes';
+
+/**
  * Verifies `Authorization: OHAN-Sig` for this request and returns the caller's key; the key a
  * signed call acts for comes only from here, never from the URL or body. Every failure is the same
  * `unauthorized` (which check failed is not told), and a caller over its rate gets `rate_limited`.
  * The rate limit is spent after the signature holds and before the nonce is recorded (DESIGN
  * §7), so refused requests leave nothing in the replay cache; a full cache is `unavailable` (503).
+ * The nonce is counted against the key's and the source's shares of the cache, and a `reads` call
+ * of a key the box holds nothing of records none (so throwaway keys cannot fill the cache).
  */
-export async function authenticate(c: Context, box: BoxContext, body?: Uint8Array): Promise<string> {
-  const { origin, nonces, now, skewSeconds } = box.options;
+export async function authenticate(
+  c: Context,
+  box: BoxContext,
+  body: Uint8Array | undefined,
+  call: SignedCall,
+): Promise<string> {
+  const { origin, nonces, now, skewSeconds, store, sourceOf } = box.options;
+  const source = sourceOf?.(c);
   let verdict: Awaited<ReturnType<typeof verifyRequest>>;
   try {
     verdict = await verifyRequest(c.req.header('authorization'), {
@@ -35,6 +51,8 @@ export async function authenticate(c: Context, box: BoxContext, body?: Uint8Arra
       nonces,
       skewSeconds,
       admit: (key) => box.limiter === undefined || box.limiter.take(key),
+      ...(call === 'reads' ? { remember: (key: string) => store.holdsAny(key, now()) } : {}),
+      ...(source === undefined ? {} : { source }),
     });
   } catch (error) {
     if (error instanceof NonceCacheFullError) throw new BoxApiError('unavailable');

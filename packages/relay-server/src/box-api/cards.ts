@@ -13,10 +13,10 @@ const MAX_LOOKUP_BYTES = 1024;
 
 /**
  * `POST /cards`: a card signed by its own key is stored (201); a strictly newer `ts` replaces the
- * stored one (201), an older or equal one changes nothing but the expiry (200). A key the box
- * does not know yet (no card, no events) must stamp its card at the stranger strength
- * (`stamp_required`): otherwise fresh keys would fill the directory for free. A full directory
- * is `box_full`. Directory boxes only.
+ * stored one (201), an older or equal one changes nothing but the expiry (200). The directory is
+ * bounded by its cap (a full one is `box_full`), card expiry and the per-key and per-source
+ * rates; an operator may also ask a stamp of `cardStampBits` on the card of a key the box does
+ * not know yet (no card, no events), `stamp_required` without it. Directory boxes only.
  */
 export async function postCard(c: Context, box: BoxContext): Promise<Response> {
   const { store, now } = box.options;

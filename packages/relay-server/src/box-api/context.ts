@@ -9,8 +9,8 @@ export interface BoxContext {
   readonly options: ResolvedBoxOptions;
   /** Per key; undefined when rate limiting is off. */
   readonly limiter: RateLimiter | undefined;
-  /** Per connection id (when the host gives one); undefined otherwise. */
-  readonly connectionLimiter: RateLimiter | undefined;
+  /** Per source (when the host names sources and rate limiting is on); undefined otherwise. */
+  readonly sourceLimiter: RateLimiter | undefined;
   /** Wakes the streams of a key when an event is stored for it, on every node. */
   readonly wakeUps: WakeUps;
   readonly streams: StreamRegistry;

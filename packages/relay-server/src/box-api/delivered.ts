@@ -16,7 +16,7 @@ const MAX_ID_LENGTH = 128;
  */
 export async function markDelivered(c: Context, box: BoxContext): Promise<Response> {
   const bytes = await readBody(c.req.raw, MAX_BODY, box.options);
-  const key = await authenticate(c, box, bytes);
+  const key = await authenticate(c, box, bytes, 'reads');
   const { ids } = objectWith(parseBody(bytes), ['ids']);
   if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string' && id.length <= MAX_ID_LENGTH)) {
     throw new BoxApiError('bad_request', { message: 'ids must be an array of event ids' });

@@ -74,7 +74,7 @@ class QueuePump {
  * `POST /delivered`. Streams are bounded per key and in total (`rate_limited` past the bound).
  */
 export async function streamEvents(c: Context, box: BoxContext): Promise<Response> {
-  const key = await authenticate(c, box);
+  const key = await authenticate(c, box, undefined, 'changes');
   const after = parseSeq(c.req.header('last-event-id'), 'Last-Event-ID');
   const { store, now, keepAliveMs, maxStreamQueuedBytes, onError } = box.options;
   let unsubscribe: (() => void) | undefined;

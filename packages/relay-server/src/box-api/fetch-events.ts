@@ -14,7 +14,7 @@ const QUERY_KEYS = new Set(['after', 'limit']);
  * unsigned caller learns nothing about what the box accepts.
  */
 export async function fetchEvents(c: Context, box: BoxContext): Promise<Response> {
-  const key = await authenticate(c, box);
+  const key = await authenticate(c, box, undefined, 'reads');
   const query = c.req.query();
   for (const name of Object.keys(query)) {
     if (!QUERY_KEYS.has(name)) throw new BoxApiError('bad_request', { message: 'unknown query parameter' });

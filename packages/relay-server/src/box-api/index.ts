@@ -7,6 +7,8 @@ export {
   type BoxAppOptions,
   DEFAULT_RATE_LIMIT,
   type RateLimitOptions,
+  SOURCE_RATE_FACTOR,
+  sourceRateOf,
 } from './options.js';
 export { DEFAULT_FETCH_LIMIT, MAX_FETCH_LIMIT } from './query.js';
 export {

@@ -27,6 +27,18 @@ export interface RateLimitOptions {
 
 export const DEFAULT_RATE_LIMIT: RateLimitOptions = Object.freeze({ perSecond: 20, burst: 120, maxKeys: 100_000 });
 
+/** A source (an address: possibly many clients behind one NAT) gets this many times a key's rate. */
+export const SOURCE_RATE_FACTOR = 4;
+
+/** `rate` for a source: `SOURCE_RATE_FACTOR` times its rate and burst. */
+export function sourceRateOf(rate: RateLimitOptions): RateLimitOptions {
+  return {
+    perSecond: rate.perSecond * SOURCE_RATE_FACTOR,
+    burst: rate.burst * SOURCE_RATE_FACTOR,
+    maxKeys: rate.maxKeys,
+  };
+}
+
 export interface BoxAppOptions {
   readonly store: BoxStore;
   /** The box's public origin, `https://host[:port]` (http only on loopback): what requests are signed for. */
@@ -61,10 +73,17 @@ export interface BoxAppOptions {
    */
   readonly sweepLock?: (sweep: () => Promise<void>) => Promise<void>;
   /**
-   * An id of the caller's connection, when the host has one (the relay owns sockets; this app never
-   * sees addresses): requests are then also limited per connection, before any work is done.
+   * The source of a request as the host knows it (the relay: the client address behind the
+   * proxies it trusts; undefined: not limited, e.g. loopback). This app never sees sockets. With
+   * it, every route is limited per source too, before any work is done, and the nonces of one
+   * source hold only a share of the cache (`NonceCache.seen`'s `source`), so throwaway keys from
+   * one place cannot fill it.
    */
-  readonly connectionId?: (c: Context) => string | undefined;
+  readonly sourceOf?: (c: Context) => string | undefined;
+  /** Per-source rate (default `SOURCE_RATE_FACTOR` times `rateLimit`; off when `rateLimit` is). */
+  readonly sourceRateLimit?: Partial<RateLimitOptions> | false;
+  /** The per-source buckets themselves, shared by a cluster's nodes (`rateLimiter('box-by-source', ...)`). */
+  readonly sourceLimiter?: RateLimiter;
   /** Open event streams per key (default 4) and in total (default 10 000). */
   readonly maxStreamsPerKey?: number;
   readonly maxStreams?: number;
@@ -105,7 +124,9 @@ export interface ResolvedBoxOptions {
   readonly limiter: RateLimiter | undefined;
   readonly wakeUps: WakeUps | undefined;
   readonly sweepLock: (sweep: () => Promise<void>) => Promise<void>;
-  readonly connectionId: ((c: Context) => string | undefined) | undefined;
+  readonly sourceOf: ((c: Context) => string | undefined) | undefined;
+  readonly sourceRateLimit: RateLimitOptions | false;
+  readonly sourceLimiter: RateLimiter | undefined;
   readonly maxStreamsPerKey: number;
   readonly maxStreams: number;
   readonly keepAliveMs: number;
@@ -125,6 +146,11 @@ function positive(value: number | undefined, fallback: number, what: string, min
   return v;
 }
 
+function checkRate(rate: RateLimitOptions, what: string): void {
+  if (!(rate.perSecond > 0) || !(rate.burst >= 1)) throw new RangeError(`${what} needs perSecond > 0, burst >= 1`);
+  positive(rate.maxKeys, 1, `${what}.maxKeys`);
+}
+
 /** Checks the configuration once, at construction: a bad value is a startup error, not a runtime one. */
 export function resolveBoxOptions(options: BoxAppOptions): ResolvedBoxOptions {
   if (!isBoxOrigin(options.origin)) throw new RangeError('origin must be https://host[:port] (http on loopback)');
@@ -135,10 +161,10 @@ export function resolveBoxOptions(options: BoxAppOptions): ResolvedBoxOptions {
   const now = options.now ?? Date.now;
   const maxEventBytes = positive(options.maxEventBytes, DEFAULT_MAX_EVENT_BYTES, 'maxEventBytes', 256);
   const rate = options.rateLimit === false ? false : { ...DEFAULT_RATE_LIMIT, ...options.rateLimit };
-  if (rate) {
-    if (!(rate.perSecond > 0) || !(rate.burst >= 1)) throw new RangeError('rateLimit needs perSecond > 0, burst >= 1');
-    positive(rate.maxKeys, 1, 'rateLimit.maxKeys');
-  }
+  if (rate) checkRate(rate, 'rateLimit');
+  const sourceRate =
+    options.sourceRateLimit === false || rate === false ? false : { ...sourceRateOf(rate), ...options.sourceRateLimit };
+  if (sourceRate) checkRate(sourceRate, 'sourceRateLimit');
   return {
     store: options.store,
     origin: options.origin,
@@ -152,7 +178,9 @@ export function resolveBoxOptions(options: BoxAppOptions): ResolvedBoxOptions {
     limiter: options.limiter,
     wakeUps: options.wakeUps,
     sweepLock: options.sweepLock ?? ((sweep) => sweep()),
-    connectionId: options.connectionId,
+    sourceOf: options.sourceOf,
+    sourceRateLimit: sourceRate,
+    sourceLimiter: options.sourceLimiter,
     maxStreamsPerKey: positive(options.maxStreamsPerKey, 4, 'maxStreamsPerKey'),
     maxStreams: positive(options.maxStreams, 10_000, 'maxStreams'),
     keepAliveMs: positive(options.keepAliveMs, 15_000, 'keepAliveMs', 0),

@@ -38,6 +38,18 @@ export interface RelayLimits {
   /** Bytes queued in the whole relay, every recipient together; more get -31014. */
   readonly maxTotalQueueBytes: number;
   /**
+   * Messages waiting in the outbox of one peer relay, all its remote recipients together
+   * (docs/federation-profile.md). Within it, each remote recipient is held to `maxQueued`,
+   * `maxQueueBytes` and each sender's share of them, as if queued here. More get -31014.
+   */
+  readonly maxOutboxMessages: number;
+  /** Bytes waiting in the outbox of one peer relay; more get -31014. */
+  readonly maxOutboxBytes: number;
+  /** Messages one sender may have in the outbox of one peer relay, every recipient together; default a sixteenth of `maxOutboxMessages`. */
+  readonly maxOutboxMessagesPerSender: number;
+  /** Bytes one sender may have in the outbox of one peer relay; default a sixteenth of `maxOutboxBytes`. */
+  readonly maxOutboxBytesPerSender: number;
+  /**
    * Recipients x bytes one deliver may fan out to (a 1 MiB message to 256 made-up recipients
    * would store 256 MiB); over it: -31007 `fan-out`, nothing stored.
    */
@@ -137,6 +149,10 @@ export const DEFAULT_RELAY_LIMITS: RelayLimits = Object.freeze({
   maxQueuedPerSender: 250,
   maxQueueBytesPerSender: 4 * MiB,
   maxTotalQueueBytes: 1024 * MiB,
+  maxOutboxMessages: 100_000,
+  maxOutboxBytes: 256 * MiB,
+  maxOutboxMessagesPerSender: 6_250,
+  maxOutboxBytesPerSender: 16 * MiB,
   maxFanoutBytes: 4 * MiB,
   routedBytesPerSecond: 256 * 1024,
   routedBytesBurst: 16 * MiB,
@@ -205,8 +221,8 @@ export interface RelayConfig {
   /**
    * Extra authenticators by auth type (e.g. `bearer`), or a function of the relay's context
    * (`relayAuthenticators` from `@wmp/relay-server/node`: x5c, mtls, did:web, DPoP);
-   * signed_challenge (did:key, did:jwk) is on unless replaced. The well-known `accepted_schemes`
-   * lists what they prove.
+   * signed_challenge (did:key, did:jwk) is on unless replaced. The well-known
+   * `accepted_identifier_schemes` lists what they prove, `accepted_schemes` its families.
    */
   readonly authenticators?: RelayAuthenticatorsInput;
   /** Serve HTTPS and WSS (TLS 1.3) on the relay's port; with `clientCa`, ask for client certificates (mtls). */
@@ -285,6 +301,14 @@ export function resolveConfig(config: RelayConfig): ResolvedConfig {
     // A sender's share follows the recipient caps it is a share of, unless set itself.
     maxQueuedPerSender: Math.max(1, Math.floor((asked.maxQueued ?? DEFAULT_RELAY_LIMITS.maxQueued) / 4)),
     maxQueueBytesPerSender: Math.max(1, Math.floor((asked.maxQueueBytes ?? DEFAULT_RELAY_LIMITS.maxQueueBytes) / 4)),
+    maxOutboxMessagesPerSender: Math.max(
+      1,
+      Math.floor((asked.maxOutboxMessages ?? DEFAULT_RELAY_LIMITS.maxOutboxMessages) / 16),
+    ),
+    maxOutboxBytesPerSender: Math.max(
+      1,
+      Math.floor((asked.maxOutboxBytes ?? DEFAULT_RELAY_LIMITS.maxOutboxBytes) / 16),
+    ),
     ...asked,
   };
   const timings = { ...DEFAULT_RELAY_TIMINGS, ...config.timings };

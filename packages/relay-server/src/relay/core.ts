@@ -1,8 +1,9 @@
 import type { Keypair, RelayHop } from '@wmp/jcs-signing';
-import { BoundedSet, coreMethods, type ParamsOf } from '@wmp/jsonrpc-envelope';
+import { BoundedSet, coreMethods, isLoopbackAddress, type ParamsOf } from '@wmp/jsonrpc-envelope';
 import {
   type Connection,
   identifierProblem,
+  isExpired,
   signedChallengeAuthenticator,
   type Transport,
   WmpServer,
@@ -26,14 +27,16 @@ import { ObservedTransport, type TransportObserver } from './observed-transport.
 import { Presence } from './presence.js';
 import { QueueWakeUps } from './queue-wake-ups.js';
 import { RefusalLog } from './refusals.js';
-import { isLoopbackAddress, relayLimiters } from './relay-limiters.js';
+import { relayLimiters } from './relay-limiters.js';
 import { registerRelayMethods } from './relay-methods.js';
 import { ClusterPartyLinks, chainLinks } from './routed/cluster-links.js';
 import { withRelayEntry } from './routed/offered.js';
 import { localPartyLinks } from './routed/party-links.js';
 import { RoutedSessions } from './routed/routed-sessions.js';
 import type { RelayBudgets, RelayServices } from './services.js';
+import { endedSessionOf, identitiesOf, sessionEndedNote } from './session-ended-notes.js';
 import { StatusNotifier } from './statuses.js';
+import { storeRefusalOf } from './store-refusal.js';
 import { Sweeper } from './sweeper.js';
 
 /** The relay without a network: the session engine with routing, queues and their bookkeeping. */
@@ -60,7 +63,20 @@ export interface RelayCore {
    * Serves one connection of any binding, counting its errors and its end; with `adopt`, the
    * connection carries that existing session from the start (an HTTP session begun on another node).
    */
-  connect(transport: Transport, context?: { readonly adopt?: string }): Promise<void>;
+  connect(transport: Transport, context?: { readonly adopt?: string }): Promise<Connection>;
+  /**
+   * Ends `sessionId` for the identity `connection` carries it for (an HTTP session's `DELETE`:
+   * a logout), as a `wmp.session.close` would: gone from the store, so no node takes its HTTP
+   * tokens or its resumption token any more, and the other nodes drop what they hold of it.
+   */
+  endSession(connection: Connection, sessionId: string): Promise<void>;
+  /** Whether `sessionId` is still open (in the store, neither closed nor expired). */
+  sessionLive(sessionId: string): Promise<boolean>;
+  /**
+   * The key a client address is limited by as a source (the WMP side's and the box's), or
+   * undefined when it is not limited (none, or loopback unless `limitLoopback`).
+   */
+  sourceOf(address: string | undefined): string | undefined;
   /** Starts the sweeper and the cross-node wake-ups (with the listener). */
   start(): void;
   /** Stops them (the sweep going on is finished) and closes a coordination of its own. */
@@ -184,15 +200,22 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   if (input.coordination !== undefined) {
     // A status for a sender online on another node goes there, live (DESIGN §3 "Cluster").
     statuses.elsewhere = (sender, note) => wakeUps.note(sender, note);
-    wakeUps.onnote = (identity, note) => statuses.noted(identity, note);
+    wakeUps.onnote = (identity, note) => {
+      const ended = endedSessionOf(note);
+      if (ended === undefined) return statuses.noted(identity, note);
+      // Closed or logged out on another node: its connections here (HTTP sessions) end now.
+      server.forget(ended);
+      presence.dropSession(ended);
+    };
   }
   // Written to a live connection for the first time: its sender hears `delivered` now (DESIGN §3).
   forwarder.ondelivered = (marked) => statuses.terminal(marked, 'delivered');
   // An HTTP session opened its event stream: what waited for it goes out now.
   presence.onreachable = (endpoint) => void forwarder.pump(endpoint);
-  const limiters = relayLimiters(limits, coordination, now, (address) =>
-    input.limitLoopback === true || address === undefined ? address : isLoopbackAddress(address) ? undefined : address,
-  );
+  // Loopback is a local proxy unless the operator says otherwise: its clients are not one source.
+  const sourceOf = (address: string | undefined): string | undefined =>
+    input.limitLoopback === true || address === undefined ? address : isLoopbackAddress(address) ? undefined : address;
+  const limiters = relayLimiters(limits, coordination, now, sourceOf);
 
   let origin = input.publicUrl?.replace(/\/+$/, '') ?? 'http://localhost';
   const federation =
@@ -203,6 +226,12 @@ export function createRelayCore(input: RelayConfig): RelayCore {
           identity,
           origin: () => origin,
           queue: stores.queue,
+          outbox: {
+            maxQueued: limits.maxOutboxMessages,
+            maxBytes: limits.maxOutboxBytes,
+            maxQueuedPerSender: limits.maxOutboxMessagesPerSender,
+            maxBytesPerSender: limits.maxOutboxBytesPerSender,
+          },
           statuses,
           presence,
           card: (key) => stores.box.getCard(key, now()),
@@ -286,6 +315,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     now,
   });
 
+  const hooks = relayHooks(services);
+  const storeRefusal = storeRefusalOf(refusals);
   server = new WmpServer({
     store: sessions,
     routes,
@@ -321,7 +352,17 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       else await limiters.chargeRequests(ctx.sender, ctx.connection, refusals);
       return true;
     },
-    hooks: { ...relayHooks(services), deliver: deliverHook(services) },
+    hooks: {
+      ...hooks,
+      deliver: deliverHook(services),
+      sessionEnded(session) {
+        hooks.sessionEnded?.(session);
+        if (input.coordination === undefined) return;
+        for (const identity of identitiesOf(session)) void wakeUps.note(identity, sessionEndedNote(session.id));
+      },
+    },
+    // The database down is a retryable -31007, not a bare -32603.
+    refusalOf: storeRefusal,
     // A peer relay forwards its users' messages: the deliver hook binds their senders (inbound.ts).
     ...(federation ? { forwardsFor: (id: string, method: string) => federation.forwardsFor(id, method) } : {}),
     now,
@@ -373,7 +414,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     get connections() {
       return connections;
     },
-    async connect(transport: Transport, context?: { readonly adopt?: string }): Promise<void> {
+    async connect(transport: Transport, context?: { readonly adopt?: string }): Promise<Connection> {
       connections++;
       const observed = new ObservedTransport(transport, observer);
       let connection: Connection;
@@ -386,13 +427,21 @@ export function createRelayCore(input: RelayConfig): RelayCore {
         refusals.note(reason === 'too many unauthenticated connections' ? 'unauthenticated_slots' : 'connection_slots');
         throw e;
       }
-      if (context?.adopt === undefined) return;
+      if (context?.adopt === undefined) return connection;
       try {
         await server.adopt(connection, context.adopt);
       } catch (e) {
         await connection.peer.close().catch(() => undefined);
-        throw e;
+        // The store down is "not now" (-31007), which the binding must not answer as a lost session.
+        throw storeRefusal(e) ?? e;
       }
+      return connection;
+    },
+    endSession: (connection, sessionId) => server.endSession(connection, sessionId),
+    sourceOf,
+    async sessionLive(sessionId) {
+      const session = await sessions.get(sessionId);
+      return session !== undefined && session.state !== 'closed' && !isExpired(session, now());
     },
   };
 }

@@ -2,19 +2,20 @@ import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import type { WmpServer } from '@wmp/session';
+import type { Connection, WmpServer } from '@wmp/session';
 import {
   attachWebSocketServer,
   createHttpBinding,
   keyedSessionTokens,
+  requestAddress,
   trustedProxySet,
   type WebSocketAttachment,
 } from '@wmp/transports/node';
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import type { RelayStores } from '../storage/contracts/relay-stores.js';
 import type { RelayConfig } from './config.js';
 import { createRelayCore, type RelayCore } from './core.js';
-import { withNodePeerTransport } from './federation/node-transport.js';
+import { withNodeFederation } from './federation/node-transport.js';
 import { createRelayApp } from './http-app.js';
 import { sessionTokenKey } from './identity.js';
 import { isGroupSession } from './recipients.js';
@@ -28,6 +29,12 @@ export interface Relay {
   readonly core: RelayCore;
   /** The relay's did:key (signs relay_chain entries). */
   readonly id: string;
+  /**
+   * The source a request on the relay's port is limited by: its client address behind
+   * `trustedProxies`, as the WMP bindings see it (undefined for loopback unless `limitLoopback`).
+   * The box app's `sourceOf`.
+   */
+  requestSource(c: Context): string | undefined;
   /** Listens on `host:port` (default 127.0.0.1, any free port) and starts the expiry sweeper. */
   listen(): Promise<{ port: number; url: string }>;
   /**
@@ -39,7 +46,7 @@ export interface Relay {
 
 /** The WMP relay on one port (Node): HTTP + SSE and WebSocket at `/wmp`, well-known, health, metrics, box. */
 export function createRelay(config: RelayConfig = {}): Relay {
-  const federation = withNodePeerTransport(config.federation);
+  const federation = withNodeFederation(config.federation);
   const core = createRelayCore(federation === undefined ? config : { ...config, federation });
   const { limits } = core.config;
   const logger = core.logger;
@@ -48,6 +55,10 @@ export function createRelay(config: RelayConfig = {}): Relay {
   const binding = createHttpBinding({
     trustedProxies,
     onTransport: (transport, _request, context) => core.connect(transport, context),
+    // DELETE /wmp logs out: the session goes from the store, so no node takes its tokens again.
+    endSession: (connection, sessionId) => core.endSession(connection as Connection, sessionId),
+    // A stream opened on a node whose HTTP session outlived a close on another node.
+    sessionLive: (sessionId) => core.sessionLive(sessionId),
     // Keyed by the relay key: a node of a cluster carries an HTTP session another node began.
     sessionTokens: keyedSessionTokens(sessionTokenKey(core.identity)),
     maxBodyBytes: limits.maxMessageBytes,
@@ -88,6 +99,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
     stores: core.stores,
     core,
     id: core.identity.did,
+    requestSource: (c) => core.sourceOf(requestAddress(c, trustedProxies)),
 
     async listen() {
       if (http) throw new Error('relay already listening');
@@ -113,7 +125,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
         maxBufferedBytes: limits.maxBufferedBytesPerConnection,
         outboundBudget: core.budgets.outbound,
         trustedProxies,
-        onTransport: (transport) => core.connect(transport),
+        onTransport: async (transport) => void (await core.connect(transport)),
       });
       const { port } = http.address() as AddressInfo;
       const local = `${config.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;

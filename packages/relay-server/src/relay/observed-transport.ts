@@ -74,6 +74,14 @@ export class ObservedTransport implements Transport {
     this.#onclose = handler;
   }
 
+  get sessionId(): string | undefined {
+    return this.#inner.sessionId;
+  }
+
+  sessionEnded(): void {
+    this.#inner.sessionEnded?.();
+  }
+
   start(): Promise<void> {
     return this.#inner.start();
   }

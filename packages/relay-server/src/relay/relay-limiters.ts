@@ -32,11 +32,6 @@ export interface RelayLimiters {
   rateLimited(reason: string): InstanceType<typeof RateLimitedError>;
 }
 
-/** IPv4 127/8, IPv6 ::1 and IPv4-mapped loopback. */
-export function isLoopbackAddress(address: string): boolean {
-  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
-}
-
 /**
  * `sourceOf` maps a connection's address to the key its source is limited by, or undefined when
  * the source is not limited (no address, or loopback behind a local proxy).

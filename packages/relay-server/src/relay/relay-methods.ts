@@ -34,14 +34,18 @@ export function ohanMethodHandlers(s: RelayServices): Record<keyof typeof ohanMe
       return { wmp: metaFor(session.id, session.version), accepted };
     },
 
-    // Ours: where the relay would route to an identity (`wmp route`); a lookup is cached and bounded.
+    // Ours: where the relay would route to an identity (`wmp route`); a lookup is cached and
+    // budgeted per caller. The answer is the home's origin and which rule said so, nothing more of
+    // what any server answered.
     'ohan.relay.resolve': async (raw, ctx) => {
       const session = ctx.session as SessionRecord;
-      identityOf(ctx);
+      const caller = identityOf(ctx);
       const { identity } = raw as ParamsOf<'ohan.relay.resolve'>;
-      const resolution =
-        s.federation === undefined ? { home: 'here', source: 'federation_off' } : await s.federation.resolve(identity);
-      return { wmp: metaFor(session.id, session.version), identity, ...resolution };
+      const { home, source } =
+        s.federation === undefined
+          ? { home: 'here', source: 'federation_off' }
+          : await s.federation.resolve(identity, caller);
+      return { wmp: metaFor(session.id, session.version), identity, home, source };
     },
 
     'ohan.mls.keypackage.fetch': async (raw, ctx) => {

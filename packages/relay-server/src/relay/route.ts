@@ -108,7 +108,7 @@ export async function routeToRecipients(s: RelayServices, input: RouteInput): Pr
   if (input.charge) await input.charge(fanout);
   else await s.limiters.chargeRouted(sender, input.connection, fanout, s.refusals);
   // Recipients at home at another relay go to that peer's outbox (DESIGN §3 federation).
-  const remote = s.federation === undefined ? undefined : await remoteRecipients(s.federation, input.messages);
+  const remote = s.federation === undefined ? undefined : await remoteRecipients(s.federation, input.messages, sender);
   const outcomes = await Promise.all(
     [...input.messages].map(([recipient, message]) => {
       const peer = remote?.get(recipient);
@@ -240,10 +240,11 @@ function sameContent(body: string, message: RoutedMessage): boolean {
 async function remoteRecipients(
   federation: Federation,
   messages: ReadonlyMap<string, RoutedMessage>,
+  sender: string,
 ): Promise<Map<string, string> | undefined> {
   let remote: Map<string, string> | undefined;
   for (const [recipient, message] of messages) {
-    const origin = await federation.remoteHomeOf(recipient);
+    const origin = await federation.remoteHomeOf(recipient, sender);
     if (origin === undefined) continue;
     await federation.checkErds(origin, message.params);
     remote ??= new Map();

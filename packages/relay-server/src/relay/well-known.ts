@@ -1,4 +1,5 @@
 import type { Keypair } from '@wmp/jcs-signing';
+import { schemeFamilies } from '@wmp/session';
 import { wsOrigin } from './auth-context.js';
 import type { RelayLimits, RelayTimings } from './config.js';
 
@@ -9,7 +10,7 @@ export interface WellKnownInput {
   readonly limits: RelayLimits;
   readonly timings: RelayTimings;
   readonly maxQueued: number;
-  /** What the relay's authenticators prove (`WmpServer.acceptedSchemes`). */
+  /** What the relay's authenticators prove, exact schemes (`WmpServer.acceptedSchemes`). */
   readonly acceptedSchemes: readonly string[];
   readonly privacy?: Readonly<Record<string, string>>;
   /** The ERDS capabilities published as `erds` (core §7.5.1.1), when configured. */
@@ -20,6 +21,8 @@ export interface WellKnownInput {
  * `/.well-known/wmp-configuration` (core §7.5.1, transport §6.2): the spec keys, plus go-wmp's
  * `rpc` / `events` endpoint keys and boolean-free capability objects, so both kinds of client
  * find the relay. `relay_id` and `relay_key` say which key signs this relay's relay_chain entries.
+ * `accepted_schemes` lists scheme families as the spec's examples do (`did`, `x509`, `uri`), which
+ * is what clients match; the exact schemes go in `accepted_identifier_schemes` (ours).
  */
 export function wellKnownConfiguration(input: WellKnownInput): Record<string, unknown> {
   const https = `${input.origin}/wmp`;
@@ -38,7 +41,8 @@ export function wellKnownConfiguration(input: WellKnownInput): Record<string, un
     relay_id: input.identity.did,
     relay_key: input.identity.multikey,
     security_modes: ['tls', 'mls', 'mls-optional'],
-    accepted_schemes: [...input.acceptedSchemes],
+    accepted_schemes: schemeFamilies(input.acceptedSchemes),
+    accepted_identifier_schemes: [...input.acceptedSchemes],
     mls_key_packages: `${input.origin}/.well-known/mls-key-packages`,
     capabilities: {
       messaging: { max_size: input.limits.maxMessageBytes },

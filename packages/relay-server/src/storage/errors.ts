@@ -39,13 +39,17 @@ export class StoreInputError extends RelayStoreError {
 }
 
 /**
- * A transaction could not be committed (disk full, I/O error): none of its writes happened, and
- * every caller in the batch is told so. `cause` keeps the driver's error for the logs.
+ * A transaction could not be committed (disk full, I/O error, the database server down): none of
+ * its writes happened, and every caller in the batch is told so. `unavailable` says the server
+ * could not be reached or the connection was lost (a retry later may succeed). `cause` keeps the
+ * driver's error for the logs.
  */
 export class StoreWriteError extends RelayStoreError {
-  constructor(cause: unknown) {
+  readonly unavailable: boolean;
+  constructor(cause: unknown, options: { unavailable?: boolean } = {}) {
     super('ERR_STORE_WRITE', 'store write failed', { cause });
     this.name = 'StoreWriteError';
+    this.unavailable = options.unavailable === true;
   }
 }
 
@@ -73,6 +77,14 @@ export class StoreUnavailableError extends RelayStoreError {
   }
 }
 
+/**
+ * Whether `error` says the store's server is down for now (a read or a write could not reach it),
+ * as opposed to a refusal or a bug: the relay then answers a typed, retryable refusal.
+ */
+export function isStoreUnavailable(error: unknown): boolean {
+  return error instanceof StoreUnavailableError || (error instanceof StoreWriteError && error.unavailable);
+}
+
 /** The database file was written by a newer version of this package. */
 export class StoreSchemaError extends RelayStoreError {
   constructor(message: string) {
@@ -93,7 +105,20 @@ export class StoreLockedError extends RelayStoreError {
   }
 }
 
-export type QueueFullReason = 'max_queued' | 'max_bytes' | 'sender_share' | 'total_bytes';
+/**
+ * `max_queued`, `max_bytes`, `sender_share`: a recipient's queue (or a part of a partitioned queue,
+ * held to the same limits); `queue_count`, `queue_bytes`, `queue_sender_share`: a partitioned
+ * queue as a whole (a peer's outbox: its own caps, a sender's totals across it); `total_bytes`:
+ * the whole store.
+ */
+export type QueueFullReason =
+  | 'max_queued'
+  | 'max_bytes'
+  | 'sender_share'
+  | 'queue_count'
+  | 'queue_bytes'
+  | 'queue_sender_share'
+  | 'total_bytes';
 
 /**
  * A recipient's queue is at its `max_queued` or byte cap (DESIGN §3). It *is* the wire error

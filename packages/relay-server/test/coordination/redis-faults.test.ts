@@ -13,6 +13,7 @@ import {
   NonceCacheUnavailableError,
   ReplayCacheUnavailableError,
 } from '../../src/index.js';
+import { createRelay } from '../../src/node.js';
 import { connectRedisCoordination, type RedisCoordination, type RedisCoordinationOptions } from '../../src/redis.js';
 import { until } from '../../src/testing.js';
 
@@ -251,6 +252,29 @@ describe('a hung Redis (SIGSTOP)', () => {
     }
     await until('a healthy again', () => a.health() === 'ok');
     expect(await a.nonces.seen('n2', 300, 'signer')).toBe(false);
+  });
+});
+
+describe('a hung Redis (SIGSTOP) under an idle relay (issue 23 item 9)', () => {
+  it('says degraded on /health within a few seconds with nothing else asked of Redis, and ok once it answers', async () => {
+    // The relay's defaults: a 1 s command deadline and a 1 s ping.
+    const a = await node('idle', { commandTimeoutMs: 1000, pingIntervalMs: 1000 });
+    const relay = createRelay({ coordination: a });
+    const { url } = await relay.listen();
+    const coordination = async () => (await (await fetch(`${url}/health`)).json()).coordination;
+    try {
+      expect(await coordination()).toBe('ok');
+      const pid = server.pid!;
+      process.kill(pid, 'SIGSTOP');
+      try {
+        await until('/health to say degraded', async () => (await coordination()) === 'degraded', 5000);
+      } finally {
+        process.kill(pid, 'SIGCONT');
+      }
+      await until('/health to say ok again', async () => (await coordination()) === 'ok', 5000);
+    } finally {
+      await relay.close();
+    }
   });
 });
 

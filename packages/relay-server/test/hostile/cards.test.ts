@@ -1,6 +1,7 @@
-// Issue 12, item 9: directory cards without limit or expiry. A card from a key the box does not
-// know needs a stamp of the stranger strength (403 stamp_required, naming no lane), the directory
-// holds at most --max-cards (503 box_full), and a card that is not posted again expires.
+// Issue 12, item 9: directory cards without limit or expiry. The directory holds at most
+// --max-cards (503 box_full), a card that is not posted again expires, and an operator who opts in
+// asks a stamp of the card of a key the box does not know (403 stamp_required, naming no lane).
+// Issue 23, item 10: by default a card as the OHAN card format has it (no `stamp`) is taken.
 import { generateKeypair, type Keypair } from '@wmp/jcs-signing';
 import { createCard, generateEncKeypair } from '@wmp/ohan-seal';
 import { describe, expect, it } from 'vitest';
@@ -26,6 +27,19 @@ const lookup = (url: string, key: string) => post(url, { key }, {}, `${BOX_API_P
 const keyOf = (k: Keypair) => k.multikey;
 
 describe('directory cards (issue 12 item 9)', { timeout: 60_000 }, () => {
+  it('takes a card without a stamp by default: the card format has none (issue 23 item 10)', async () => {
+    const bed = await testbed.setup({}, { box: { directory: true } });
+    bed.mountBox();
+    const limits = await (await fetch(`${bed.url}${BOX_API_PREFIX}/limits`)).json();
+    expect(limits.card_stamp_bits).toBe(0);
+    const fresh = generateKeypair();
+    const unstamped = await card(fresh, bed.url, 0);
+    expect(unstamped).not.toHaveProperty('stamp');
+    expect(await postCard(bed.url, unstamped)).toMatchObject({ status: 201, body: { key: keyOf(fresh) } });
+    expect(await lookup(bed.url, keyOf(fresh))).toMatchObject({ status: 200, body: unstamped });
+    await bed.checkHealthy();
+  });
+
   it('asks a stamp of a fresh key, caps the directory (box_full) and names no lane in any answer', async () => {
     const bed = await testbed.setup(
       {},

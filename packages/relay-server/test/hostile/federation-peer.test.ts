@@ -154,6 +154,42 @@ describe('hostile peer relay', () => {
     await stillServing(url, bob);
   });
 
+  it('stamps its entry outside the message life (issue 23 item 6): -31011 relay_chain_timestamp, nothing stored', async () => {
+    const { peer, url, bob, send, nothingStored, relay } = await setup();
+    const stranger = generateKeypair();
+    const HOUR = 3600_000;
+    /** A message signed by the stranger (the peer may carry it), the peer's entry stamped at `at`. */
+    const stamped = async (at: number, expiresAt?: number) => {
+      const wmp: Record<string, unknown> = { sender: stranger.did, message_id: `msg-${at}-${expiresAt ?? 0}` };
+      if (expiresAt !== undefined) wmp.expires_at = new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const signed = await signMessage(
+        { jsonrpc: '2.0' as const, method: 'wmp.message.deliver', params: { to: [bob.keypair.did], body: {}, wmp } },
+        stranger,
+      );
+      const timestamp = new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      (signed.params.wmp as Record<string, unknown>).relay_chain = await relayChainWith(signed, {
+        relay: `${peer.origin}/wmp`,
+        relayId: peer.key.did,
+        signer: peer.key,
+        timestamp,
+      });
+      return signed;
+    };
+    const now = Date.now();
+    // A day old and more, with no expiry of its own: older than the lifetime it gets here.
+    expect(await send(await stamped(now - 25 * HOUR))).toBe(-31011);
+    // Older than any message lives here, whatever its expiry says.
+    expect(await send(await stamped(now - 31 * 24 * HOUR, now + HOUR))).toBe(-31011);
+    // From the future, past the skew.
+    expect(await send(await stamped(now + 120_000))).toBe(-31011);
+    expect(relay.core.federation!.metrics.refusedInByReason.get('relay_chain_timestamp')).toBe(3);
+    await nothingStored();
+    // Two hours in the peer's outbox (its peer was down), still within its life: taken.
+    expect(await send(await stamped(now - 2 * HOUR, now + HOUR))).toBe('ok');
+    await waitFor(() => bob.inbox.length === 1);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+  });
+
   it('floods: past its request budget every forward is -31007, nothing more stored, the relay serving', async () => {
     const { peer, url, bob, send, relay } = await setup({ peerRequestsPerSecond: 1, peerRequestBurst: 5 });
     const stranger = generateKeypair().did;

@@ -35,6 +35,15 @@ describe('the small ones (issue 12 item 11)', { timeout: 60_000 }, () => {
     expect(must(await s.call('wmp.message.fetch', { wmp: l.wmp, after: 'seq:9007199254740991' }))).toMatchObject({
       messages: [],
     });
+    // A number past 2^53 in the params (issue 23 item 6): -32602 to the request's id, not -32600 to none.
+    for (const [id, params] of [
+      [9101, `{"wmp":${JSON.stringify(l.wmp)},"after":9007199254740993}`],
+      ['since', `{"wmp":${JSON.stringify(l.wmp)},"since_epoch":18446744073709551616}`],
+    ] as const) {
+      s.send(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"wmp.message.fetch","params":${params}}`);
+      const answer = await s.next((m) => m.id === id || (m.id === null && m.error !== undefined));
+      expect(answer).toMatchObject({ id, error: { code: -32602, data: { reason: 'integer out of range' } } });
+    }
     await bed.checkHealthy();
   });
 

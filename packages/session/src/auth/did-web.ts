@@ -1,7 +1,6 @@
 import { b64urlDecode, b64urlEncode, decodeEd25519Multikey, fromUtf8, type KeyResolver } from '@wmp/jcs-signing';
-import { BoundedMap, parseStrictJson } from '@wmp/jsonrpc-envelope';
+import { BoundedMap, ipLiteralOf, isLoopbackHost, isPrivateAddress, parseStrictJson } from '@wmp/jsonrpc-envelope';
 import { readCappedBody } from '../capped-body.js';
-import { ipLiteralOf, isPrivateAddress } from './addresses.js';
 
 /**
  * did:web (W3C CCG did:web method) for `signed_challenge` and for the `kid` of non-repudiation
@@ -104,7 +103,11 @@ export interface WebDidFetcherOptions {
 export function webDidFetcher(options: WebDidFetcherOptions = {}): DidDocumentFetcher {
   return async (url, { signal, maxBytes }) => {
     const host = url.hostname.toLowerCase();
-    const local = host === 'localhost' || host.endsWith('.localhost') || (ipLiteralOf(host) && isPrivateAddress(host));
+    // `*.localhost` is refused too (RFC 6761 names it loopback), though only `localhost` counts as loopback.
+    const local =
+      isLoopbackHost(host) ||
+      host.endsWith('.localhost') ||
+      (ipLiteralOf(host) !== undefined && isPrivateAddress(host));
     if (local && !options.allowPrivateAddresses) throw new DidResolutionError('address_refused');
     let response: Response;
     try {

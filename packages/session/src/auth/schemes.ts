@@ -51,6 +51,15 @@ export function acceptedSchemes(authenticators: Authenticators): string[] {
 }
 
 /**
+ * The scheme families of `schemes` (the part before the first `:`: `did:key` is `did`,
+ * `x509:san:dns` is `x509`, `uri` stays `uri`), sorted and once each: what the spec's examples
+ * put in the well-known `accepted_schemes` and what clients match (`includes("x509")`).
+ */
+export function schemeFamilies(schemes: readonly string[]): string[] {
+  return [...new Set(schemes.map((s) => s.split(':', 1)[0]!))].sort();
+}
+
+/**
  * Refuses (-31002 `unsupported_scheme`) a sender whose scheme no authenticator proves; with
  * `authType`, the authenticator of that type must prove it. Authenticators that declare no
  * schemes accept any. An absent sender is left to the authenticator.

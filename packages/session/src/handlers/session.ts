@@ -8,7 +8,7 @@ import {
 } from '@wmp/jsonrpc-envelope';
 import { responderAuth } from '../auth/responder.js';
 import { checkSenderScheme } from '../auth/schemes.js';
-import type { WmpContext } from '../context.js';
+import type { Connection, WmpContext } from '../context.js';
 import { newSessionId } from '../ids.js';
 import { negotiateCapabilities, negotiateSecurity, negotiateVersion, WMP_VERSION } from '../negotiate.js';
 import type { RequestHandler } from '../peer.js';
@@ -25,6 +25,36 @@ import {
 /** A session with participants besides its creator (a relay hosts these, DESIGN §3). */
 function isGroup(session: SessionRecord): boolean {
   return session.participants.length > 1;
+}
+
+/**
+ * What `wmp.session.close` from `sender` on `connection` does (and a binding's own end of the
+ * session, `DELETE /wmp`): the session is deleted, so its resumption token, and every binding
+ * bound to it, die with it (`ended`). Only the creator ends a group session for everyone; another
+ * participant's close ends its own part: its binding on this connection, not the session.
+ */
+export async function closeSessionAs(
+  s: ServerServices,
+  connection: Connection,
+  session: SessionRecord,
+  sender: string | undefined,
+): Promise<void> {
+  if (isGroup(session) && sender !== undefined && sender !== session.initiator) {
+    s.unbindConnection(connection, session.id);
+    s.options.hooks?.partLeft?.(session, sender, connection);
+    if (connection.peer.transport.sessionId === session.id) connection.peer.transport.sessionEnded?.();
+    return;
+  }
+  // Closed on this connection at once: a call that follows the close on it is -31000 even
+  // while the store's delete is still being written (messages of a connection run concurrently).
+  connection.closing ??= new Set();
+  connection.closing.add(session.id);
+  try {
+    await s.store.delete(session.id);
+    s.ended({ ...session, state: 'closed' });
+  } finally {
+    connection.closing?.delete(session.id);
+  }
 }
 
 /** wmp.session.create / authenticate / resume / join / close (core §4). */
@@ -201,6 +231,8 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     if (session === undefined) throw new SessionNotFoundError(UNKNOWN_SESSION);
     const { token, identity } = use.result();
     s.bind(ctx.connection, session.id, identity);
+    // Over HTTP a dropped connection is not seen: the HTTP session used before ends now.
+    s.supersede(session.id, identity, ctx.connection);
     const lastReceived = params.last_received_id ?? params.last_message_id;
     const missed = (await options.hooks?.resume?.(session, identity, lastReceived, ctx.connection)) ?? 0;
     // Active flows: re-send their latest progress (core §6.2.1), after the reply.
@@ -254,24 +286,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
   };
 
   const close: RequestHandler<WmpContext> = async (_raw, ctx) => {
-    const session = ctx.session!;
-    // Only the creator ends a group session for everyone (DESIGN §3); another participant's close
-    // ends its own part: its binding on this connection, not the session.
-    if (isGroup(session) && ctx.sender !== undefined && ctx.sender !== session.initiator) {
-      s.unbindConnection(ctx.connection, session.id);
-      options.hooks?.partLeft?.(session, ctx.sender, ctx.connection);
-      return;
-    }
-    // Closed on this connection at once: a call that follows the close on it is -31000 even
-    // while the store's delete is still being written (messages of a connection run concurrently).
-    ctx.connection.closing ??= new Set();
-    ctx.connection.closing.add(session.id);
-    try {
-      await s.store.delete(session.id);
-      s.ended({ ...session, state: 'closed' });
-    } finally {
-      ctx.connection.closing?.delete(session.id);
-    }
+    await closeSessionAs(s, ctx.connection, ctx.session!, ctx.sender);
   };
 
   return {

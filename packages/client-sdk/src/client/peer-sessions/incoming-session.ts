@@ -62,7 +62,7 @@ export class IncomingSession {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closing = true;
-    await this.#server.endSession(this.id);
+    await this.#server.closeSession(this.id);
   }
 
   /** @internal The session ended (either side). */

@@ -118,7 +118,7 @@ export class SessionResponder {
   }
 
   async close(): Promise<void> {
-    for (const id of [...this.#sessions.keys()]) await this.#bridge.server.endSession(id).catch(() => undefined);
+    for (const id of [...this.#sessions.keys()]) await this.#bridge.server.closeSession(id).catch(() => undefined);
     await this.#bridge.close();
   }
 }

@@ -6,7 +6,7 @@ import {
   type KeyPackageBudgetOptions,
   type KeyPackageBudgets,
 } from '../contracts/key-package-budgets.js';
-import { DEFAULT_NONCE_MAX_ENTRIES, nonceMaxPerKey } from '../contracts/nonce-cache.js';
+import { DEFAULT_NONCE_MAX_ENTRIES, nonceMaxPerKey, nonceMaxPerSource } from '../contracts/nonce-cache.js';
 import type { RateLimiter, TokenBucketOptions } from '../contracts/rate-limiter.js';
 import { DEFAULT_REPLAY_MAX_ENTRIES, DEFAULT_STATUS_CLAIMS_MAX_ENTRIES } from '../contracts/replay-cache.js';
 import { MAX_NODE_NOTE_CHARS, type WakeUpLimits } from '../contracts/wake-ups.js';
@@ -47,6 +47,7 @@ export class MemoryCoordinationHub {
     this.nonces = new MemoryNonceCache({
       maxEntries: nonces.maxEntries ?? DEFAULT_NONCE_MAX_ENTRIES,
       maxPerKey: nonceMaxPerKey(nonces),
+      maxPerSource: nonceMaxPerSource(nonces),
       now: this.#now,
     });
     this.replays = new MemoryReplayCache({

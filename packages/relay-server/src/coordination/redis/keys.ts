@@ -24,6 +24,11 @@ export class RedisKeys {
     return key === undefined ? `${this.prefix}nonce-nokey` : `${this.prefix}nonce:{${key}}`;
   }
 
+  /** The nonces of the requests from one source (zset), for its share. */
+  nonceSource(source: string): string {
+    return `${this.prefix}nonce-src:{${source}}`;
+  }
+
   nonceTotals(): string {
     return `${this.prefix}nonce-totals`;
   }

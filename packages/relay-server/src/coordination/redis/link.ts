@@ -27,7 +27,11 @@ export interface LinkOptions {
   readonly connectTimeoutMs?: number;
   /** Reconnect backoff cap; default 1000 ms (from 20 ms, doubling, with jitter). */
   readonly maxReconnectDelayMs?: number;
-  /** A PING this often on each connection: finds a dead or hung server, ends a degraded spell; default 1000 ms. */
+  /**
+   * A PING this often on each connection, and a probe PING on the command connection with the
+   * command deadline: finds a dead or hung server (degraded within about this plus the command
+   * timeout, on an idle node too), ends a degraded spell; default 1000 ms.
+   */
   readonly pingIntervalMs?: number;
   readonly logger?: Logger;
   /** Commands written or waiting per connection at most; default 100,000. */
@@ -57,6 +61,9 @@ export class RedisLink {
   #health: CoordinationHealth = 'degraded';
   #closed = false;
   readonly #timeoutMs: number;
+  /** The probe's PING has not been answered yet (a hung server gets one at a time, not one per tick). */
+  #probing = false;
+  readonly #probeTimer: NodeJS.Timeout;
 
   constructor(options: LinkOptions) {
     this.#timeoutMs = options.commandTimeoutMs ?? 1000;
@@ -82,6 +89,25 @@ export class RedisLink {
     this.subscriber = createClient({ ...base, ...name('sub') });
     this.#attach('commands', this.commands);
     this.#attach('subscriber', this.subscriber);
+    // node-redis's own PING has no deadline: a hung server (SIGSTOP, a frozen VM) keeps it waiting
+    // while the socket stays open, so without this an idle node would say `ok` until TCP gives up.
+    this.#probeTimer = setInterval(() => this.#probe(), options.pingIntervalMs ?? 1000);
+    this.#probeTimer.unref();
+  }
+
+  /** One PING through `call` (its deadline marks the link failing), unless the last is unanswered. */
+  #probe(): void {
+    if (this.#probing || this.#closed || !this.commands.isReady) return;
+    this.#probing = true;
+    this.call((client) => {
+      const ping = client.ping();
+      ping
+        .catch(() => undefined)
+        .finally(() => {
+          this.#probing = false;
+        });
+      return ping;
+    }).catch(() => undefined);
   }
 
   #attach(which: Which, client: RedisClient): void {
@@ -197,6 +223,7 @@ export class RedisLink {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearInterval(this.#probeTimer);
     for (const client of [this.commands, this.subscriber]) {
       try {
         if (client.isReady) await withDeadline(client.close(), this.#timeoutMs);
@@ -211,6 +238,7 @@ export class RedisLink {
   /** Destroys both connections at once, as a crash would (tests; nothing is withdrawn). */
   destroy(): void {
     this.#closed = true;
+    clearInterval(this.#probeTimer);
     this.commands.destroy();
     this.subscriber.destroy();
     this.#update();

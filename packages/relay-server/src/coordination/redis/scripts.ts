@@ -139,9 +139,11 @@ end
 
 /**
  * Nonce of a signed request, check and record. KEYS[1]: the signer's nonces (zset nonce -> expiry
- * ms, the key's share and its TTL in one), KEYS[2]: the totals. ARGV: nonce, ttl ms, max per key
- * (0: none), max entries, granularity ms. Returns 1 seen (unexpired), 0 recorded, -1 no room for
- * this key, -2 no room at all (nothing recorded, nothing evicted).
+ * ms, the key's share and its TTL in one), KEYS[2]: the totals, KEYS[3]: the source's nonces (zset
+ * "key nonce" -> expiry ms: a nonce reused under many keys counts for each). ARGV: nonce, ttl ms,
+ * max per key (0: none), max entries, granularity ms, max per source (0: no source), the source
+ * member. Returns 1 seen (unexpired), 0 recorded, -1 no room for this key, -2 no room at all, -3
+ * no room for this source (nothing recorded, nothing evicted).
  */
 export const NONCE = script(
   'nonce',
@@ -149,6 +151,7 @@ export const NONCE = script(
 local nonce = ARGV[1]
 local ttl = tonumber(ARGV[2])
 local perKey = tonumber(ARGV[3])
+local perSource = tonumber(ARGV[6])
 local s = redis.call('ZSCORE', KEYS[1], nonce)
 if s and tonumber(s) > now then return 1 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -156,9 +159,17 @@ local g = tonumber(ARGV[5])
 local sum = settle(KEYS[2], g)
 if sum >= tonumber(ARGV[4]) then return -2 end
 if perKey > 0 and redis.call('ZCARD', KEYS[1]) >= perKey then return -1 end
+if perSource > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  if redis.call('ZCARD', KEYS[3]) >= perSource then return -3 end
+end
 local expiry = now + ttl
 redis.call('ZADD', KEYS[1], expiry, nonce)
 if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+if perSource > 0 then
+  redis.call('ZADD', KEYS[3], expiry, ARGV[7])
+  if redis.call('PTTL', KEYS[3]) < ttl then redis.call('PEXPIRE', KEYS[3], ttl) end
+end
 count(KEYS[2], expiry, g, sum)
 return 0
 `,

@@ -17,8 +17,8 @@ async function recorded(cache: NonceCache, nonce: string, ttlSeconds: number, ke
 }
 
 /** `NonceCache.seen` as a promise (the memory cache answers, and throws, synchronously). */
-const seen = async (cache: NonceCache, nonce: string, ttlSeconds: number, key?: string) =>
-  cache.seen(nonce, ttlSeconds, key);
+const seen = async (cache: NonceCache, nonce: string, ttlSeconds: number, key?: string, source?: string) =>
+  cache.seen(nonce, ttlSeconds, key, source);
 let n = 0;
 const fresh = (what = 'n') => `${what}-${++n}-${Math.random().toString(36).slice(2)}`;
 
@@ -63,6 +63,36 @@ export function nonceCacheSuite(name: string, factory: CoordinationFactory): voi
       await expect(seen(node.nonces, extra, TTL, key)).rejects.toBeInstanceOf(NonceCacheFullError);
       for (const nonce of nonces) expect(await seen(node.nonces, nonce, TTL, key)).toBe(true);
       expect(await seen(node.nonces, fresh(), TTL, fresh('other'))).toBe(false);
+    });
+
+    it('refuses beyond a source’s share whatever the keys, across nodes, without recording', async () => {
+      // Throwaway keys from one place (issue 23 item 7): each key far below its share, the source not.
+      const { a, b } = await clusters.two({ nonces: { maxEntries: 100, maxPerKey: 50, maxPerSource: 4 } });
+      const source = fresh('203.0.113');
+      for (let i = 0; i < 4; i++)
+        expect(await seen(i % 2 ? a.nonces : b.nonces, fresh(), TTL, fresh('key'), source)).toBe(false);
+      const extra = fresh();
+      const key = fresh('key');
+      await expect(seen(a.nonces, extra, TTL, key, source)).rejects.toBeInstanceOf(NonceCacheFullError);
+      await expect(seen(b.nonces, extra, TTL, key, source)).rejects.toBeInstanceOf(NonceCacheFullError);
+      // Another source, the same key, a request with no source: all still recorded.
+      expect(await seen(a.nonces, extra, TTL, key, fresh('198.51.100'))).toBe(false);
+      expect(await seen(b.nonces, fresh(), TTL, key)).toBe(false);
+    });
+
+    it('frees a source’s share as its nonces expire', async () => {
+      const node = await (await clusters.open({ nonces: { maxEntries: 100, maxPerSource: 1 } })).node('n');
+      const source = fresh('203.0.113');
+      expect(await seen(node.nonces, fresh(), 0.2, fresh('key'), source)).toBe(false);
+      await expect(seen(node.nonces, fresh(), TTL, fresh('key'), source)).rejects.toBeInstanceOf(NonceCacheFullError);
+      await until('room for the source again', async () => {
+        try {
+          return !(await seen(node.nonces, fresh(), TTL, fresh('key'), source));
+        } catch (error) {
+          if (error instanceof NonceCacheFullError) return false;
+          throw error;
+        }
+      });
     });
 
     it('refuses beyond the total, all keys together, with a typed error that is not an outage', async () => {

@@ -1,11 +1,10 @@
-import { readCappedBody } from '@wmp/session';
-import { relayOriginOf } from './federation-config.js';
+import type { GuardedFetcher } from '@wmp/session/node';
 
 /** Why a document could not be fetched; stable codes, fixed messages (never the URL or content). */
 export type FetchFailure = 'not_allowed' | 'unreachable' | 'timeout' | 'status' | 'too_large' | 'not_json';
 
 const MESSAGES: Readonly<Record<FetchFailure, string>> = {
-  not_allowed: 'only https (or http on loopback) is fetched',
+  not_allowed: 'the server is not one that is fetched',
   unreachable: 'the server could not be reached',
   timeout: 'the server did not answer in time',
   status: 'the server did not answer 200',
@@ -22,8 +21,19 @@ export class FederationFetchError extends Error {
   }
 }
 
+/** The guarded fetcher's failures as federation reports them (a redirect is an answer that is not 200). */
+const FROM_GUARD: Readonly<Record<string, FetchFailure>> = {
+  not_allowed: 'not_allowed',
+  address_refused: 'not_allowed',
+  redirect: 'status',
+  timeout: 'timeout',
+  unreachable: 'unreachable',
+  too_large: 'too_large',
+};
+
 export interface BoundedFetchOptions {
-  readonly fetch: typeof fetch;
+  /** The guarded fetcher (https only, no private addresses, no redirects: docs/federation-profile.md). */
+  readonly fetcher: GuardedFetcher | undefined;
   readonly timeoutMs: number;
   readonly maxBytes: number;
   /** POST this JSON body instead of a GET. */
@@ -31,39 +41,31 @@ export interface BoundedFetchOptions {
 }
 
 /**
- * A JSON object from `url`, within a time limit and a size cap, https only (http on loopback):
- * what a relay fetches from servers it does not control (well-known documents, cards), so no
- * answer can hold it or its memory. Redirects are not followed.
+ * A JSON object from `url` through the guarded fetcher, within a time limit and a size cap: what
+ * a relay fetches from servers it does not control (well-known documents, cards), so no answer
+ * can hold it or its memory, and no client can make it reach an address inside its network.
  */
 export async function fetchJsonObject(url: string, options: BoundedFetchOptions): Promise<Record<string, unknown>> {
-  if (relayOriginOf(url) === undefined || url.startsWith('ws')) throw new FederationFetchError('not_allowed');
-  const signal = AbortSignal.timeout(options.timeoutMs);
-  let response: Response;
+  const fetcher = options.fetcher;
+  if (fetcher === undefined) throw new RangeError('federation needs a fetcher (createRelay brings one)');
+  let doc: Awaited<ReturnType<GuardedFetcher['fetchDocument']>>;
   try {
-    response = await options.fetch(url, {
-      signal,
-      redirect: 'error',
-      ...(options.body === undefined
-        ? {}
-        : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(options.body) }),
+    doc = await fetcher.fetchDocument(url, {
+      maxBytes: options.maxBytes,
+      timeoutMs: options.timeoutMs,
+      headers:
+        options.body === undefined
+          ? { accept: 'application/json' }
+          : { accept: 'application/json', 'content-type': 'application/json' },
+      ...(options.body === undefined ? {} : { method: 'POST', body: JSON.stringify(options.body) }),
     });
-  } catch {
-    throw new FederationFetchError(signal.aborted ? 'timeout' : 'unreachable');
+  } catch (e) {
+    throw new FederationFetchError(FROM_GUARD[(e as { code?: string }).code ?? ''] ?? 'unreachable');
   }
-  if (response.status !== 200) {
-    await response.body?.cancel().catch(() => undefined);
-    throw new FederationFetchError('status');
-  }
-  const bytes = await readCappedBody(
-    response,
-    options.maxBytes,
-    signal,
-    (failure) => new FederationFetchError(failure === 'network' ? 'unreachable' : failure),
-  );
-  const text = new TextDecoder().decode(bytes);
+  if (doc.status !== 200) throw new FederationFetchError('status');
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(new TextDecoder().decode(doc.body));
   } catch {
     throw new FederationFetchError('not_json');
   }

@@ -1,10 +1,15 @@
 import { encodeEd25519Multikey, publicKeyFromDidJwk, publicKeyFromDidKey } from '@wmp/jcs-signing';
+import { isLoopbackHost } from '@wmp/jsonrpc-envelope';
 import { type OhanCard, verifyCard } from '@wmp/ohan-seal';
+import { AnswerCache } from './answer-cache.js';
 import { type BoundedFetchOptions, FederationFetchError, fetchJsonObject } from './bounded-fetch.js';
-import { isLoopbackHost, relayOriginOf, routeMatches, type StaticRoute } from './federation-config.js';
-import type { HomeAnswer, HomeResolver } from './home-resolver.js';
+import { relayOriginOf, routeMatches, type StaticRoute } from './federation-config.js';
+import type { HomeAnswer, HomeFinding, HomeResolver } from './home-resolver.js';
 
-type Fetching = Omit<BoundedFetchOptions, 'body'>;
+export interface Fetching extends Omit<BoundedFetchOptions, 'body'> {
+  /** Whether an origin may be reached (the guarded fetcher's rule): an answer naming another is ignored. */
+  readonly permits: (origin: string) => boolean;
+}
 
 /** (1) The operator's routes, in order: an exact identifier or a `prefix*`. */
 export function staticRouteResolver(routes: readonly StaticRoute[]): HomeResolver {
@@ -35,39 +40,78 @@ export function domainOf(identifier: string): string | undefined {
   if (identifier.startsWith('https://')) return hostOfUrl(identifier);
   if (identifier.startsWith('did:web:')) {
     const host = identifier.slice('did:web:'.length).split(':')[0] ?? '';
-    return host === '' ? undefined : decodeURIComponent(host);
+    try {
+      return host === '' ? undefined : decodeURIComponent(host);
+    } catch {
+      return undefined;
+    }
   }
   return undefined;
 }
 
-/** The well-known document's URL of a host: https, or http on loopback (tests). */
-export function wellKnownUrlOf(host: string): string | undefined {
+/**
+ * The well-known document's URL of a host: https, or plain http when the host is a loopback one
+ * and that http origin may be reached (configured by the operator, or private peers allowed).
+ */
+export function wellKnownUrlOf(host: string, permits: (origin: string) => boolean): string | undefined {
   let url: URL;
   try {
     url = new URL(`https://${host}`);
   } catch {
     return undefined;
   }
-  const scheme = isLoopbackHost(url.hostname) ? 'http' : 'https';
-  return `${scheme}://${url.host}/.well-known/wmp-configuration`;
+  if (url.username !== '' || url.password !== '' || url.pathname !== '/') return undefined;
+  const plain = isLoopbackHost(url.hostname) && permits(`http://${url.host}`);
+  return `${plain ? 'http' : 'https'}://${url.host}/.well-known/wmp-configuration`;
 }
 
-/** The relay a well-known document names: `relay`, else `endpoints.websocket`. */
-export function relayOfDocument(doc: Record<string, unknown>): string | undefined {
+/** A relay an answer names, as an origin, when it may be reached; else undefined. */
+function permittedOrigin(named: unknown, permits: (origin: string) => boolean): string | undefined {
+  const origin = typeof named === 'string' ? relayOriginOf(named) : undefined;
+  return origin !== undefined && permits(origin) ? origin : undefined;
+}
+
+/** The relay a well-known document names: `relay`, else `endpoints.websocket` (an origin that may be reached). */
+export function relayOfDocument(
+  doc: Record<string, unknown>,
+  permits: (origin: string) => boolean,
+): string | undefined {
   const endpoints = doc.endpoints as Record<string, unknown> | undefined;
   const named = typeof doc.relay === 'string' ? doc.relay : endpoints?.websocket;
-  return typeof named === 'string' ? relayOriginOf(named) : undefined;
+  return permittedOrigin(named, permits);
 }
 
-/** (2) The domain's `/.well-known/wmp-configuration`. */
-export function domainResolver(fetching: Fetching): HomeResolver {
+/** Most well-known answers (one per URL) kept. */
+const MAX_DOCUMENTS = 10_000;
+
+/**
+ * (2) The domain's `/.well-known/wmp-configuration`. One fetch per URL per TTL, whatever the
+ * identifiers under it (a failure is remembered as long as an unresolvable answer).
+ */
+export function domainResolver(
+  fetching: Fetching,
+  ttl: { readonly ttlMs: number; readonly unresolvedTtlMs: number; readonly now: () => number },
+): HomeResolver {
+  type Answer = { readonly relay: string | undefined } | { readonly failed: true };
+  const documents = new AnswerCache<Answer>(
+    MAX_DOCUMENTS,
+    (a) => ('failed' in a ? ttl.unresolvedTtlMs : ttl.ttlMs),
+    ttl.now,
+  );
   return {
     name: 'well-known',
     async resolve(identifier) {
       const host = domainOf(identifier);
-      const url = host === undefined ? undefined : wellKnownUrlOf(host);
+      const url = host === undefined ? undefined : wellKnownUrlOf(host, fetching.permits);
       if (url === undefined) return undefined;
-      return relayOfDocument(await fetchJsonObject(url, fetching));
+      const answer = await documents.get(url, () =>
+        fetchJsonObject(url, fetching).then(
+          (doc): Answer => ({ relay: relayOfDocument(doc, fetching.permits) }),
+          (): Answer => ({ failed: true }),
+        ),
+      );
+      if ('failed' in answer) throw new FederationFetchError('unreachable');
+      return answer.relay;
     },
   };
 }
@@ -83,10 +127,19 @@ export function cardKeyOf(identifier: string): string | undefined {
   return undefined;
 }
 
-/** Where a card says its owner is at home: here when it lists us, else its first relay. */
-export function homeOfCard(card: OhanCard, ours: string): HomeAnswer {
-  if (card.relays.includes(ours)) return 'here';
-  return card.relays[0];
+/**
+ * Where a card says its owner is at home: every relay it lists that may be reached (ours too);
+ * here when it lists us, else the first of the others. Undefined when it lists none of those.
+ */
+export function homeOfCard(
+  card: OhanCard,
+  ours: string,
+  permits: (origin: string) => boolean,
+): HomeFinding | undefined {
+  const relays = card.relays.filter((r) => r === ours || permittedOrigin(r, permits) === r);
+  if (relays.includes(ours)) return { home: 'here', relays };
+  const first = relays[0];
+  return first === undefined ? undefined : { home: first, relays };
 }
 
 export interface CardSources {
@@ -105,11 +158,11 @@ export interface CardSources {
 export function cardResolver(sources: CardSources, fetching: Fetching): HomeResolver {
   return {
     name: 'card',
-    async resolve(identifier) {
+    async resolve(identifier): Promise<HomeAnswer> {
       const key = cardKeyOf(identifier);
       if (key === undefined) return undefined;
       const local = await sources.local?.(key);
-      if (local !== undefined) return homeOfCard(local, sources.ours());
+      if (local !== undefined) return homeOfCard(local, sources.ours(), fetching.permits);
       let unreachable = false;
       for (const peer of sources.peers()) {
         let card: unknown;
@@ -121,7 +174,7 @@ export function cardResolver(sources: CardSources, fetching: Fetching): HomeReso
           continue;
         }
         const verdict = verifyCard(card);
-        if (verdict.ok && verdict.card.key === key) return homeOfCard(verdict.card, sources.ours());
+        if (verdict.ok && verdict.card.key === key) return homeOfCard(verdict.card, sources.ours(), fetching.permits);
       }
       if (unreachable) throw new FederationFetchError('unreachable');
       return undefined;

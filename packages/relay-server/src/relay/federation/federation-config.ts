@@ -1,4 +1,6 @@
+import { isLoopbackHost } from '@wmp/jsonrpc-envelope';
 import type { Transport } from '@wmp/session';
+import type { GuardedFetcher } from '@wmp/session/node';
 import type { HomeResolver } from './home-resolver.js';
 
 /**
@@ -27,6 +29,20 @@ export interface ErdsSettings {
 export interface FederationTimings {
   /** How long a resolved home (or a well-known document) is cached. */
   readonly resolveTtlMs: number;
+  /**
+   * How long an answer reached past a failure (a server that did not answer, an address that is
+   * not fetched) is cached: a target nobody can resolve is not asked again for each message.
+   */
+  readonly unresolvedTtlMs: number;
+  /**
+   * Lookups that are not cached one identity may cause (`ohan.relay.resolve`, messages to
+   * recipients not known yet), per second and as a burst; beyond, -31007.
+   */
+  readonly resolvesPerSecond: number;
+  readonly resolveBurst: number;
+  /** The same for everyone together (a fresh identity per lookup gains nothing past this). */
+  readonly resolvesPerSecondTotal: number;
+  readonly resolveBurstTotal: number;
   /** Most cached resolutions (oldest go first). */
   readonly resolveCacheSize: number;
   /** A fetch of a well-known document or a card must answer within this long. */
@@ -66,6 +82,11 @@ export interface FederationTimings {
 
 export const DEFAULT_FEDERATION_TIMINGS: FederationTimings = Object.freeze({
   resolveTtlMs: 5 * 60_000,
+  unresolvedTtlMs: 60_000,
+  resolvesPerSecond: 2,
+  resolveBurst: 100,
+  resolvesPerSecondTotal: 20,
+  resolveBurstTotal: 200,
   resolveCacheSize: 10_000,
   fetchTimeoutMs: 5_000,
   maxDocumentBytes: 64 * 1024,
@@ -104,10 +125,19 @@ export interface FederationConfig {
   readonly erds?: ErdsSettings;
   /** Resolvers a profile adds (core §7.5.3), tried after static routes and before the built-in ones. */
   readonly resolvers?: readonly HomeResolver[];
+  /**
+   * Reach peers, well-known documents and cards at private, loopback, link-local and unique-local
+   * addresses, and plain http on loopback (`--allow-private-peers`: closed deployments and tests).
+   * What the operator configured (`peers`, `trustedPeers`, `routes`) is reached as given anyway.
+   */
+  readonly allowPrivatePeers?: boolean;
   /** How to reach a peer; the Node relay (`createRelay`) brings WebSocket and HTTP + SSE clients. */
   readonly transport?: PeerTransportFactory;
-  /** Default: the global `fetch`. */
-  readonly fetch?: typeof fetch;
+  /**
+   * Every fetch made on a client's behalf (well-known documents, cards, peer documents); the Node
+   * relay (`createRelay`) brings the guarded fetcher of `@wmp/session/node` for this config.
+   */
+  readonly fetcher?: GuardedFetcher;
   readonly timings?: Partial<FederationTimings>;
 }
 
@@ -127,13 +157,6 @@ export function routeMatches(pattern: string, identifier: string): boolean {
   return pattern.endsWith('*') ? identifier.startsWith(pattern.slice(0, -1)) : pattern === identifier;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
-
-/** Whether a host is a loopback name or address (plain http is allowed there only: tests). */
-export function isLoopbackHost(hostname: string): boolean {
-  return LOOPBACK.has(hostname) || hostname.startsWith('127.');
-}
-
 /**
  * The origin a relay URL names (`https://relay.example/wmp` -> `https://relay.example`), with
  * `ws(s)` read as `http(s)`; undefined for anything but https, or http on loopback.
@@ -149,4 +172,10 @@ export function relayOriginOf(url: string): string | undefined {
   if (parsed.protocol === 'https:') return parsed.origin;
   if (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname)) return parsed.origin;
   return undefined;
+}
+
+/** The origins the operator configured (`peers`, `trustedPeers`, `routes`): reached as given. */
+export function configuredOrigins(config: FederationConfig): ReadonlySet<string> {
+  const urls = [...(config.peers ?? []), ...(config.trustedPeers ?? []), ...(config.routes ?? []).map((r) => r.url)];
+  return new Set(urls.map(relayOriginOf).filter((o): o is string => o !== undefined));
 }

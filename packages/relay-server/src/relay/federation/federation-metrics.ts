@@ -12,6 +12,10 @@ export class FederationMetrics {
   readonly refusedInByReason = new Map<string, number>();
   /** Forwarded messages this relay took from peers. */
   accepted = 0;
+  /** Lookups refused because the identity that caused them, or everyone, spent the resolution budget. */
+  resolvesRefused = 0;
+  /** Outbox appends a cap refused, by `origin reason` (the recipient's part, a sender's share, the outbox's own caps). */
+  readonly outboxFullByPeer = new Map<string, number>();
 
   forwarded(origin: string, n: number): void {
     bump(this.forwardedByPeer, origin, n);
@@ -31,6 +35,14 @@ export class FederationMetrics {
 
   refusedIn(reason: string): void {
     bump(this.refusedInByReason, reason, 1);
+  }
+
+  resolveRefused(): void {
+    this.resolvesRefused++;
+  }
+
+  outboxFull(origin: string, reason: string): void {
+    bump(this.outboxFullByPeer, `${origin} ${reason}`, 1);
   }
 }
 
@@ -108,6 +120,21 @@ export async function renderFederationMetrics(federation: FederationGauges): Pro
       const at = key.lastIndexOf(' ');
       return [`{peer="${label(key.slice(0, at))}",reason="${label(key.slice(at + 1))}"}`, n];
     }),
+  );
+  metric(
+    'wmp_relay_peer_outbox_full_total',
+    'counter',
+    "Messages a peer relay's outbox refused (-31014), by the cap: the recipient's part, a sender's share, the outbox's own.",
+    [...m.outboxFullByPeer].map(([key, n]) => {
+      const at = key.lastIndexOf(' ');
+      return [`{peer="${label(key.slice(0, at))}",reason="${label(key.slice(at + 1))}"}`, n];
+    }),
+  );
+  metric(
+    'wmp_relay_federation_resolves_refused_total',
+    'counter',
+    'Home lookups refused: the identity that caused them, or everyone, spent the resolution budget.',
+    [['', m.resolvesRefused]],
   );
   metric(
     'wmp_relay_federation_refused_total',

@@ -2,11 +2,12 @@ import type { Keypair } from '@wmp/jcs-signing';
 import { RateLimitedError, rfc3339 } from '@wmp/jsonrpc-envelope';
 import type { OhanCard } from '@wmp/ohan-seal';
 import { TokenBuckets } from '../../coordination/memory/token-buckets.js';
-import type { AppendResult, QueueStore } from '../../storage/contracts/queue-store.js';
+import type { AppendResult, PartitionedQueueCaps, QueueStore } from '../../storage/contracts/queue-store.js';
+import { RelayQueueFullError } from '../../storage/errors.js';
 import type { RoutedMessage } from '../forwarder.js';
 import type { Logger } from '../logger.js';
 import type { Presence } from '../presence.js';
-import type { StatusNotifier, StatusParams } from '../statuses.js';
+import { type StatusNotifier, type StatusParams, statusDetailOf } from '../statuses.js';
 import { cardResolver, domainResolver, staticRouteResolver } from './builtin-resolvers.js';
 import { erdsRefusal, erdsUnsupported, hasErdsRequests } from './erds.js';
 import {
@@ -15,6 +16,7 @@ import {
   type FederationMode,
   type FederationTimings,
   relayOriginOf,
+  routeMatches,
 } from './federation-config.js';
 import { FederationMetrics } from './federation-metrics.js';
 import { type HomeResolver, type Resolution, ResolutionCache, resolveHome } from './home-resolver.js';
@@ -23,6 +25,7 @@ import { OutboxPump } from './outbox-pump.js';
 import { OutboxWatch } from './outbox-watch.js';
 import { PeerLink } from './peer-link.js';
 import { PeerStatuses } from './peer-statuses.js';
+import { ResolutionBudget } from './resolution-budget.js';
 
 export interface FederationDeps {
   readonly config: FederationConfig;
@@ -30,6 +33,8 @@ export interface FederationDeps {
   /** This relay's public origin (known once it listens). */
   readonly origin: () => string;
   readonly queue: QueueStore;
+  /** The caps of each peer's outbox as a whole (`maxOutbox*` limits). */
+  readonly outbox: PartitionedQueueCaps;
   readonly statuses: StatusNotifier;
   readonly presence: Presence;
   /** Our own OHAN directory, if the relay has one. */
@@ -80,6 +85,8 @@ export class Federation {
   /** What one peer may send: requests and routed bytes per second (its users share them). */
   readonly #peerRequests: TokenBuckets;
   readonly #peerBytes: TokenBuckets;
+  /** Lookups that reach other servers: per identity that caused them, and all together. */
+  readonly #resolves: ResolutionBudget;
 
   constructor(deps: FederationDeps) {
     this.#deps = deps;
@@ -95,23 +102,24 @@ export class Federation {
     this.#trusted = new Set(origins(config.trustedPeers));
     this.#configured = [...new Set([...origins(config.peers), ...this.#trusted])];
     const fetching = this.#fetching();
+    const t = this.timings;
     this.#resolvers = [
       staticRouteResolver(config.routes ?? []),
       ...(config.resolvers ?? []),
-      domainResolver(fetching),
+      domainResolver(fetching, { ttlMs: t.resolveTtlMs, unresolvedTtlMs: t.unresolvedTtlMs, now: deps.now }),
       cardResolver(
         { ...(deps.card ? { local: deps.card } : {}), peers: () => this.#configured, ours: deps.origin },
         fetching,
       ),
     ];
-    const t = this.timings;
     this.#peerRequests = new TokenBuckets({
       perSecond: t.peerRequestsPerSecond,
       burst: t.peerRequestBurst,
       now: deps.now,
     });
     this.#peerBytes = new TokenBuckets({ perSecond: t.peerBytesPerSecond, burst: t.peerBytesBurst, now: deps.now });
-    this.#cache = new ResolutionCache(this.timings.resolveTtlMs, this.timings.resolveCacheSize, deps.now);
+    this.#resolves = new ResolutionBudget(t, deps.now);
+    this.#cache = new ResolutionCache(t.resolveTtlMs, t.resolveCacheSize, deps.now, t.unresolvedTtlMs);
     this.#statuses = new PeerStatuses({
       statuses: deps.statuses,
       metrics: this.metrics,
@@ -134,11 +142,14 @@ export class Federation {
     });
   }
 
+  /** How federation fetches: the guarded fetcher, its caps, and which origins it may reach. */
   #fetching() {
+    const { fetcher } = this.#deps.config;
     return {
-      fetch: this.#deps.config.fetch ?? globalThis.fetch.bind(globalThis),
+      fetcher,
       timeoutMs: this.timings.fetchTimeoutMs,
       maxBytes: this.timings.maxDocumentBytes,
+      permits: (origin: string) => fetcher?.permits(origin) ?? false,
     };
   }
 
@@ -157,18 +168,34 @@ export class Federation {
     }
   }
 
-  /** Where `identifier` is at home, cached (`ohan.relay.resolve` shows it). */
-  resolve(identifier: string): Promise<Resolution> {
+  /**
+   * Where `identifier` is at home, cached (`ohan.relay.resolve` shows it). A lookup that may fetch
+   * (not cached, not running, no static route) is charged to `asker`, the identity that caused it,
+   * and to everyone's budget: -31007 (`resolution budget`) beyond either, nothing fetched.
+   */
+  resolve(identifier: string, asker?: string): Promise<Resolution> {
+    const free =
+      this.#cache.peek(identifier) !== undefined || this.#cache.pending(identifier) || this.#routed(identifier);
+    if (!free && !this.#resolves.take(asker)) {
+      this.metrics.resolveRefused();
+      return Promise.reject(new RateLimitedError({ reason: 'resolution budget' }));
+    }
     return this.#cache.get(identifier, () => resolveHome(this.#resolvers, identifier, this.#deps.origin()));
+  }
+
+  /** Whether a static route answers for `identifier` (no fetch: no budget spent). */
+  #routed(identifier: string): boolean {
+    return (this.#deps.config.routes ?? []).some((r) => routeMatches(r.pattern, identifier));
   }
 
   /**
    * The origin of the peer a recipient goes to, or undefined when it is kept here: federation off,
-   * connected here, something queued for it here, or resolved home here.
+   * connected here, something queued for it here, or resolved home here. A lookup is charged to
+   * `sender`.
    */
-  async remoteHomeOf(recipient: string): Promise<string | undefined> {
+  async remoteHomeOf(recipient: string, sender?: string): Promise<string | undefined> {
     if (this.mode === 'off' || this.#deps.presence.isOnline(recipient)) return undefined;
-    const { home } = await this.resolve(recipient);
+    const { home } = await this.resolve(recipient, sender);
     if (home === 'here') return undefined;
     if ((await this.#deps.queue.stats(recipient)).count > 0) return undefined;
     return home;
@@ -209,16 +236,23 @@ export class Federation {
       params: { ...message.params, wmp: { ...wmp, forward_to: [recipient], expires_at: rfc3339(entry.expiresAt) } },
     };
     const pump = this.#peer(origin).pump;
-    return this.#deps.queue.append(
-      pump.key,
-      {
-        id: outboxEntryId(recipient, entry.id),
-        sender: entry.sender,
-        body: JSON.stringify(forwarded),
-        notify: entry.notify,
-      },
-      { expiresAt: entry.expiresAt },
-    );
+    // The outbox is partitioned by remote recipient (docs/federation-profile.md): each recipient
+    // within the limits it would have here, the outbox within its own caps.
+    return this.#deps.queue
+      .appendToPart(
+        pump.key,
+        {
+          id: outboxEntryId(recipient, entry.id),
+          sender: entry.sender,
+          body: JSON.stringify(forwarded),
+          notify: entry.notify,
+        },
+        { expiresAt: entry.expiresAt, part: recipient, caps: this.#deps.outbox },
+      )
+      .catch((e: unknown) => {
+        if (e instanceof RelayQueueFullError) this.metrics.outboxFull(origin, e.reason);
+        throw e;
+      });
   }
 
   /** Entries were committed to the outbox of `origin`: send them. */
@@ -280,6 +314,11 @@ export class Federation {
       if (this.#peers.get(origin)?.link.document?.relayId === relayId) return origin;
     }
     return undefined;
+  }
+
+  /** Whether `identity` is registered at this relay now: on this node, or on another of its cluster. */
+  async registeredHere(identity: string): Promise<boolean> {
+    return this.#deps.presence.isOnline(identity) || (await this.#deps.onlineElsewhere(identity));
   }
 
   /** Whether the operator marked the peer at `origin` trusted (`--peer-trust`). */
@@ -362,9 +401,17 @@ export class Federation {
       onforwarded: (n) => this.metrics.forwarded(origin, n),
       onrefused: (r) => {
         this.metrics.refusedOut(origin, String(r.code));
+        // The sender hears why: `peer_refused`, with the peer's code and `data.reason` (sender_homed_here, ...).
+        const data = statusDetailOf(r.code, r.data);
         deps.statuses.send(
           r.entry.sender,
-          { message_id: r.messageId, status: 'dropped', recipient: r.recipient, reason: `peer refused (${r.code})` },
+          {
+            message_id: r.messageId,
+            status: 'dropped',
+            recipient: r.recipient,
+            reason: 'peer_refused',
+            ...(data ? { data } : {}),
+          },
           r.entry.notify,
         );
       },

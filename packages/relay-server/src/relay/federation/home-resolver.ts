@@ -1,10 +1,19 @@
-import { BoundedMap } from '@wmp/jsonrpc-envelope';
+import { AnswerCache } from './answer-cache.js';
+
 /**
- * Where an identifier is at home (DESIGN §3 federation): `here`, the origin of another relay
+ * Where an identifier is at home (docs/federation-profile.md): `here`, the origin of another relay
  * (`https://relay.example`), or undefined when this resolver has no answer (the next one is asked).
- * A profile adds its own (core §7.5.3) through `FederationConfig.resolvers`.
+ * A resolver that knows every relay the identifier is homed at (a card lists several) says so
+ * with `relays`. A profile adds its own (core §7.5.3) through `FederationConfig.resolvers`.
  */
-export type HomeAnswer = 'here' | string | undefined;
+export type HomeAnswer = 'here' | string | undefined | HomeFinding;
+
+export interface HomeFinding {
+  /** `here`, or the relay messages go to (the first of `relays` that is not us). */
+  readonly home: string;
+  /** Every relay origin the identifier is homed at (ours included when it is). */
+  readonly relays: readonly string[];
+}
 
 export interface HomeResolver {
   /** Shown by `ohan.relay.resolve` as the source of an answer. */
@@ -17,12 +26,14 @@ export interface Resolution {
   readonly home: string;
   /** The resolver that answered; `default` when none did (the recipient is kept here). */
   readonly source: string;
+  /**
+   * Every relay origin the identifier is homed at, ours too (a peer among them may speak for it:
+   * sender binding across hops); empty when nobody answered.
+   */
+  readonly relays: readonly string[];
   /** A resolver failed on the way (a server did not answer): the answer is cached briefly only. */
   readonly uncertain?: boolean;
 }
-
-/** How long an answer reached past a failing resolver is cached at most. */
-const UNCERTAIN_TTL_MS = 5_000;
 
 /** Asks each resolver in turn; a resolver that fails counts as no answer (the next is asked). */
 export async function resolveHome(
@@ -40,59 +51,24 @@ export async function resolveHome(
       uncertain = true;
     }
     if (answer === undefined) continue;
-    return { home: answer === ours ? 'here' : answer, source: resolver.name, ...(uncertain ? { uncertain } : {}) };
+    const finding = typeof answer === 'string' ? { home: answer, relays: [answer === 'here' ? ours : answer] } : answer;
+    return {
+      home: finding.home === ours ? 'here' : finding.home,
+      source: resolver.name,
+      relays: finding.relays,
+      ...(uncertain ? { uncertain } : {}),
+    };
   }
-  return { home: 'here', source: 'default', ...(uncertain ? { uncertain } : {}) };
+  return { home: 'here', source: 'default', relays: [], ...(uncertain ? { uncertain } : {}) };
 }
 
 /**
- * Resolutions cached with a TTL and a bound (oldest first out), and one lookup in flight per
- * identifier: a flood of messages to one unknown recipient costs one fetch.
+ * Resolutions cached with a TTL and a bound (oldest first out), one lookup in flight per
+ * identifier; an answer reached past a failure (unresolvable, for now) is cached too, for
+ * `unresolvedTtlMs`.
  */
-export class ResolutionCache {
-  readonly #entries: BoundedMap<string, { readonly value: Resolution; readonly until: number }>;
-  readonly #inFlight = new Map<string, Promise<Resolution>>();
-  readonly #ttlMs: number;
-  readonly #now: () => number;
-
-  constructor(ttlMs: number, max: number, now: () => number) {
-    this.#ttlMs = ttlMs;
-    this.#entries = new BoundedMap(Math.max(1, max));
-    this.#now = now;
-  }
-
-  /** The cached answer, without a lookup; undefined when none is fresh. */
-  peek(identifier: string): Resolution | undefined {
-    const hit = this.#entries.get(identifier);
-    if (hit === undefined) return undefined;
-    if (hit.until > this.#now()) return hit.value;
-    this.#entries.delete(identifier);
-    return undefined;
-  }
-
-  get(identifier: string, lookup: () => Promise<Resolution>): Promise<Resolution> {
-    const hit = this.peek(identifier);
-    if (hit !== undefined) return Promise.resolve(hit);
-    let pending = this.#inFlight.get(identifier);
-    if (pending === undefined) {
-      pending = lookup()
-        .then((value) => {
-          this.#put(identifier, value);
-          return value;
-        })
-        .finally(() => this.#inFlight.delete(identifier));
-      this.#inFlight.set(identifier, pending);
-    }
-    return pending;
-  }
-
-  #put(identifier: string, value: Resolution): void {
-    this.#entries.delete(identifier);
-    const ttl = value.uncertain ? Math.min(this.#ttlMs, UNCERTAIN_TTL_MS) : this.#ttlMs;
-    this.#entries.set(identifier, { value, until: this.#now() + ttl });
-  }
-
-  clear(): void {
-    this.#entries.clear();
+export class ResolutionCache extends AnswerCache<Resolution> {
+  constructor(ttlMs: number, max: number, now: () => number, unresolvedTtlMs = Math.min(ttlMs, 60_000)) {
+    super(max, (value) => (value.uncertain ? Math.min(ttlMs, unresolvedTtlMs) : ttlMs), now);
   }
 }

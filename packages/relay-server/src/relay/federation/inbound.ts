@@ -1,9 +1,11 @@
-import { relayChainWith, verifyMessage, verifyRelayChain } from '@wmp/jcs-signing';
+import { relayChainWith, verifyMessage, verifyRelayChain, WMP_SKEW_SECONDS } from '@wmp/jcs-signing';
 import {
   InvalidParamsError,
   InvalidRequestError,
   type JsonRpcNotification,
   NotAuthorizedError,
+  rfc3339,
+  TimestampInvalidError,
   WmpError,
 } from '@wmp/jsonrpc-envelope';
 import type { SessionRecord, WmpContext } from '@wmp/session';
@@ -20,9 +22,10 @@ type Wmp = Record<string, unknown>;
 /**
  * A `wmp.message.deliver` from a peer relay whose `wmp.sender` is one of the peer's users (DESIGN
  * §3, core §8.7.3): taken only when the peer is one (configured, or any relay in `open` mode),
- * the chain holds no hop of ours and at most 8 hops, its last entry is the peer's and every entry
- * verifies, the sender is not at home here, and the peer may speak for the sender (the sender's
- * own `wmp.signature`, the peer is the sender's resolved home, or the operator trusts the peer).
+ * the chain holds no hop of ours and at most 8 hops, every hop's time is within the message's
+ * life, its last entry is the peer's and every entry verifies, the sender is not registered here now, and the peer may speak for the sender (the
+ * sender's own `wmp.signature`, the peer is one of the sender's resolved homes, or the operator
+ * trusts the peer).
  * Then it is routed like any message, the sender, message id and content untouched, our signed
  * entry appended. Every refusal is a typed error and nothing is queued.
  */
@@ -64,9 +67,10 @@ async function accept(
     throw new InvalidParamsError({ reason: 'message_id required' });
   }
   checkChainShape(wmp.relay_chain, peerId, s.hop().relayId);
+  checkChainTimes(wmp.relay_chain as Wmp[], wmp.expires_at, s);
   const message = { jsonrpc: '2.0' as const, method: 'wmp.message.deliver', params };
   await verifyRelayChain(message, { lastRelayId: peerId });
-  await checkSenderBinding(s, federation, message, sender, peerOrigin);
+  await checkSenderBinding(federation, message, sender, peerOrigin);
   const recipients = recipientsOf(params, wmp);
   const now = s.now();
   const expiresAt = expiryOf(wmp.expires_at, s, now);
@@ -107,21 +111,45 @@ function checkChainShape(chain: unknown, peerId: string, ourId: string): void {
 }
 
 /**
- * No claims for identities at home here; and the peer speaks for the sender only as its trusted
- * peer, as its resolved home, or with the sender's own signature on the message.
+ * Every hop's `timestamp` within what the message's life allows: none later than now plus the
+ * skew (core §8.5.1), none earlier than the message's age limit plus the skew (a message waits in
+ * an outbox at most as long as it lives: our longest lifetime, or our default one for a message
+ * that names no `expires_at`), and each hop no earlier than the one before it. -31011 with
+ * `data.reason: relay_chain_timestamp` and the hop otherwise.
+ */
+function checkChainTimes(chain: readonly Wmp[], expiresAt: unknown, s: RelayServices): void {
+  const now = s.now();
+  const skew = WMP_SKEW_SECONDS * 1000;
+  const { maxMessageTtlSeconds, messageTtlSeconds } = s.config.timings;
+  const ageLimit = (expiresAt === undefined ? messageTtlSeconds : maxMessageTtlSeconds) * 1000;
+  let previous = Number.NEGATIVE_INFINITY;
+  chain.forEach((entry, hop) => {
+    const at = typeof entry.timestamp === 'string' ? Date.parse(entry.timestamp) : Number.NaN;
+    if (Number.isNaN(at) || at > now + skew || at < now - ageLimit - skew || at < previous - skew) {
+      throw new TimestampInvalidError({ reason: 'relay_chain_timestamp', hop, server_time: rfc3339(now) });
+    }
+    previous = at;
+  });
+}
+
+/**
+ * No claims for identities registered here now (on any node); and the peer speaks for the sender
+ * only as a trusted peer, as one of the relays the sender is homed at (a card naming several
+ * relays homes its owner at each: a forward from one of them is no spoof), or with the sender's own
+ * signature on the message.
  */
 async function checkSenderBinding(
-  s: RelayServices,
   federation: Federation,
   message: { jsonrpc: '2.0'; method: string; params: Record<string, unknown> },
   sender: string,
   peerOrigin: string,
 ): Promise<void> {
   if (typeof sender !== 'string') throw new InvalidParamsError({ reason: 'sender required' });
-  const home = await federation.resolve(sender);
-  const homedHere = s.presence.isOnline(sender) || (home.home === 'here' && home.source !== 'default');
-  if (homedHere) throw new NotAuthorizedError({ reason: 'sender_homed_here' });
-  if (peerOrigin !== '' && (federation.trusts(peerOrigin) || home.home === peerOrigin)) return;
+  if (await federation.registeredHere(sender)) throw new NotAuthorizedError({ reason: 'sender_homed_here' });
+  if (peerOrigin !== '') {
+    if (federation.trusts(peerOrigin)) return;
+    if ((await federation.resolve(sender)).relays.includes(peerOrigin)) return;
+  }
   if ((message.params.wmp as Wmp).signature === undefined) {
     throw new NotAuthorizedError({ reason: 'peer_may_not_speak_for_sender' });
   }

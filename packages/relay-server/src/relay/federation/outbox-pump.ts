@@ -15,6 +15,8 @@ export interface ForwardRefusal {
   readonly recipient: string;
   readonly messageId: string;
   readonly code: number;
+  /** The peer's `data` of its refusal (its `reason` says which case), or undefined. */
+  readonly data?: unknown;
 }
 
 export interface OutboxPumpOptions {
@@ -195,7 +197,7 @@ export class OutboxPump {
           // A JSON-RPC refusal is the peer's answer; anything else (closed, timed out) is a retry,
           // and so is "not a peer" (the peer may not have read our well-known yet).
           const final = typeof code === 'number' && !RETRYABLE.has(code) && data?.reason !== 'not_a_peer';
-          return { entry, recipient, messageId, code: final ? code : -1 };
+          return { entry, recipient, messageId, code: final ? code : -1, data };
         }
       }),
     );

@@ -2,7 +2,7 @@ import type { Keypair } from '@wmp/jcs-signing';
 import { Peer, WmpSession } from '@wmp/session';
 import { ReconnectPolicy } from '@wmp/transports';
 import { type BoundedFetchOptions, fetchJsonObject } from './bounded-fetch.js';
-import type { PeerEndpoints, PeerTransportFactory } from './federation-config.js';
+import { type PeerEndpoints, type PeerTransportFactory, relayOriginOf } from './federation-config.js';
 
 /** What a peer relay's well-known document says about it. */
 export interface PeerDocument {
@@ -12,11 +12,20 @@ export interface PeerDocument {
   readonly erds: Record<string, unknown> | undefined;
 }
 
-/** Reads the parts of a well-known document a peer link needs; undefined when it names no relay_id. */
-export function peerDocumentOf(doc: Record<string, unknown>): PeerDocument | undefined {
+/**
+ * Reads the parts of a well-known document a peer link needs; undefined when it names no relay_id.
+ * An endpoint whose origin may not be reached (`permits`: the guarded fetcher's rule) is left out.
+ */
+export function peerDocumentOf(
+  doc: Record<string, unknown>,
+  permits: (origin: string) => boolean,
+): PeerDocument | undefined {
   if (typeof doc.relay_id !== 'string' || !doc.relay_id.startsWith('did:')) return undefined;
   const endpoints = (doc.endpoints ?? {}) as Record<string, unknown>;
-  const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const text = (v: unknown) => {
+    const origin = typeof v === 'string' ? relayOriginOf(v) : undefined;
+    return origin !== undefined && permits(origin) ? (v as string) : undefined;
+  };
   const websocket = text(endpoints.websocket);
   const https = text(endpoints.https) ?? text(doc.relay);
   const erds = doc.erds;
@@ -33,7 +42,7 @@ export interface PeerLinkOptions {
   /** This relay's key: the link's session is this relay's `relay_id` (did:key). */
   readonly identity: Keypair;
   readonly transport: PeerTransportFactory;
-  readonly fetching: Omit<BoundedFetchOptions, 'body'>;
+  readonly fetching: Omit<BoundedFetchOptions, 'body'> & { readonly permits: (origin: string) => boolean };
   readonly reconnectInitialMs: number;
   readonly reconnectMaxMs: number;
   readonly requestTimeoutMs: number;
@@ -94,8 +103,10 @@ export class PeerLink {
   /** Reads the peer's well-known document (again); undefined when it cannot be read. */
   async refreshDocument(): Promise<PeerDocument | undefined> {
     try {
+      const { fetching } = this.#options;
       const doc = peerDocumentOf(
-        await fetchJsonObject(`${this.origin}/.well-known/wmp-configuration`, this.#options.fetching),
+        await fetchJsonObject(`${this.origin}/.well-known/wmp-configuration`, fetching),
+        fetching.permits,
       );
       if (doc !== undefined) this.#document = doc;
       return doc;

@@ -1,7 +1,7 @@
 import { b64urlEncode, sha256, utf8 } from '@wmp/jcs-signing';
 import { BoundedMap } from '@wmp/jsonrpc-envelope';
 import type { Logger } from '../logger.js';
-import type { MessageStatus, StatusNotifier, StatusParams } from '../statuses.js';
+import { type MessageStatus, type StatusNotifier, type StatusParams, statusDetailOf } from '../statuses.js';
 import type { FederationMetrics } from './federation-metrics.js';
 
 const STATUSES: ReadonlySet<string> = new Set<MessageStatus>(['queued', 'delivered', 'expired', 'dropped']);
@@ -79,17 +79,23 @@ export class PeerStatuses {
 
   /** A status a peer sent back over our link: to the sender it names, once for the whole relay. */
   async fromPeer(origin: string, params: Record<string, unknown>): Promise<void> {
-    const { sender, message_id, status, recipient, queued_until, reason } = params;
+    const { sender, message_id, status, recipient, queued_until, reason, data } = params;
     if (typeof sender !== 'string' || typeof message_id !== 'string' || !STATUSES.has(status as string)) {
       this.#deps.metrics.refusedIn('bad_status');
       return;
     }
+    // A downstream relay's refusal, passed on as it said it (a code and a reason token, nothing else).
+    const detail =
+      status === 'dropped' && data !== null && typeof data === 'object'
+        ? statusDetailOf((data as { code?: unknown }).code, data)
+        : undefined;
     const named: StatusParams = {
       message_id,
       status: status as MessageStatus,
       ...(typeof recipient === 'string' ? { recipient } : {}),
       ...(typeof queued_until === 'string' ? { queued_until } : {}),
       ...(typeof reason === 'string' ? { reason } : {}),
+      ...(detail ? { data: detail } : {}),
     };
     if (!(await this.#first(sender, named))) {
       this.#deps.metrics.statusDuplicate(origin);

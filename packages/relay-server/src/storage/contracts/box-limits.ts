@@ -3,14 +3,10 @@ import { checkCap } from './limits.js';
 
 /**
  * Validates a box configuration once, at construction: a bad cap is a startup error, not a runtime
- * one. The card stamp follows the stranger strength unless set itself.
+ * one.
  */
 export function checkBoxLimits(input: Partial<BoxLimits>): BoxLimits {
-  const limits: BoxLimits = {
-    ...DEFAULT_BOX_LIMITS,
-    cardStampBits: input.strangerBits ?? DEFAULT_BOX_LIMITS.strangerBits,
-    ...input,
-  };
+  const limits: BoxLimits = { ...DEFAULT_BOX_LIMITS, ...input };
   if (typeof limits.directory !== 'boolean') throw new RangeError('directory must be a boolean');
   for (const name of ['strangerBits', 'cardStampBits'] as const) {
     const bits = limits[name];

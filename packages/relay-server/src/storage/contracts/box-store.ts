@@ -62,7 +62,10 @@ export interface BoxLimits {
   readonly maxContacts: number;
   /** Most cards in the directory (DESIGN §7: bound the totals). */
   readonly maxCards: number;
-  /** Stamp bits the card of a key the box does not know needs (default: `strangerBits`). */
+  /**
+   * Stamp bits the card of a key the box does not know needs: an operator's opt-in (default 0, no
+   * stamp), since a card of the OHAN card format carries none.
+   */
   readonly cardStampBits: number;
   /** A card not posted again (refreshed) for this long expires. */
   readonly cardTtlSeconds: number;
@@ -77,7 +80,7 @@ export const DEFAULT_BOX_LIMITS: BoxLimits = Object.freeze({
   boxBytes: 1024 * 1024 * 1024,
   maxContacts: 10_000,
   maxCards: 100_000,
-  cardStampBits: 18,
+  cardStampBits: 0,
   cardTtlSeconds: 90 * 24 * 3600,
 });
 
@@ -121,6 +124,12 @@ export interface BoxStore {
    * from a key it does not know must carry a stamp of the stranger strength.
    */
   knows(key: string, now: number): Promise<boolean>;
+  /**
+   * Whether the box holds anything of `key`'s: what `knows` says, or an allow list of it. A signed
+   * request of a key it holds nothing of changes nothing when replayed (there is nothing to read,
+   * remove or stream back), so the box need not remember its nonce.
+   */
+  holdsAny(key: string, now: number): Promise<boolean>;
   /** Removes at most `batch` expired cards; returns how many. */
   sweepExpiredCards(now: number, batch: number): Promise<number>;
   /** Cards in the directory, O(1). */

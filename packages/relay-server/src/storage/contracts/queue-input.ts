@@ -10,6 +10,8 @@ export interface QueueRecord {
   readonly expiresAt: number;
   readonly bytes: number;
   readonly notify: boolean;
+  /** The part of a partitioned queue it belongs to (`appendToPart`), else undefined. */
+  readonly part?: string;
 }
 
 export function queueRecord(message: QueueMessageInput, options: AppendOptions): QueueRecord {
@@ -22,4 +24,14 @@ export function queueRecord(message: QueueMessageInput, options: AppendOptions):
   const bytes = options.bytes ?? utf8Length(body);
   if (!Number.isSafeInteger(bytes) || bytes < 0) throw new StoreInputError('bytes must be a non-negative integer');
   return { id, sender, body, expiresAt, bytes, notify: message.notify === true };
+}
+
+/** A message for a part of a partitioned queue (`appendToPart`), after the same checks. */
+export function partRecord(
+  message: QueueMessageInput,
+  options: AppendOptions & { readonly part: string },
+): QueueRecord {
+  const part = options?.part;
+  if (typeof part !== 'string' || part.length === 0) throw new StoreInputError('part must be a non-empty string');
+  return { ...queueRecord(message, options), part };
 }

@@ -23,6 +23,28 @@ export interface AppendOptions {
   readonly bytes?: number;
 }
 
+/**
+ * The caps of a partitioned queue as a whole (a peer relay's outbox: its parts are the remote
+ * recipients). Its parts are held to the store's own per-recipient limits, as if each were a
+ * recipient's queue here.
+ */
+export interface PartitionedQueueCaps {
+  /** Messages in the whole queue. */
+  readonly maxQueued: number;
+  /** Bytes in the whole queue. */
+  readonly maxBytes: number;
+  /** Messages one sender may have in the whole queue, every part together. */
+  readonly maxQueuedPerSender: number;
+  /** Bytes one sender may have in the whole queue, every part together. */
+  readonly maxBytesPerSender: number;
+}
+
+export interface PartAppendOptions extends AppendOptions {
+  /** The part of the queue the message belongs to (the outbox's remote recipient). */
+  readonly part: string;
+  readonly caps: PartitionedQueueCaps;
+}
+
 export type AppendResult =
   /** Appended now, at this position. */
   | { readonly status: 'queued'; readonly seq: number }
@@ -107,6 +129,20 @@ export interface QueueStore {
    * is answered `exists` even then.
    */
   append(recipient: string, message: QueueMessageInput, options: AppendOptions): Promise<AppendResult>;
+  /**
+   * Appends a message to one part of a partitioned queue (docs/federation-profile.md: a peer's
+   * outbox, partitioned by remote recipient), so that filling one part blocks only that part.
+   * Rejects with `RelayQueueFullError` (-31014) when the part would pass the store's
+   * per-recipient limits (`maxQueued`, `maxBytes`, and the sender's share of them:
+   * `maxQueuedPerSender`, `maxBytesPerSender`), the whole queue `options.caps` (its count and
+   * bytes, and the sender's totals across every part), or the store its `maxTotalBytes`; the checks
+   * and the insert are one atomic operation. Idempotent on `message.id` per queue, as `append`
+   * (a retry is `exists` even when full). Read, acknowledged and swept like any queue; a queue
+   * is appended to either by parts or with `append`, never both.
+   */
+  appendToPart(queue: string, message: QueueMessageInput, options: PartAppendOptions): Promise<AppendResult>;
+  /** Count and bytes queued in one part of a partitioned queue, O(1). */
+  partStats(queue: string, part: string): Promise<Totals>;
   /**
    * Up to `limit` messages after `cursor` in seq order: a seq, a message id (an id no longer
    * queued reads from the start: everything unacknowledged is replayed), or `undefined` for the

@@ -153,6 +153,10 @@ export class MemoryBoxStore implements BoxStore {
     return (this.#queues.get(key)?.count ?? 0) > 0 || (this.#senders.get(key)?.count ?? 0) > 0;
   }
 
+  async holdsAny(key: string, now: number): Promise<boolean> {
+    return this.#allow.has(key) || (await this.knows(key, now));
+  }
+
   async sweepExpiredCards(now: number, batch: number): Promise<number> {
     this.#open();
     let left = clampCount(batch, MAX_SWEEP_BATCH, 'batch');

@@ -8,11 +8,19 @@ import {
   MAX_RECIPIENTS_PER_CALL,
   MAX_SWEEP_BATCH,
 } from '../contracts/limits.js';
-import { type QueueRecord, queueRecord } from '../contracts/queue-input.js';
-import { checkQueueLimits, queueCapRefusal } from '../contracts/queue-limits.js';
+import { partRecord, type QueueRecord, queueRecord } from '../contracts/queue-input.js';
+import {
+  checkPartitionedCaps,
+  checkQueueLimits,
+  partCapRefusal,
+  partKey,
+  partKeys,
+  queueCapRefusal,
+} from '../contracts/queue-limits.js';
 import type {
   AppendOptions,
   AppendResult,
+  PartAppendOptions,
   QueuedMessage,
   QueueLimits,
   QueueMessageInput,
@@ -41,6 +49,8 @@ interface Queue {
   bytes: number;
   /** Each sender's part of this queue (a sender holds at most its share). */
   readonly senders: Map<string, Counter>;
+  /** A partitioned queue's parts and each sender's share of each (`partKeys`). */
+  readonly parts: Map<string, Counter>;
   /** By seq; Map order is seq order because seqs only grow. */
   readonly bySeq: Map<number, Row>;
   readonly byId: Map<string, Row>;
@@ -64,7 +74,7 @@ export class MemoryQueueStore implements QueueStore {
   async append(recipient: string, message: QueueMessageInput, options: AppendOptions): Promise<AppendResult> {
     this.#open();
     const record = queueRecord(message, options);
-    let queue = this.#queues.get(recipient);
+    const queue = this.#queues.get(recipient);
     const existing = queue?.byId.get(record.id);
     if (existing !== undefined) return { status: 'exists', seq: existing.seq };
     const counts = {
@@ -74,15 +84,46 @@ export class MemoryQueueStore implements QueueStore {
     };
     const full = queueCapRefusal(this.limits, counts, record.bytes);
     if (full !== undefined) throw new RelayQueueFullError(full);
+    return this.#insert(recipient, queue, record);
+  }
+
+  async appendToPart(queue: string, message: QueueMessageInput, options: PartAppendOptions): Promise<AppendResult> {
+    this.#open();
+    const record = partRecord(message, options);
+    const caps = checkPartitionedCaps(options.caps);
+    const q = this.#queues.get(queue);
+    const existing = q?.byId.get(record.id);
+    if (existing !== undefined) return { status: 'exists', seq: existing.seq };
+    const keys = partKeys(options.part, record.sender);
+    const counts = {
+      queue: { count: q?.bySeq.size ?? 0, bytes: q?.bytes ?? 0 },
+      sender: q?.senders.get(record.sender) ?? EMPTY_TOTALS,
+      part: q?.parts.get(keys.part) ?? EMPTY_TOTALS,
+      partSender: q?.parts.get(keys.partSender) ?? EMPTY_TOTALS,
+      total: this.#totals,
+    };
+    const full = partCapRefusal(this.limits, caps, counts, record.bytes);
+    if (full !== undefined) throw new RelayQueueFullError(full);
+    return this.#insert(queue, q, record);
+  }
+
+  async partStats(queue: string, part: string): Promise<Totals> {
+    this.#open();
+    const counter = this.#queues.get(queue)?.parts.get(partKey(part));
+    return counter === undefined ? EMPTY_TOTALS : { count: counter.count, bytes: counter.bytes };
+  }
+
+  #insert(recipient: string, known: Queue | undefined, record: QueueRecord): AppendResult {
+    let queue = known;
     if (queue === undefined) {
       // Kept after it empties: its nextSeq is what keeps seqs from being reused.
-      queue = { nextSeq: 1, bytes: 0, senders: new Map(), bySeq: new Map(), byId: new Map() };
+      queue = { nextSeq: 1, bytes: 0, senders: new Map(), parts: new Map(), bySeq: new Map(), byId: new Map() };
       this.#queues.set(recipient, queue);
     }
-    const sender = queue.senders.get(record.sender) ?? { count: 0, bytes: 0 };
-    queue.senders.set(record.sender, sender);
-    sender.count++;
-    sender.bytes += record.bytes;
+    for (const counter of countersOf(queue, record, true)) {
+      counter.count++;
+      counter.bytes += record.bytes;
+    }
     const row: Row = { ...record, recipient, seq: queue.nextSeq++, order: this.#order++, delivered: false };
     queue.bySeq.set(row.seq, row);
     queue.byId.set(row.id, row);
@@ -206,15 +247,38 @@ export class MemoryQueueStore implements QueueStore {
       queue.bySeq.delete(row.seq);
       queue.byId.delete(row.id);
       queue.bytes -= row.bytes;
-      const sender = queue.senders.get(row.sender)!;
-      sender.count--;
-      sender.bytes -= row.bytes;
-      if (sender.count === 0) queue.senders.delete(row.sender);
+      for (const counter of countersOf(queue, row, false)) {
+        counter.count--;
+        counter.bytes -= row.bytes;
+      }
+      if (queue.senders.get(row.sender)?.count === 0) queue.senders.delete(row.sender);
+      if (row.part !== undefined) {
+        const keys = partKeys(row.part, row.sender);
+        for (const key of [keys.part, keys.partSender]) if (queue.parts.get(key)?.count === 0) queue.parts.delete(key);
+      }
       this.#totals.count--;
       this.#totals.bytes -= row.bytes;
       return removal(row, row.delivered);
     });
   }
+}
+
+/** The counters a message counts in: its sender's part of the queue, and in a partitioned queue its part's two. */
+function countersOf(queue: Queue, record: QueueRecord, create: boolean): Counter[] {
+  const counter = (map: Map<string, Counter>, key: string): Counter => {
+    let c = map.get(key);
+    if (c === undefined) {
+      c = { count: 0, bytes: 0 };
+      if (create) map.set(key, c);
+    }
+    return c;
+  };
+  const counters = [counter(queue.senders, record.sender)];
+  if (record.part !== undefined) {
+    const keys = partKeys(record.part, record.sender);
+    counters.push(counter(queue.parts, keys.part), counter(queue.parts, keys.partSender));
+  }
+  return counters;
 }
 
 function removal(row: Row, delivered: boolean): QueueRemoval {

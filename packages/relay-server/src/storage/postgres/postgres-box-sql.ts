@@ -148,6 +148,13 @@ export const BOX_SQL = {
          OR EXISTS (SELECT 1 FROM ohan_recipients WHERE recipient = $1 AND count > 0)
          OR EXISTS (SELECT 1 FROM ohan_senders WHERE sender = $1 AND count > 0) AS known`,
   ),
+  holdsAny: statement(
+    'holds_any',
+    `SELECT EXISTS (SELECT 1 FROM ohan_cards WHERE key = $1 AND expires_at > $2::bigint)
+         OR EXISTS (SELECT 1 FROM ohan_recipients WHERE recipient = $1 AND count > 0)
+         OR EXISTS (SELECT 1 FROM ohan_senders WHERE sender = $1 AND count > 0)
+         OR EXISTS (SELECT 1 FROM ohan_allow WHERE recipient = $1) AS held`,
+  ),
   allow: statement('allow', 'SELECT contact FROM ohan_allow WHERE recipient = $1 ORDER BY position'),
   card: statement('card', 'SELECT body FROM ohan_cards WHERE key = $1 AND expires_at > $2::bigint'),
   cardCount: statement('card_count', 'SELECT count::float8 AS count FROM ohan_card_totals WHERE id = 1'),

@@ -24,6 +24,7 @@ import {
   type BoxWriterOptions,
   type BoxWriterStats,
 } from './postgres-box-writer.js';
+import { unavailable, writeFailure } from './postgres-failures.js';
 
 /** How the box's writer batches and waits (see `BoxWriterOptions`). */
 export type PostgresBoxStoreOptions = BoxWriterOptions;
@@ -197,6 +198,11 @@ export class PostgresBoxStore implements BoxStore {
     return (await this.#read<{ known: boolean }>(SQL.knows, [key, now]))[0]!.known;
   }
 
+  async holdsAny(key: string, now: number): Promise<boolean> {
+    this.#open();
+    return (await this.#read<{ held: boolean }>(SQL.holdsAny, [key, now]))[0]!.held;
+  }
+
   async sweepExpiredCards(now: number, batch: number): Promise<number> {
     this.#open();
     const n = clampCount(batch, MAX_SWEEP_BATCH, 'batch');
@@ -257,8 +263,12 @@ export class PostgresBoxStore implements BoxStore {
   }
 
   async #read<R>(query: BoxStatement, values: readonly unknown[]): Promise<R[]> {
-    const result = await this.#pool.query({ name: query.name, text: query.text, values: values as unknown[] });
-    return result.rows as R[];
+    try {
+      const result = await this.#pool.query({ name: query.name, text: query.text, values: values as unknown[] });
+      return result.rows as R[];
+    } catch (error) {
+      throw unavailable(error) ?? error;
+    }
   }
 
   /** A transaction of its own on a pooled connection (allow lists, cards): rolled back if `fn` throws. */
@@ -267,7 +277,7 @@ export class PostgresBoxStore implements BoxStore {
     try {
       client = await this.#pool.connect();
     } catch (error) {
-      throw new StoreWriteError(error);
+      throw writeFailure(error);
     }
     let broken: Error | undefined;
     try {
@@ -280,7 +290,7 @@ export class PostgresBoxStore implements BoxStore {
       await client.query('ROLLBACK').catch((e: Error) => {
         broken = e;
       });
-      throw error instanceof StoreWriteError ? error : new StoreWriteError(error);
+      throw error instanceof StoreWriteError ? error : writeFailure(error);
     } finally {
       client.release(broken);
     }

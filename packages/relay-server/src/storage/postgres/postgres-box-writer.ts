@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { StoreClosedError, StoreWriteError } from '../errors.js';
+import { writeFailure } from './postgres-failures.js';
 
 /** Most operations in one transaction (DESIGN §6). */
 export const MAX_BOX_BATCH = 100;
@@ -202,7 +203,7 @@ export class BoxWriter {
             fast = false;
           } else if (failed < todo.length) {
             this.#stats.refused++;
-            todo[failed]!.reject(failure instanceof StoreWriteError ? failure : new StoreWriteError(failure));
+            todo[failed]!.reject(failure instanceof StoreWriteError ? failure : writeFailure(failure));
             todo = todo.filter((_, i) => i !== failed);
           } else {
             throw failure;
@@ -229,7 +230,7 @@ export class BoxWriter {
 
   #fail(batch: readonly Pending[], error: unknown): void {
     this.#stats.failures++;
-    const failure = new StoreWriteError(error);
+    const failure = writeFailure(error);
     for (const item of batch) item.reject(failure);
   }
 }

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { StoreClosedError, StoreInputError, StoreSchemaError, StoreUnavailableError } from '../errors.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations/index.js';
+import { unavailable } from './postgres-failures.js';
 import { MAX_WRITE_BATCH, PostgresWriter, type WriterStats } from './postgres-writer.js';
 import { advisoryKey } from './write-locks.js';
 
@@ -33,20 +34,6 @@ const types = {
 
 /** Advisory lock (session level) held while migrations run: N nodes starting at once migrate once. */
 const MIGRATION_LOCK = advisoryKey('wmp-relay:migrate');
-
-/** The StoreUnavailableError for a failure to connect or to run a read, or undefined when it is no such failure. */
-export function unavailable(error: unknown): StoreUnavailableError | undefined {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  if (code === '28P01' || code === '28000') return new StoreUnavailableError('credentials', error);
-  if (code === '3D000') return new StoreUnavailableError('no_database', error);
-  if (typeof code === 'string' && /^(08|57P0[123])/.test(code)) return new StoreUnavailableError('unreachable', error);
-  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return new StoreUnavailableError('unreachable', error); // ECONNREFUSED...
-  const message = error instanceof Error ? error.message : '';
-  if (/Connection terminated|connection timeout|timeout exceeded when trying to connect|not queryable/i.test(message)) {
-    return new StoreUnavailableError('unreachable', error);
-  }
-  return undefined;
-}
 
 /**
  * One node's handle on the relay's PostgreSQL database: a `Pool` for reads, one dedicated writer

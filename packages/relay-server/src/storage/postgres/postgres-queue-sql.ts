@@ -23,9 +23,11 @@ export interface RemovedRow {
   bytes: number;
   delivered: boolean;
   notify: boolean;
+  /** The part of a partitioned queue it was in, or null. */
+  part: string | null;
 }
 
-const REMOVED = 'recipient, seq, message_id, sender, bytes, delivered, notify';
+const REMOVED = 'recipient, seq, message_id, sender, bytes, delivered, notify, part';
 
 export const QUEUE_SQL = {
   seqOf: 'SELECT seq FROM wmp_messages WHERE recipient = $1 AND message_id = $2',
@@ -35,13 +37,16 @@ export const QUEUE_SQL = {
   totals: `SELECT count, bytes FROM wmp_totals WHERE name = '${QUEUE_TOTALS}'`,
   undelivered: `SELECT count(*) AS n FROM wmp_messages
                 WHERE recipient = $1 AND NOT delivered AND expires_at > $2 AND sender <> $3`,
-  senders: `SELECT s.recipient, s.sender, s.count, s.bytes FROM wmp_queue_senders AS s
+  senders: `SELECT s.recipient, s.sender AS key, s.count, s.bytes FROM wmp_queue_senders AS s
             JOIN unnest($1::text[], $2::text[]) AS u(r, x) ON s.recipient = u.r AND s.sender = u.x`,
+  parts: `SELECT p.recipient, p.part AS key, p.count, p.bytes FROM wmp_queue_parts AS p
+          JOIN unnest($1::text[], $2::text[]) AS u(r, x) ON p.recipient = u.r AND p.part = u.x`,
+  partStats: 'SELECT count, bytes FROM wmp_queue_parts WHERE recipient = $1 AND part = $2',
   existing: `SELECT m.recipient, m.message_id, m.seq FROM wmp_messages AS m
              JOIN unnest($1::text[], $2::text[]) AS u(r, id) ON m.recipient = u.r AND m.message_id = u.id`,
-  insert: `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, notify, body)
+  insert: `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, notify, body, part)
            SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
-                                $7::boolean[], $8::text[])`,
+                                $7::boolean[], $8::text[], $9::text[])`,
   // A pair named twice is deleted (and returned) once.
   deleteIds: `DELETE FROM wmp_messages AS m USING unnest($1::text[], $2::text[]) AS u(r, id)
               WHERE m.recipient = u.r AND m.message_id = u.id RETURNING ${REMOVED.replace(/(\w+)/g, 'm.$1')}`,
@@ -77,4 +82,9 @@ export const QUEUE_SQL = {
   // A sender with nothing left in a queue has no row: the table stays as small as the queues.
   dropSenders: `DELETE FROM wmp_queue_senders AS s USING unnest($1::text[], $2::text[]) AS u(r, x)
                 WHERE s.recipient = u.r AND s.sender = u.x AND s.count <= 0`,
+  addParts: `INSERT INTO wmp_queue_parts AS p (recipient, part, count, bytes)
+             SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
+             ON CONFLICT (recipient, part) DO UPDATE SET count = p.count + excluded.count, bytes = p.bytes + excluded.bytes`,
+  dropParts: `DELETE FROM wmp_queue_parts AS p USING unnest($1::text[], $2::text[]) AS u(r, x)
+              WHERE p.recipient = u.r AND p.part = u.x AND p.count <= 0`,
 } as const;

@@ -1,10 +1,19 @@
 import type pg from 'pg';
 import { checkIds, checkSeq, checkSeqs, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
-import { type QueueRecord, queueRecord } from '../contracts/queue-input.js';
-import { checkQueueLimits, queueCapRefusal } from '../contracts/queue-limits.js';
+import { partRecord, type QueueRecord, queueRecord } from '../contracts/queue-input.js';
+import {
+  checkPartitionedCaps,
+  checkQueueLimits,
+  partCapRefusal,
+  partKey,
+  partKeys,
+  queueCapRefusal,
+} from '../contracts/queue-limits.js';
 import type {
   AppendOptions,
   AppendResult,
+  PartAppendOptions,
+  PartitionedQueueCaps,
   QueuedMessage,
   QueueLimits,
   QueueMessageInput,
@@ -24,6 +33,8 @@ import type { WriteTx } from './write-tx.js';
 interface AppendItem {
   readonly recipient: string;
   readonly record: QueueRecord;
+  /** An append to a part of a partitioned queue: the queue's caps (`appendToPart`). */
+  readonly caps?: PartitionedQueueCaps;
 }
 
 interface IdsItem {
@@ -75,21 +86,29 @@ function distribute<I, R>(
 interface AppendReads {
   readonly existing: Promise<pg.QueryResult<{ recipient: string; message_id: string; seq: number }>>;
   readonly senders: Promise<void>;
+  readonly parts: Promise<void>;
 }
 
-/** What an append batch reads, sent with the batch's locks: ids already queued, and the sender parts. */
+/** What an append batch reads, sent with the batch's locks: ids already queued, the sender parts, the queue parts. */
 function appendReads(tx: WriteTx, items: readonly AppendItem[]): AppendReads {
+  const state = tx.state(QUEUE_TX);
+  const partPairs = items.flatMap((i) => {
+    if (i.record.part === undefined) return [];
+    const keys = partKeys(i.record.part, i.record.sender);
+    return [[i.recipient, keys.part] as const, [i.recipient, keys.partSender] as const];
+  });
   return {
     existing: tx.query(
       SQL.existing,
       [items.map((i) => i.recipient), items.map((i) => i.record.id)],
       'wmp_queue_existing',
     ),
-    senders: tx.state(QUEUE_TX).loadSenders(items.map((i) => [i.recipient, i.record.sender] as const)),
+    senders: state.loadSenders(items.map((i) => [i.recipient, i.record.sender] as const)),
+    parts: state.loadParts(partPairs),
   };
 }
 
-type MarkedRow = Omit<RemovedRow, 'bytes' | 'delivered'>;
+type MarkedRow = Omit<RemovedRow, 'bytes' | 'delivered' | 'part'>;
 
 function markAll(items: readonly SeqsItem[], rows: readonly MarkedRow[]): Settled<QueueRemoval[]>[] {
   const mine = distribute(
@@ -100,7 +119,7 @@ function markAll(items: readonly SeqsItem[], rows: readonly MarkedRow[]): Settle
   );
   return mine.map((list) => ({
     ok: true,
-    value: list.map((row) => removal({ ...row, bytes: 0, delivered: false })).sort(bySeq),
+    value: list.map((row) => removal({ ...row, bytes: 0, delivered: false, part: null })).sort(bySeq),
   }));
 }
 
@@ -159,6 +178,19 @@ export class PostgresQueueStore implements QueueStore {
     this.#open();
     const record = queueRecord(message, options);
     return this.#db.writer.group(this.#append, { recipient, record }, { queues: [recipient] });
+  }
+
+  async appendToPart(queue: string, message: QueueMessageInput, options: PartAppendOptions): Promise<AppendResult> {
+    this.#open();
+    const record = partRecord(message, options);
+    const caps = checkPartitionedCaps(options.caps);
+    return this.#db.writer.group(this.#append, { recipient: queue, record, caps }, { queues: [queue] });
+  }
+
+  async partStats(queue: string, part: string): Promise<Totals> {
+    this.#open();
+    const rows = await this.#db.read<Totals>(SQL.partStats, [queue, partKey(part)], 'wmp_queue_part_stats');
+    return rows[0] === undefined ? { ...EMPTY_TOTALS } : { count: rows[0].count, bytes: rows[0].bytes };
   }
 
   async after(recipient: string, cursor: number | string | undefined, limit: number, now?: number): Promise<QueuePage> {
@@ -273,12 +305,18 @@ export class PostgresQueueStore implements QueueStore {
   /** Every append of a batch: the reads came with the locks; the decisions in memory; one INSERT, not waited for. */
   async #appendAll(tx: WriteTx, items: readonly AppendItem[], reads: AppendReads): Promise<Settled<AppendResult>[]> {
     const state = tx.state(QUEUE_TX);
-    const [totals, existing] = await Promise.all([tx.totals(), reads.existing, reads.senders]);
+    const [totals, existing] = await Promise.all([tx.totals(), reads.existing, reads.senders, reads.parts]);
     const seqOf = new Map(existing.rows.map((r) => [pairKey(r.recipient, r.message_id), r.seq]));
     const rows = { r: [] as string[], seq: [] as number[], id: [] as string[], sender: [] as string[] };
-    const more = { expires: [] as number[], bytes: [] as number[], notify: [] as boolean[], body: [] as string[] };
+    const more = {
+      expires: [] as number[],
+      bytes: [] as number[],
+      notify: [] as boolean[],
+      body: [] as string[],
+      part: [] as (string | null)[],
+    };
     const outcomes: Settled<AppendResult>[] = [];
-    for (const { recipient, record } of items) {
+    for (const { recipient, record, caps } of items) {
       const key = pairKey(recipient, record.id);
       // A retry of a queued message is answered even when the queue is full.
       const known = seqOf.get(key);
@@ -289,7 +327,14 @@ export class PostgresQueueStore implements QueueStore {
       const queue = state.queue(recipient);
       const total = totals.get(TOTALS);
       const counts = { queue, sender: state.sender(recipient, record.sender), total };
-      const full = queueCapRefusal(this.limits, counts, record.bytes);
+      let full: ReturnType<typeof queueCapRefusal>;
+      if (caps === undefined || record.part === undefined) full = queueCapRefusal(this.limits, counts, record.bytes);
+      else {
+        const keys = partKeys(record.part, record.sender);
+        const part = state.part(recipient, keys.part);
+        const partSender = state.part(recipient, keys.partSender);
+        full = partCapRefusal(this.limits, caps, { ...counts, part, partSender }, record.bytes);
+      }
       if (full !== undefined) {
         outcomes.push({ ok: false, error: new RelayQueueFullError(full) });
         continue;
@@ -304,7 +349,7 @@ export class PostgresQueueStore implements QueueStore {
         fits: true,
       });
       const seq = queue.nextSeq;
-      state.added(recipient, record.sender, record.bytes);
+      state.added(recipient, record.sender, record.bytes, record.part);
       totals.add(TOTALS, 1, record.bytes);
       seqOf.set(key, seq);
       rows.r.push(recipient);
@@ -315,12 +360,13 @@ export class PostgresQueueStore implements QueueStore {
       more.bytes.push(record.bytes);
       more.notify.push(record.notify);
       more.body.push(record.body);
+      more.part.push(record.part ?? null);
       outcomes.push({ ok: true, value: { status: 'queued', seq } });
     }
     if (rows.r.length > 0) {
       tx.send(
         SQL.insert,
-        [rows.r, rows.seq, rows.id, rows.sender, more.expires, more.bytes, more.notify, more.body],
+        [rows.r, rows.seq, rows.id, rows.sender, more.expires, more.bytes, more.notify, more.body, more.part],
         'wmp_queue_insert',
       );
     }

@@ -1,4 +1,5 @@
-import { StoreClosedError, StoreWriteError } from '../errors.js';
+import { StoreClosedError } from '../errors.js';
+import { writeFailure } from './postgres-failures.js';
 import { isConnectionError, isRetryable, STALE_TOTALS, sqlState } from './postgres-sqlstate.js';
 import { Connection, type WriterConnectionOptions } from './write-connection.js';
 import { LOCK_KINDS, type LockKind, type Locks } from './write-locks.js';
@@ -191,7 +192,7 @@ export class PostgresWriter {
         result = await this.#attempt(batch, units, isolated, strict);
       } catch (error) {
         this.#stats.failures++;
-        const failure = new StoreWriteError(error);
+        const failure = writeFailure(error);
         return batch.map(() => ({ ok: false, error: failure }));
       }
       if (Array.isArray(result)) {
@@ -204,7 +205,7 @@ export class PostgresWriter {
       else lastError = result.cause;
     }
     this.#stats.failures++;
-    const failure = new StoreWriteError(lastError ?? new Error('transaction retried too often'));
+    const failure = writeFailure(lastError ?? new Error('transaction retried too often'));
     return batch.map(() => ({ ok: false, error: failure }));
   }
 

@@ -1,6 +1,6 @@
 // The operations of a write batch and how one unit of them runs in a transaction (savepoints,
 // set-based groups), apart from the writer that queues and retries batches.
-import { StoreWriteError } from '../errors.js';
+import { writeFailure } from './postgres-failures.js';
 import { isConnectionError, isRetryable } from './postgres-sqlstate.js';
 import type { Locks } from './write-locks.js';
 import type { Failure, WriteTx } from './write-tx.js';
@@ -156,7 +156,7 @@ async function inSavepoint<T>(tx: WriteTx, fn: () => Promise<T>): Promise<Settle
   tx.send('RELEASE SAVEPOINT op');
   tx.clearFailure();
   // A statement of this operation failed: that is a write error of its own (the driver's error is the cause).
-  return failure !== undefined ? { ok: false, error: new StoreWriteError(failure.error) } : outcome;
+  return failure !== undefined ? { ok: false, error: writeFailure(failure.error) } : outcome;
 }
 
 export function itemsOf(batch: readonly Pending[], unit: Unit): unknown[] {

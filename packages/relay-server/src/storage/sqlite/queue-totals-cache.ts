@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { partKeys } from '../contracts/queue-limits.js';
 
 /** A recipient's queue row: next seq, count and bytes queued. */
 export interface QueueCounter {
@@ -10,6 +11,14 @@ export interface QueueCounter {
 interface Counter {
   count: number;
   bytes: number;
+}
+
+/** What a removal takes out of the counts: a deleted row's recipient, sender, bytes and part (or null). */
+export interface RemovedCounts {
+  readonly recipient: string;
+  readonly sender: string;
+  readonly bytes: number;
+  readonly part: string | null;
 }
 
 /** Recipient rows kept between transactions; past it the earliest loaded go (dirty rows always stay). */
@@ -26,16 +35,66 @@ function statements(db: BetterSqlite3.Database) {
        ON CONFLICT (recipient) DO UPDATE SET next_seq = excluded.next_seq, count = excluded.count, bytes = excluded.bytes`,
     ),
     putTotal: db.prepare("UPDATE totals SET count = ?, bytes = ? WHERE name = 'wmp_queue'"),
-    sender: db.prepare<[string, string], Counter>(
-      'SELECT count, bytes FROM wmp_queue_senders WHERE recipient = ? AND sender = ?',
-    ),
-    putSender: db.prepare(
-      `INSERT INTO wmp_queue_senders (recipient, sender, count, bytes) VALUES (?, ?, ?, ?)
-       ON CONFLICT (recipient, sender) DO UPDATE SET count = excluded.count, bytes = excluded.bytes`,
-    ),
-    // A sender with nothing left in a queue has no row: the table stays as small as the queues.
-    deleteSender: db.prepare('DELETE FROM wmp_queue_senders WHERE recipient = ? AND sender = ?'),
   };
+}
+
+/**
+ * Counter rows of one table keyed by (recipient, key): each sender's part of a queue
+ * (`wmp_queue_senders`), or a partitioned queue's parts and each sender's share of them
+ * (`wmp_queue_parts`). Read on first use, changed here, written once per transaction; a row
+ * that reaches zero is deleted (the tables stay as small as the queues).
+ */
+class KeyedCounters {
+  readonly #get: BetterSqlite3.Statement<[string, string], Counter>;
+  readonly #put: BetterSqlite3.Statement;
+  readonly #delete: BetterSqlite3.Statement;
+  readonly #rows = new Map<string, Counter & { readonly recipient: string; readonly key: string }>();
+  readonly #dirty = new Set<string>();
+
+  constructor(db: BetterSqlite3.Database, table: 'wmp_queue_senders' | 'wmp_queue_parts', column: 'sender' | 'part') {
+    this.#get = db.prepare(`SELECT count, bytes FROM ${table} WHERE recipient = ? AND ${column} = ?`);
+    this.#put = db.prepare(
+      `INSERT INTO ${table} (recipient, ${column}, count, bytes) VALUES (?, ?, ?, ?)
+       ON CONFLICT (recipient, ${column}) DO UPDATE SET count = excluded.count, bytes = excluded.bytes`,
+    );
+    this.#delete = db.prepare(`DELETE FROM ${table} WHERE recipient = ? AND ${column} = ?`);
+  }
+
+  /** The row as of this point of the transaction (read from the file on first use). */
+  get(recipient: string, key: string): Counter {
+    const id = `${recipient}\n${key}`;
+    let c = this.#rows.get(id);
+    if (c === undefined) {
+      const row = this.#get.get(recipient, key);
+      c = { recipient, key, count: row?.count ?? 0, bytes: row?.bytes ?? 0 };
+      this.#rows.set(id, c);
+    }
+    return c;
+  }
+
+  /** Changes a row `get` read before (memory only: cannot fail). */
+  add(recipient: string, key: string, count: number, bytes: number): void {
+    const id = `${recipient}\n${key}`;
+    const c = this.#rows.get(id)!;
+    c.count += count;
+    c.bytes += bytes;
+    this.#dirty.add(id);
+  }
+
+  write(): void {
+    for (const id of this.#dirty) {
+      const c = this.#rows.get(id)!;
+      if (c.count === 0) this.#delete.run(c.recipient, c.key);
+      else this.#put.run(c.recipient, c.key, c.count, c.bytes);
+    }
+    this.#dirty.clear();
+    trim(this.#rows);
+  }
+
+  clear(): void {
+    this.#rows.clear();
+    this.#dirty.clear();
+  }
 }
 
 /**
@@ -50,15 +109,18 @@ function statements(db: BetterSqlite3.Database) {
 export class QueueTotalsCache {
   readonly #s: ReturnType<typeof statements>;
   readonly #queues = new Map<string, QueueCounter>();
-  /** `recipient \n sender` -> that sender's part of the recipient's queue. */
-  readonly #senders = new Map<string, Counter & { readonly recipient: string; readonly sender: string }>();
+  /** Each sender's part of each recipient's queue. */
+  readonly #senders: KeyedCounters;
+  /** The parts of partitioned queues, and each sender's share of each (`partKeys`). */
+  readonly #parts: KeyedCounters;
   #total: Counter | undefined;
   readonly #dirty = new Set<string>();
-  readonly #dirtySenders = new Set<string>();
   #dirtyTotal = false;
 
   constructor(db: BetterSqlite3.Database) {
     this.#s = statements(db);
+    this.#senders = new KeyedCounters(db, 'wmp_queue_senders', 'sender');
+    this.#parts = new KeyedCounters(db, 'wmp_queue_parts', 'part');
   }
 
   /** The recipient's row as of this point of the transaction (read from the file on first use). */
@@ -74,14 +136,12 @@ export class QueueTotalsCache {
 
   /** One sender's part of one recipient's queue as of this point of the transaction. */
   sender(recipient: string, sender: string): Readonly<Counter> {
-    const key = `${recipient}\n${sender}`;
-    let c = this.#senders.get(key);
-    if (c === undefined) {
-      const row = this.#s.sender.get(recipient, sender);
-      c = { recipient, sender, count: row?.count ?? 0, bytes: row?.bytes ?? 0 };
-      this.#senders.set(key, c);
-    }
-    return c;
+    return this.#senders.get(recipient, sender);
+  }
+
+  /** A part's counter of a partitioned queue (a key of `partKeys`) as of this point of the transaction. */
+  part(recipient: string, key: string): Readonly<Counter> {
+    return this.#parts.get(recipient, key);
   }
 
   /** The whole store's totals as of this point of the transaction. */
@@ -92,16 +152,18 @@ export class QueueTotalsCache {
 
   /**
    * Counts a message just stored at the recipient's next seq, and moves the next seq on. Call
-   * `queue` and `total` before the insert: this then only changes memory and cannot fail.
+   * `queue`, `sender`, `total` (and `part` for both keys of a part) before the insert: this then
+   * only changes memory and cannot fail.
    */
-  added(recipient: string, sender: string, bytes: number): void {
+  added(recipient: string, sender: string, bytes: number, part?: string): void {
     const q = this.#queues.get(recipient)!;
     const total = this.#total!;
-    const key = `${recipient}\n${sender}`;
-    const part = this.#senders.get(key)!;
-    part.count++;
-    part.bytes += bytes;
-    this.#dirtySenders.add(key);
+    this.#senders.add(recipient, sender, 1, bytes);
+    if (part !== undefined) {
+      const keys = partKeys(part, sender);
+      this.#parts.add(recipient, keys.part, 1, bytes);
+      this.#parts.add(recipient, keys.partSender, 1, bytes);
+    }
     q.nextSeq++;
     q.count++;
     q.bytes += bytes;
@@ -118,16 +180,23 @@ export class QueueTotalsCache {
    * failed read changes nothing here; such a failure is an I/O error, on which SQLite rolls the
    * transaction back and the writer rejects the whole batch.
    */
-  removed(rows: readonly { readonly recipient: string; readonly sender: string; readonly bytes: number }[]): void {
+  removed(rows: readonly RemovedCounts[]): void {
     if (rows.length === 0) return;
-    for (const row of rows) this.sender(row.recipient, row.sender);
+    for (const row of rows) {
+      this.sender(row.recipient, row.sender);
+      if (row.part === null) continue;
+      const keys = partKeys(row.part, row.sender);
+      this.part(row.recipient, keys.part);
+      this.part(row.recipient, keys.partSender);
+    }
     const total = this.#total!;
     for (const row of rows) {
-      const key = `${row.recipient}\n${row.sender}`;
-      const part = this.#senders.get(key)!;
-      part.count--;
-      part.bytes -= row.bytes;
-      this.#dirtySenders.add(key);
+      this.#senders.add(row.recipient, row.sender, -1, -row.bytes);
+      if (row.part !== null) {
+        const keys = partKeys(row.part, row.sender);
+        this.#parts.add(row.recipient, keys.part, -1, -row.bytes);
+        this.#parts.add(row.recipient, keys.partSender, -1, -row.bytes);
+      }
       const q = this.#queues.get(row.recipient)!;
       q.count--;
       q.bytes -= row.bytes;
@@ -144,26 +213,21 @@ export class QueueTotalsCache {
       const q = this.#queues.get(recipient)!;
       this.#s.putQueue.run(recipient, q.nextSeq, q.count, q.bytes);
     }
-    for (const key of this.#dirtySenders) {
-      const c = this.#senders.get(key)!;
-      if (c.count === 0) this.#s.deleteSender.run(c.recipient, c.sender);
-      else this.#s.putSender.run(c.recipient, c.sender, c.count, c.bytes);
-    }
+    this.#senders.write();
+    this.#parts.write();
     if (this.#dirtyTotal) this.#s.putTotal.run(this.#total!.count, this.#total!.bytes);
     this.#dirty.clear();
-    this.#dirtySenders.clear();
     this.#dirtyTotal = false;
     trim(this.#queues);
-    trim(this.#senders);
   }
 
   /** Forgets everything, written or not: the transaction rolled back, the file is the truth. */
   clear(): void {
     this.#queues.clear();
     this.#senders.clear();
+    this.#parts.clear();
     this.#total = undefined;
     this.#dirty.clear();
-    this.#dirtySenders.clear();
     this.#dirtyTotal = false;
   }
 }

@@ -57,6 +57,7 @@ export interface BoxStatements {
   readonly cardCount: BetterSqlite3.Statement<[], number>;
   readonly addCards: BetterSqlite3.Statement;
   readonly knows: BetterSqlite3.Statement<[string, number, string, string], number>;
+  readonly holdsAny: BetterSqlite3.Statement<[string, number, string, string, string], number>;
   readonly expiredCards: BetterSqlite3.Statement<[number, number]>;
 }
 
@@ -149,6 +150,14 @@ export function boxStatements(db: BetterSqlite3.Database): BoxStatements {
         `SELECT EXISTS (SELECT 1 FROM ohan_cards WHERE key = ? AND expires_at > ?)
          OR EXISTS (SELECT 1 FROM ohan_recipients WHERE recipient = ? AND count > 0)
          OR EXISTS (SELECT 1 FROM ohan_senders WHERE sender = ? AND count > 0)`,
+      )
+      .pluck(),
+    holdsAny: db
+      .prepare<[string, number, string, string, string], number>(
+        `SELECT EXISTS (SELECT 1 FROM ohan_cards WHERE key = ? AND expires_at > ?)
+         OR EXISTS (SELECT 1 FROM ohan_recipients WHERE recipient = ? AND count > 0)
+         OR EXISTS (SELECT 1 FROM ohan_senders WHERE sender = ? AND count > 0)
+         OR EXISTS (SELECT 1 FROM ohan_allow WHERE recipient = ?)`,
       )
       .pluck(),
     expiredCards: db.prepare<[number, number]>(

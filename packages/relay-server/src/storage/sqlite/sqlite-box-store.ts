@@ -210,6 +210,11 @@ export class SqliteBoxStore implements BoxStore {
     return this.#s.knows.get(key, now, key, key) === 1;
   }
 
+  async holdsAny(key: string, now: number): Promise<boolean> {
+    this.#open();
+    return this.#s.holdsAny.get(key, now, key, key, key) === 1;
+  }
+
   async sweepExpiredCards(now: number, batch: number): Promise<number> {
     this.#open();
     const n = clampCount(batch, MAX_SWEEP_BATCH, 'batch');

@@ -9,11 +9,20 @@ import {
   MAX_RECIPIENTS_PER_CALL,
   MAX_SWEEP_BATCH,
 } from '../contracts/limits.js';
-import { type QueueRecord, queueRecord } from '../contracts/queue-input.js';
-import { checkQueueLimits, queueCapRefusal } from '../contracts/queue-limits.js';
+import { partRecord, type QueueRecord, queueRecord } from '../contracts/queue-input.js';
+import {
+  checkPartitionedCaps,
+  checkQueueLimits,
+  partCapRefusal,
+  partKey,
+  partKeys,
+  queueCapRefusal,
+} from '../contracts/queue-limits.js';
 import type {
   AppendOptions,
   AppendResult,
+  PartAppendOptions,
+  PartitionedQueueCaps,
   QueuedMessage,
   QueueLimits,
   QueueMessageInput,
@@ -46,7 +55,11 @@ interface RemovedRow {
   bytes: number;
   delivered: number;
   notify: number;
+  part: string | null;
 }
+
+/** What a removal returns: enough for its status, and for the counts it takes out. */
+const REMOVED = 'recipient, seq, message_id, sender, bytes, delivered, notify, part';
 
 function statements(db: BetterSqlite3.Database) {
   return {
@@ -64,37 +77,39 @@ function statements(db: BetterSqlite3.Database) {
     // A retry (same id) is a no-op found by the UNIQUE constraint, not by a SELECT first; a clash
     // on (recipient, seq) is not covered and throws, so a wrong seq can never pass silently.
     insert: db.prepare(
-      `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body, notify)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
+      `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body, notify, part)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
     ),
     totals: db.prepare<[], Totals>("SELECT count, bytes FROM totals WHERE name = 'wmp_queue'"),
+    part: db.prepare<[string, string], Totals>(
+      'SELECT count, bytes FROM wmp_queue_parts WHERE recipient = ? AND part = ?',
+    ),
     page: db.prepare<[string, number, number, number], MessageRow>(
       `SELECT recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify FROM wmp_messages
        WHERE recipient = ? AND seq > ? AND expires_at > ? ORDER BY seq LIMIT ?`,
     ),
     deleteId: db.prepare<[string, string], RemovedRow>(
       `DELETE FROM wmp_messages WHERE recipient = ? AND message_id = ?
-       RETURNING recipient, seq, message_id, sender, bytes, delivered, notify`,
+       RETURNING ${REMOVED}`,
     ),
     // Several ids in one statement (a JSON array), so that an ack writes once and is atomic alone.
     deleteIds: db.prepare<[string, string], RemovedRow>(
       `DELETE FROM wmp_messages WHERE recipient = ? AND message_id IN (SELECT value FROM json_each(?))
-       RETURNING recipient, seq, message_id, sender, bytes, delivered, notify`,
+       RETURNING ${REMOVED}`,
     ),
     deleteThrough: db.prepare<[string, number], RemovedRow>(
       `DELETE FROM wmp_messages WHERE recipient = ? AND seq <= ?
-       RETURNING recipient, seq, message_id, sender, bytes, delivered, notify`,
+       RETURNING ${REMOVED}`,
     ),
     expired: db.prepare<[number, number], RemovedRow & { rowid: number }>(
-      `SELECT rowid, recipient, seq, message_id, sender, bytes, delivered, notify FROM wmp_messages
-       WHERE expires_at <= ? ORDER BY expires_at, rowid LIMIT ?`,
+      `SELECT rowid, ${REMOVED} FROM wmp_messages WHERE expires_at <= ? ORDER BY expires_at, rowid LIMIT ?`,
     ),
     deleteRow: db.prepare('DELETE FROM wmp_messages WHERE rowid = ?'),
     // Only rows not marked yet come back: each sender hears `delivered` once.
     markDelivered: db.prepare<[string, string], RemovedRow>(
       `UPDATE wmp_messages SET delivered = 1
        WHERE recipient = ? AND seq IN (SELECT value FROM json_each(?)) AND delivered = 0
-       RETURNING recipient, seq, message_id, sender, bytes, delivered, notify`,
+       RETURNING ${REMOVED}`,
     ),
     undelivered: db
       .prepare<[string, number, string], number>(
@@ -139,6 +154,18 @@ export class SqliteQueueStore implements QueueStore {
     this.#open();
     const record = queueRecord(message, options);
     return this.#writer.runAtomic(() => this.#append(recipient, record));
+  }
+
+  async appendToPart(queue: string, message: QueueMessageInput, options: PartAppendOptions): Promise<AppendResult> {
+    this.#open();
+    const record = partRecord(message, options);
+    const caps = checkPartitionedCaps(options.caps);
+    return this.#writer.runAtomic(() => this.#append(queue, record, caps));
+  }
+
+  async partStats(queue: string, part: string): Promise<Totals> {
+    this.#open();
+    return { ...(this.#s.part.get(queue, partKey(part)) ?? EMPTY_TOTALS) };
   }
 
   async after(recipient: string, cursor: number | string | undefined, limit: number, now?: number): Promise<QueuePage> {
@@ -238,15 +265,23 @@ export class SqliteQueueStore implements QueueStore {
     if (this.#writer.closed) throw new StoreClosedError();
   }
 
-  /** One append inside the writer's transaction; atomic by itself (see `WriteQueue.runAtomic`). */
-  #append(recipient: string, record: QueueRecord): AppendResult {
+  /**
+   * One append inside the writer's transaction; atomic by itself (see `WriteQueue.runAtomic`).
+   * With `caps`, the record's part is held to the per-recipient limits and the queue to `caps`.
+   */
+  #append(recipient: string, record: QueueRecord, caps?: PartitionedQueueCaps): AppendResult {
     const queue = this.#load(recipient);
-    const counts = {
-      queue,
-      sender: this.#totals.sender(recipient, record.sender),
-      total: this.#totals.total(),
-    };
-    const full = queueCapRefusal(this.limits, counts, record.bytes);
+    const sender = this.#totals.sender(recipient, record.sender);
+    const total = this.#totals.total();
+    let full: ReturnType<typeof queueCapRefusal>;
+    if (caps === undefined || record.part === undefined) {
+      full = queueCapRefusal(this.limits, { queue, sender, total }, record.bytes);
+    } else {
+      const keys = partKeys(record.part, record.sender);
+      const part = this.#totals.part(recipient, keys.part);
+      const partSender = this.#totals.part(recipient, keys.partSender);
+      full = partCapRefusal(this.limits, caps, { queue, sender, part, partSender, total }, record.bytes);
+    }
     if (full !== undefined) {
       // A retry of a queued message is answered even when the queue is full.
       const existing = this.#s.seqOf.get(recipient, record.id);
@@ -263,9 +298,10 @@ export class SqliteQueueStore implements QueueStore {
       record.bytes,
       record.body,
       Number(record.notify),
+      record.part ?? null,
     );
     if (changes === 0) return { status: 'exists', seq: this.#s.seqOf.get(recipient, record.id)! };
-    this.#totals.added(recipient, record.sender, record.bytes);
+    this.#totals.added(recipient, record.sender, record.bytes, record.part);
     return { status: 'queued', seq };
   }
 

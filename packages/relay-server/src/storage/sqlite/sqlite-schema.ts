@@ -5,7 +5,7 @@
  * transaction as the rows they count, so cap checks read one row. Recipient rows are kept after
  * their queue empties: `next_seq` is what keeps a seq from ever being reused.
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /**
  * Version 2: MLS key packages (single use, by identity in publish order) and the relay's per-session
@@ -80,8 +80,25 @@ CREATE TABLE mls_last_resort_key_packages (
 CREATE INDEX mls_last_resort_expiry ON mls_last_resort_key_packages (expires_at);
 `;
 
+/**
+ * Version 4 (partitioned queues: a peer relay's outbox, one part per remote recipient,
+ * docs/federation-profile.md): a message may belong to a part of its queue, and each part, and
+ * each sender's share of it, is counted (`partKeys`: JSON keys, never ambiguous). A part with
+ * nothing left has no row.
+ */
+const PARTS_SCHEMA = `
+ALTER TABLE wmp_messages ADD COLUMN part TEXT;
+CREATE TABLE wmp_queue_parts (
+  recipient TEXT NOT NULL,
+  part TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  PRIMARY KEY (recipient, part)
+);
+`;
+
 /** What takes a file of version N to N + 1 (applied in order, in the opening transaction). */
-export const MIGRATIONS: Readonly<Record<number, string>> = { 1: MLS_SCHEMA, 2: HARDENING_SCHEMA };
+export const MIGRATIONS: Readonly<Record<number, string>> = { 1: MLS_SCHEMA, 2: HARDENING_SCHEMA, 3: PARTS_SCHEMA };
 
 /** What version 1 created (kept so that a migration test can write a version 1 file). */
 export const SCHEMA_V1 = `
@@ -169,4 +186,4 @@ CREATE INDEX wmp_sessions_expiry ON wmp_sessions (expires_at);
 `;
 
 /** A new file: version 1 and every migration after it, in order (one definition of the schema). */
-export const SCHEMA = SCHEMA_V1 + MLS_SCHEMA + HARDENING_SCHEMA;
+export const SCHEMA = SCHEMA_V1 + MLS_SCHEMA + HARDENING_SCHEMA + PARTS_SCHEMA;

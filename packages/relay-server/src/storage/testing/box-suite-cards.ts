@@ -70,6 +70,28 @@ export function boxCardTests(s: BoxSuite): void {
       expect(await box.knows(alice.key, now)).toBe(false);
     });
 
+    it('holds anything of a key: a card, events to or from it, or an allow list', async () => {
+      const box = await open({ directory: true });
+      const now = Date.now();
+      for (const who of [alice, bob, carol]) expect(await box.holdsAny(who.key, now)).toBe(false);
+      await box.putAllow(carol.key, [alice.key]);
+      // An allow list is held (not `knows`: a card stamp is not skipped for it).
+      expect(await box.holdsAny(carol.key, now)).toBe(true);
+      expect(await box.knows(carol.key, now)).toBe(false);
+      expect(await box.holdsAny(alice.key, now)).toBe(false); // on someone's list is not holding
+      await box.putAllow(carol.key, []);
+      expect(await box.holdsAny(carol.key, now)).toBe(false);
+      await box.putCard(await card(bob, now), now);
+      expect(await box.holdsAny(bob.key, now)).toBe(true);
+      expect(await box.holdsAny(bob.key, now + 1_000 * box.limits.cardTtlSeconds + 1)).toBe(false);
+      await box.putCard(await card(alice, now), now);
+      const e = await event(alice, bob, SMALL);
+      expect((await box.publish(e)).status).toBe('stored');
+      expect(await box.holdsAny(alice.key, now + 1_000 * box.limits.cardTtlSeconds + 1)).toBe(true); // its event
+      await box.delivered(bob.key, [e.id]);
+      expect(await box.holdsAny(alice.key, now + 1_000 * box.limits.cardTtlSeconds + 1)).toBe(false);
+    });
+
     it('a directory box needs cards for both to and from_key (not_registered)', async () => {
       const box = await open({ directory: true });
       const e = await event(alice, bob, SMALL);

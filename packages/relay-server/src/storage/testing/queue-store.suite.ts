@@ -9,6 +9,7 @@ import {
   StoreInputError,
 } from '../../index.js';
 import { type Harness, Harnesses } from './harness.js';
+import { queuePartsSuite } from './queue-store-parts.suite.js';
 
 export type QueueFactory = (limits: Partial<QueueLimits>) => Promise<Harness<QueueStore>>;
 
@@ -367,4 +368,6 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
         expect((await again.append(BOB, msg(CAROL), later())).status).toBe('queued');
       });
   });
+  // The partitioned queue (a peer relay's outbox) is part of the contract: every adapter runs it.
+  queuePartsSuite(name, factory, durable);
 }

@@ -1,5 +1,6 @@
 import { V001_INITIAL } from './v001-initial.js';
 import { V002_OHAN_BOX } from './v002-ohan-box.js';
+import { V003_QUEUE_PARTS } from './v003-queue-parts.js';
 
 /**
  * The relay's PostgreSQL schema, one migration per version, applied in order at start (under an
@@ -16,6 +17,7 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V001_INITIAL },
   { version: 2, name: 'ohan box', sql: V002_OHAN_BOX },
+  { version: 3, name: 'queue parts', sql: V003_QUEUE_PARTS },
 ]);
 
 /** The version a database has once every migration above ran. */

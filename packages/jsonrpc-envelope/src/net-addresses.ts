@@ -1,8 +1,9 @@
 /**
- * Which IP addresses an outgoing fetch on a peer's behalf (did:web) must not reach unless the
- * operator allows it: loopback, private, link-local, shared, documentation, multicast and other
- * reserved ranges. Pure: the Node fetcher applies it to every address DNS returns, the browser-safe
- * one to a host that is itself an address.
+ * IP addresses, pure and browser-safe: which ones an outgoing fetch on someone else's behalf
+ * (federation, did:web) must not reach unless the operator allows it (loopback, private,
+ * link-local, unique-local, shared, documentation, multicast and other reserved ranges), and the
+ * one loopback test of the tree. Both judge addresses, never host names: the Node fetcher applies
+ * them to the address it connects to (after DNS), URL checks to a host that is itself an address.
  */
 
 function parseIpv4(text: string): number[] | undefined {
@@ -100,4 +101,28 @@ export function isPrivateAddress(address: string): boolean {
   const ip = ipLiteralOf(address);
   if (!ip) return true;
   return ip.family === 4 ? privateV4(ip.words) : privateV6(ip.words);
+}
+
+/**
+ * The loopback test: IPv4 127.0.0.0/8, IPv6 ::1 and IPv4-mapped ::ffff:127.x.y.z (brackets
+ * allowed). An address, never a host name: `127.attacker.example` is not loopback.
+ */
+export function isLoopbackAddress(address: string): boolean {
+  const ip = ipLiteralOf(address);
+  if (ip === undefined) return false;
+  const w = ip.words;
+  if (ip.family === 4) return w[0] === 127;
+  const zeroTo = (n: number) => w.slice(0, n).every((x) => x === 0);
+  if (zeroTo(7) && w[7] === 1) return true;
+  return zeroTo(5) && w[5] === 0xffff && w[6]! >> 8 === 127;
+}
+
+/**
+ * Whether a URL's host stays on this machine, for the rule "plain http only on loopback": a
+ * loopback address (`isLoopbackAddress`), or the name `localhost` itself (RFC 6761 reserves it
+ * for loopback). No other name: what a name points at is for DNS to say, and a fetcher that must
+ * know checks the address it connects to.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname.toLowerCase() === 'localhost' || isLoopbackAddress(hostname);
 }
