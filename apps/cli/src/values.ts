@@ -5,7 +5,7 @@ import { decodeEd25519Multikey, didKeyFromPublicKey, publicKeyFromDidJwk, public
 import { isBoxOrigin } from '@wmp/ohan-seal';
 import { didWebUrl } from '@wmp/session';
 
-export type ValueKind = 'text' | 'int' | 'url' | 'did' | 'recipient' | 'identifier' | 'path' | 'name';
+export type ValueKind = 'text' | 'int' | 'url' | 'did' | 'recipient' | 'identifier' | 'target' | 'path' | 'name';
 
 /** Why a value was refused, with an example of a good one (the caller adds the argument's name). */
 export class ValueError extends Error {
@@ -25,6 +25,7 @@ export const PLACEHOLDER: Readonly<Record<ValueKind, string>> = {
   did: 'did',
   recipient: 'id',
   identifier: 'id',
+  target: 'url|id',
   path: 'file',
   name: 'name',
 };
@@ -107,6 +108,19 @@ export function toIdentifier(text: string): string {
   return t;
 }
 
+/**
+ * What `wmp connect` opens a session with: a relay (an `https://` / `http://` / `ws(s)://` URL) or
+ * another party through the relay (an identifier, as for `send`).
+ */
+export function toConnectTarget(text: string): string {
+  return /^(https?|wss?):\/\//i.test(text.trim()) ? toRelayUrl(text) : toRecipient(text);
+}
+
+/** Whether a `target` value is a relay's URL (else an identifier). */
+export function isRelayTarget(target: string): boolean {
+  return /^https?:\/\//.test(target);
+}
+
 /** A relay origin: `https://host[:port]`, or `http://` on loopback; a trailing slash or `/wmp` is dropped. */
 export function toRelayUrl(text: string): string {
   let url: URL;
@@ -150,6 +164,7 @@ export const CONVERT: Readonly<Record<ValueKind, (text: string, limits: Limits) 
   did: toDid,
   recipient: toRecipient,
   identifier: toIdentifier,
+  target: toConnectTarget,
   path(text) {
     if (text.trim() === '') throw new ValueError('is empty; give a file name (or - for standard input/output)');
     return text;

@@ -5,15 +5,9 @@ import type { Group } from '@wmp/client-sdk';
 import type { CommandContext, CommandSpec, CommandTable, GroupSpec } from '../command.js';
 import { buildTable } from '../command.js';
 import { UnreachableError, UsageError } from '../errors.js';
-import { commandHelp, commandRows } from '../help.js';
-import { connectLive, followState, liveRelay, retriesOption } from '../live.js';
-import { Output } from '../output.js';
-import { parseCommandLine } from '../parse.js';
-import { Repl } from '../repl/repl.js';
-import { splitWords } from '../repl/words.js';
-import type { TextSink } from '../text-sink.js';
-import { toCliError } from '../to-cli-error.js';
-import { VERSION } from '../version.js';
+import { connectLive, followState, liveRelay, liveRelayOption, retriesOption } from '../live.js';
+import { commandRepl, helpCommandRun } from '../repl/command-repl.js';
+import { isRelayTarget } from '../values.js';
 import { allowCommands } from './allow.js';
 import { cardCommands } from './card.js';
 import { relayProofText, requireText } from './common.js';
@@ -23,6 +17,7 @@ import { keysCommands } from './keys.js';
 import { flowItem, liveCommands, messageItem, watchGroup } from './live.js';
 import { mailCommands } from './mail.js';
 import { followStatuses } from './message-status.js';
+import { connectToPeer } from './peer-connect.js';
 
 /** What the REPL-only commands change: whether to stop, and who `say` talks to. */
 interface ReplState {
@@ -93,55 +88,22 @@ function replTable(state: ReplState, extra: readonly (CommandSpec | GroupSpec)[]
     path: ['help'],
     summary: 'list the commands, or show one command',
     args: [{ name: 'command', rest: true, optional: true, help: 'a command, e.g. "mail send"' }],
-    async run({ args, out }) {
-      const words = typeof args.command === 'string' ? args.command.split(' ') : [];
-      if (words.length === 0) {
-        const specs = [...table!.values()].flatMap((e) => (e.kind === 'command' ? [e.spec] : [...e.commands.values()]));
-        out.raw(
-          [
-            'Commands (Ctrl-D or quit to leave; a line starting with a space is kept out of the history):',
-            ...formatRows(commandRows(specs)),
-            'Type "help <command>" for its options and examples.',
-            '',
-          ].join('\n'),
-        );
-        return;
-      }
-      const entry = table!.get(words[0]!);
-      const spec =
-        entry?.kind === 'command'
-          ? entry.spec
-          : entry?.kind === 'group'
-            ? entry.commands.get(words[1] ?? '')
-            : undefined;
-      if (!spec) {
-        if (entry?.kind === 'group') {
-          out.raw(`${formatRows(commandRows([...entry.commands.values()])).join('\n')}\n`);
-          return;
-        }
-        throw new UsageError(`no command "${words.join(' ')}"`, undefined, 'Type: help');
-      }
-      out.raw(commandHelp(spec, ''));
-    },
+    run: helpCommandRun(() => table!),
   };
   table = buildTable([help, send, to, say, status, ...extra, quit, exit]);
   return table;
-}
-
-function formatRows(rows: readonly [string, string][]): string[] {
-  const width = Math.max(...rows.map(([a]) => a.length));
-  return rows.map(([a, b]) => `  ${a.padEnd(width)}  ${b}`);
-}
-
-/** A usage error's hint in REPL words (`help send`, not `wmp send --help`). */
-function replHint(hint: string | undefined): string | undefined {
-  return hint?.replace(/Run: wmp ((?:\S+ )*)--help/, (_m, c: string) => `Type: help ${c}`.trimEnd());
 }
 
 const connect: CommandSpec = {
   path: ['connect'],
   summary: 'interactive session: type commands, see messages as they arrive',
   description: [
+    'With an identifier instead of a relay: opens a session end to end with that party through',
+    'your relay (--relay, default the first on your card). The party answers it, proves who it is',
+    '(refused if it cannot), and runs what you ask: flow <type>, act, resolve, say, status, quit.',
+    'When it cannot answer (offline, or a client that answers no sessions), the relay hosts the',
+    'session instead and wmp says so.',
+    '',
     'Connects to the relay (default: the first relay on your card) and reads commands: send,',
     'to/say, mail, allow, card, group, flow, keys show, status, help, quit. Incoming messages',
     '(group messages too, decrypted), statuses of the messages you sent and flow events are shown',
@@ -151,12 +113,29 @@ const connect: CommandSpec = {
     'from standard input (no prompt) until it ends.',
   ],
   args: [
-    { name: 'url', kind: 'url', optional: true, help: 'the relay (http://127.0.0.1:8080, https://relay.example)' },
+    {
+      name: 'target',
+      kind: 'target',
+      optional: true,
+      help: 'the relay (http://127.0.0.1:8080, https://relay.example), or whom to open a session with end to end',
+    },
   ],
-  options: { retries: retriesOption },
-  examples: ['wmp connect http://127.0.0.1:8080', 'printf "status\\nquit\\n" | wmp connect'],
+  options: {
+    relay: { ...liveRelayOption, help: 'the relay to go through, for a session with a party' },
+    retries: retriesOption,
+  },
+  examples: [
+    'wmp connect http://127.0.0.1:8080',
+    'printf "status\\nquit\\n" | wmp connect',
+    'wmp connect did:key:z6Mk...',
+  ],
   async run(ctx: CommandContext) {
-    const relay = (ctx.args.url as string | undefined) ?? (await liveRelay(ctx));
+    const target = ctx.args.target as string | undefined;
+    if (target !== undefined && !isRelayTarget(target)) {
+      await connectToPeer(ctx, await liveRelay(ctx), target);
+      return;
+    }
+    const relay = target ?? (await liveRelay(ctx));
     const groups = new Map<string, Group>();
     const client = await connectLive(ctx, relay, {
       receive: true,
@@ -166,18 +145,9 @@ const connect: CommandSpec = {
     });
     const live = { client, relay, groups };
     const names = await groupNames(ctx.home);
-    const { stdout, stderr } = ctx;
-    const terminal = Boolean((ctx.stdin as { isTTY?: boolean }).isTTY && stdout.isTTY);
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     ctx.signal.addEventListener('abort', onAbort, { once: true });
-    let repl: Repl;
-    // Everything printed while the REPL runs goes above the prompt (stdout and stderr alike).
-    const sink = (target: NodeJS.WritableStream): TextSink => ({
-      write: (text: string) => (terminal ? repl.print(text) : target.write(text)),
-      isTTY: false,
-    });
-    const out = new Output({ stdout: sink(stdout), stderr: sink(stderr) }, { json: ctx.out.json });
     const state: ReplState = { quit: false, to: undefined };
     const table = replTable(state, [
       mailCommands,
@@ -187,6 +157,14 @@ const connect: CommandSpec = {
       flowCommands,
       only(keysCommands, ['show']),
     ]);
+    const repl = commandRepl(ctx, {
+      table: () => table,
+      live,
+      prompt: 'wmp> ',
+      stop: stop.signal,
+      quitting: () => state.quit,
+    });
+    const out = repl.out;
     // Set once the connection is gone for good while the session runs (not by our own close).
     let lost = false;
     let ending = false;
@@ -194,44 +172,6 @@ const connect: CommandSpec = {
       if (ending) return;
       lost = true;
       stop.abort();
-    });
-    repl = new Repl({
-      input: ctx.stdin,
-      output: stdout,
-      terminal,
-      historyFile: ctx.home.historyFile,
-      prompt: 'wmp> ',
-      signal: stop.signal,
-      onLine: async (line) => {
-        try {
-          const parsed = parseCommandLine(splitWords(line), table);
-          if (parsed.kind === 'no-command') throw new UsageError('no command given', undefined, 'Type: help');
-          if (parsed.kind === 'help') {
-            const spec = parsed.topic.kind === 'command' ? parsed.topic.spec : undefined;
-            out.raw(spec ? commandHelp(spec, '') : 'Type: help\n');
-            return undefined;
-          }
-          if (parsed.kind === 'version') {
-            out.result({ version: VERSION }, () => `wmp ${VERSION}`);
-            return undefined;
-          }
-          if (parsed.globals.home !== undefined || parsed.globals.json || Object.keys(parsed.globals.tls).length > 0) {
-            throw new UsageError('the global options are chosen when wmp connect starts', undefined, 'Type: help');
-          }
-          await parsed.spec.run({
-            ...ctx,
-            command: parsed.spec,
-            args: parsed.args,
-            options: parsed.options,
-            out,
-            live,
-          });
-        } catch (error) {
-          const e = toCliError(error);
-          out.error(e instanceof UsageError ? new UsageError(e.message, undefined, replHint(e.hint)) : e);
-        }
-        return state.quit ? 'quit' : undefined;
-      },
     });
     for (const g of groups.values()) watchGroup({ out }, g, names);
     const offMessage = client.on('message', (m) => {

@@ -8,7 +8,7 @@ import { InterruptedError, UsageError } from '../errors.js';
 import { liveRelayOption, retriesOption, withClient } from '../live.js';
 import { printable } from './common.js';
 
-const paramOption: OptionSpec = {
+export const paramOption: OptionSpec = {
   kind: 'text',
   multiple: true,
   placeholder: 'key=value',
@@ -18,7 +18,7 @@ const paramOption: OptionSpec = {
 const MAX_PARAMS = 64;
 
 /** `--param k=v ...` as an object. */
-function paramsOf(ctx: CommandContext): Record<string, unknown> {
+export function paramsOf(ctx: Pick<CommandContext, 'command' | 'options'>): Record<string, unknown> {
   const list = (ctx.options.param as readonly string[] | undefined) ?? [];
   if (list.length > MAX_PARAMS) throw new UsageError(`at most ${MAX_PARAMS} --param`, ctx.command.path.join(' '));
   const params: Record<string, unknown> = {};

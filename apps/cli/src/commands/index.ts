@@ -11,6 +11,7 @@ import { liveCommands } from './live.js';
 import { mailCommands } from './mail.js';
 import { statusCommands } from './message-status.js';
 import { routeCommands } from './route.js';
+import { serveCommands } from './serve.js';
 
 export const COMMANDS: CommandTable = buildTable([
   keysCommands,
@@ -19,6 +20,7 @@ export const COMMANDS: CommandTable = buildTable([
   ...statusCommands,
   ...routeCommands,
   ...connectCommands,
+  ...serveCommands,
   mailCommands,
   allowCommands,
   groupCommands,
