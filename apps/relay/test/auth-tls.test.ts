@@ -14,12 +14,13 @@ import {
   relayServerCertificate,
   tlsFetch,
 } from '../../../packages/relay-server/test/fixtures/tls-clients.js';
-import { makePki, type TestPki } from '../../../packages/session/test/pki.js';
+import { issue, makePki, newKey, type TestCert, type TestPki } from '../../../packages/session/test/pki.js';
 import { authSettings } from '../src/auth-config.js';
 import { type ParseResult, parseConfig } from '../src/config.js';
 import { type RelayProcess, runRelay, startRelayProcess } from './fixtures/relay-process.js';
 
 let pki: TestPki;
+let serverLeaf: TestCert;
 let dir: string;
 let relay: RelayProcess;
 const file = (name: string, text: string) => {
@@ -32,6 +33,7 @@ beforeAll(async () => {
   pki = await makePki();
   dir = mkdtempSync(join(tmpdir(), 'wmp-relay-tls-'));
   const tls = await relayServerCertificate(pki);
+  serverLeaf = tls.leaf;
   relay = await startRelayProcess(
     [
       '--ephemeral',
@@ -90,6 +92,35 @@ describe('wmp-relay serving TLS itself', () => {
     ).rejects.toMatchObject({ code: -31002, data: { reason: 'responder_auth_failed' } });
     await byX5c.close();
     await byMtls.close();
+  });
+});
+
+describe('mtls at wmp-relay: a client certificate is for clients (RFC 5280 extKeyUsage)', () => {
+  it('refuses the relay’s own server certificate and a serverAuth-only one, and still serves', async () => {
+    const serverOnly = await issue({
+      subject: 'server only',
+      key: newKey('p256'),
+      issuer: pki.intermediate,
+      dns: ['server-only.example.com'],
+      keyUsage: ['digitalSignature'],
+      extKeyUsage: ['serverAuth'],
+    });
+    const mtls = async (leaf: TestCert, sender: string) => {
+      try {
+        const session = await WmpSession.open(
+          await connectTlsPeer(relay.url, 'ws', clientCredentials(pki, leaf, pki.root.pem)),
+          { sender, auth: { type: 'mtls' } },
+        );
+        await session.close();
+        return 'ok';
+      } catch (e) {
+        return { code: (e as { code?: unknown }).code, data: (e as { data?: unknown }).data };
+      }
+    };
+    const wrongPurpose = { code: -31002, data: { reason: 'untrusted_chain', detail: 'extended_key_usage' } };
+    expect(await mtls(serverLeaf, 'x509:san:dns:localhost')).toEqual(wrongPurpose);
+    expect(await mtls(serverOnly, 'x509:san:dns:server-only.example.com')).toEqual(wrongPurpose);
+    expect(await mtls(pki.dnsLeaf, 'x509:san:dns:wallet.example.com')).toBe('ok');
   });
 });
 

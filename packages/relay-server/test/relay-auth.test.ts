@@ -1,14 +1,14 @@
 // Identifier schemes and authentication at the relay (issue 16), over real TLS sockets: x5c and
 // mtls for x509:san:dns senders over WSS and HTTPS + SSE, did:web against a loopback HTTPS host,
 // DPoP with its jti in the relay's replay cache, and the relay's own mutual authentication.
-import { createHash, createPublicKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { generateKeypair } from '@wmp/jcs-signing';
 import { WmpSession } from '@wmp/session';
 import { x509Identity } from '@wmp/session/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DidHost, startDidHost } from '../../session/test/did-host.js';
-import { makePki, type TestCert, type TestPki } from '../../session/test/pki.js';
+import { issue, makePki, newKey, type TestCert, type TestPki } from '../../session/test/pki.js';
 import { relayAuthenticators } from '../src/node.js';
+import { b64url, dpopKit } from './fixtures/dpop-tokens.js';
 import { type Binding, connectPeer, startRelay } from './fixtures/relay-clients.js';
 import {
   clientCredentials,
@@ -18,13 +18,6 @@ import {
 } from './fixtures/tls-clients.js';
 
 const ISSUER = 'https://issuer.example';
-const b64url = (v: string | Buffer) => Buffer.from(v).toString('base64url');
-
-/** A compact ES256 JWS (a JWT or a DPoP proof) made with node:crypto. */
-function es256(header: Record<string, unknown>, claims: Record<string, unknown>, key: KeyObject): string {
-  const input = `${b64url(JSON.stringify({ alg: 'ES256', ...header }))}.${b64url(JSON.stringify(claims))}`;
-  return `${input}.${b64url(sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }))}`;
-}
 
 async function refusalOf(p: Promise<unknown>): Promise<unknown> {
   try {
@@ -36,17 +29,12 @@ async function refusalOf(p: Promise<unknown>): Promise<unknown> {
 }
 
 let pki: TestPki;
+let serverLeaf: TestCert;
+let serverOnlyLeaf: TestCert;
 let didHost: DidHost;
 let relay: Awaited<ReturnType<typeof startRelay>>;
 let strictRelay: Awaited<ReturnType<typeof startRelay>>;
-const issuerKeys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-const holderKeys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-const holderJwk = holderKeys.publicKey.export({ format: 'jwk' });
-const jkt = b64url(
-  createHash('sha256')
-    .update(JSON.stringify({ crv: holderJwk.crv, kty: holderJwk.kty, x: holderJwk.x, y: holderJwk.y }))
-    .digest(),
-);
+const dpop = dpopKit(ISSUER, 'wmp-relay-test');
 const alice = generateKeypair();
 const didAt = (path: string) => `did:web:127.0.0.1%3A${didHost.port}:${path}`;
 
@@ -62,20 +50,23 @@ beforeAll(async () => {
     authentication: [`${aliceDid}#key-1`],
   });
   const tls = await relayServerCertificate(pki);
-  const issuerKey = await crypto.subtle.importKey(
-    'jwk',
-    createPublicKey(issuerKeys.privateKey).export({ format: 'jwk' }),
-    { name: 'ECDSA', namedCurve: 'P-256' },
-    false,
-    ['verify'],
-  );
+  serverLeaf = tls.leaf;
+  serverOnlyLeaf = await issue({
+    subject: 'server only',
+    key: newKey('p256'),
+    issuer: pki.intermediate,
+    dns: ['server-only.example.com'],
+    keyUsage: ['digitalSignature'],
+    extKeyUsage: ['serverAuth'],
+  });
+  const issuerKey = await dpop.issuerKey();
   const common = {
     trustAnchors: pki.root.pem,
     clientCa: pki.root.pem,
     dpop: { key: issuerKey, issuer: ISSUER, audience: 'wmp-relay-test', schemes: ['uri'] },
   };
   relay = await startRelay({
-    tls: { ...tls, clientCa: pki.root.pem },
+    tls: { cert: tls.cert, key: tls.key, clientCa: pki.root.pem },
     authenticators: await relayAuthenticators({
       ...common,
       didWeb: { allowPrivateAddresses: true, ca: didHost.ca, timeoutMs: 1000 },
@@ -83,7 +74,7 @@ beforeAll(async () => {
   });
   // The same, with did:web fetches to private addresses refused (the default).
   strictRelay = await startRelay({
-    tls: { ...tls, clientCa: pki.root.pem },
+    tls: { cert: tls.cert, key: tls.key, clientCa: pki.root.pem },
     authenticators: await relayAuthenticators({ ...common, didWeb: { ca: didHost.ca } }),
   });
 }, 120_000);
@@ -158,6 +149,10 @@ describe.each<Binding>(['ws', 'http'])('authentication at the relay over %s (TLS
       code: -31002,
       data: { reason: 'san_mismatch' },
     });
+    // A certificate for servers only (serverAuth), and the relay's own server certificate: no client's.
+    const wrongPurpose = { code: -31002, data: { reason: 'untrusted_chain', detail: 'extended_key_usage' } };
+    expect(await mtls(as(serverOnlyLeaf), 'x509:san:dns:server-only.example.com')).toEqual(wrongPurpose);
+    expect(await mtls(as(serverLeaf), 'x509:san:dns:localhost')).toEqual(wrongPurpose);
     // The relay still serves.
     const ok = await WmpSession.open(await connectTlsPeer(relay.url, binding, as(pki.dnsLeaf)), {
       sender: 'x509:san:dns:wallet.example.com',
@@ -219,24 +214,9 @@ describe.each<Binding>(['ws', 'http'])('authentication at the relay over %s (TLS
 
   it('takes a DPoP-bound token once per proof: a replayed proof is dpop_replay', async () => {
     const sub = 'https://wallet.example/alice';
-    const now = Math.floor(Date.now() / 1000);
-    const token = es256(
-      { typ: 'at+jwt' },
-      { iss: ISSUER, aud: 'wmp-relay-test', sub, exp: now + 300, cnf: { jkt } },
-      issuerKeys.privateKey,
-    );
+    const token = dpop.token(sub);
     const htu = binding === 'ws' ? `${relay.url.replace(/^http/, 'ws')}/wmp` : `${relay.url}/wmp`;
-    const proof = es256(
-      { typ: 'dpop+jwt', jwk: { kty: holderJwk.kty, crv: holderJwk.crv, x: holderJwk.x, y: holderJwk.y } },
-      {
-        htm: 'POST',
-        htu,
-        iat: now,
-        jti: `jti-${binding}-${Math.random()}`,
-        ath: b64url(createHash('sha256').update(token).digest()),
-      },
-      holderKeys.privateKey,
-    );
+    const proof = dpop.proof(token, htu, `jti-${binding}-${Math.random()}`);
     const open = async () =>
       WmpSession.open(await connectTlsPeer(relay.url, binding, trusting()), {
         sender: sub,

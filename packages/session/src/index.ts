@@ -25,6 +25,9 @@ export {
   type MemoryReplayCacheOptions,
   type ReplayCache,
   ReplayCacheFullError,
+  type ReplayCacheRefusalReason,
+  ReplayCacheUnavailableError,
+  replayCacheRefusalReason,
 } from './auth/replay-cache.js';
 export {
   type ExpectedResponder,

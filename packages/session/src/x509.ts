@@ -13,9 +13,10 @@ export {
   parseTrustAnchors,
   parseX5c,
   type TrustAnchors,
-  validateChain,
   type X5cLimits,
 } from './auth/x509.js';
+export { type ValidateChainOptions, validateChain } from './auth/x509-chain.js';
+export type { CertificatePurpose } from './auth/x509-extensions.js';
 export {
   type X509Identity,
   X509IdentityError,

@@ -4,12 +4,16 @@ import { signedChallengeAuthenticator, verifyResponderAuth, WmpSession, type X50
 import { x5cAuthenticator, x509Identity } from '../src/x509.js';
 import { nowRfc3339, refusal } from './auth-helpers.js';
 import { harness } from './helpers.js';
+import { type HostilePki, makeHostilePki } from './hostile-pki.js';
+import { opensslVerify } from './openssl-verify.js';
 import { makePki, type TestPki } from './pki.js';
 
 let pki: TestPki;
+let hostile: HostilePki;
 let relayX509: X509Identity;
 beforeAll(async () => {
   pki = await makePki();
+  hostile = await makeHostilePki(pki);
   relayX509 = await x509Identity({
     certificatesPem: pki.relayLeaf.pem + pki.intermediate.pem,
     privateKeyPem: pki.relayLeaf.key.pkcs8Pem,
@@ -94,6 +98,35 @@ describe('mutual authentication (core §4.4.5), initiator side', () => {
         }),
       ),
     ).toEqual(failed('untrusted_chain'));
+  });
+
+  it('holds an x5c responder to the RFC 5280 rules for a server (serverAuth), as `openssl verify -purpose sslserver` does', async () => {
+    const ours: Record<string, unknown> = {};
+    const expected: Record<string, unknown> = {};
+    const openssl: Record<string, string> = {};
+    const expectedOpenssl: Record<string, string> = {};
+    for (const c of hostile.responderCases) {
+      const leaf = c.chain[0]!;
+      const identity = await x509Identity({
+        certificatesPem: c.chain.map((x) => x.pem).join(''),
+        privateKeyPem: leaf.key.pkcs8Pem,
+      });
+      expect(identity.id).toBe(c.sender);
+      const h = harness({ identity });
+      const r = await refusal(
+        WmpSession.open(await h.connect(), {
+          signer: generateKeypair(),
+          verifyResponder: { id: c.sender, trustAnchors: c.anchors.map((a) => a.pem) },
+        }),
+      );
+      ours[c.name] = r === 'ok' ? 'ok' : r.data;
+      // verifyResponderAuth reports the refusal's reason as its detail.
+      expected[c.name] = c.expected === 'ok' ? 'ok' : { reason: 'responder_auth_failed', detail: c.expected.reason };
+      openssl[c.name] = (await opensslVerify(c.chain, c.anchors, 'sslserver')).ok ? 'accepts' : 'refuses';
+      expectedOpenssl[c.name] = (c.expected === 'ok') !== (c.opensslAgrees === false) ? 'accepts' : 'refuses';
+    }
+    expect(ours).toEqual(expected);
+    expect(openssl).toEqual(expectedOpenssl);
   });
 
   it('refuses an answer to another nonce or session, and a stale one', async () => {

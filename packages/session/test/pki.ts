@@ -53,7 +53,23 @@ export interface IssueOptions {
   readonly keyUsage?: ReadonlyArray<'digitalSignature' | 'keyEncipherment' | 'keyCertSign' | 'cRLSign'>;
   readonly notBefore?: Date;
   readonly notAfter?: Date;
+  /** basicConstraints pathLenConstraint (with `ca: true`). */
+  readonly pathLength?: number;
+  /** extKeyUsage purposes; absent: no extKeyUsage extension. */
+  readonly extKeyUsage?: ReadonlyArray<keyof typeof KEY_PURPOSES>;
+  /** nameConstraints: permitted and excluded dNSName subtrees. */
+  readonly permittedDns?: readonly string[];
+  readonly excludedDns?: readonly string[];
+  /** A critical extension of an OID nobody knows (RFC 5280 §4.2: it must be refused). */
+  readonly unknownCritical?: boolean;
 }
+
+export const KEY_PURPOSES = {
+  serverAuth: '1.3.6.1.5.5.7.3.1',
+  clientAuth: '1.3.6.1.5.5.7.3.2',
+  emailProtection: '1.3.6.1.5.5.7.3.4',
+  anyExtendedKeyUsage: '2.5.29.37.0',
+} as const;
 
 const USAGE_BITS = { digitalSignature: 0x80, keyEncipherment: 0x20, keyCertSign: 0x04, cRLSign: 0x02 } as const;
 let serial = 1;
@@ -108,7 +124,12 @@ export async function issue(o: IssueOptions): Promise<TestCert> {
       new pkijs.Extension({
         extnID: '2.5.29.19',
         critical: true,
-        extnValue: new pkijs.BasicConstraints({ cA: o.ca }).toSchema().toBER(false),
+        extnValue: new pkijs.BasicConstraints({
+          cA: o.ca,
+          ...(o.pathLength === undefined ? {} : { pathLenConstraint: o.pathLength }),
+        })
+          .toSchema()
+          .toBER(false),
       }),
     );
   }
@@ -119,6 +140,42 @@ export async function issue(o: IssueOptions): Promise<TestCert> {
         extnID: '2.5.29.15',
         critical: true,
         extnValue: new asn1js.BitString({ valueHex: new Uint8Array([bits]).buffer }).toBER(false),
+      }),
+    );
+  }
+  if (o.extKeyUsage) {
+    extensions.push(
+      new pkijs.Extension({
+        extnID: '2.5.29.37',
+        critical: false,
+        extnValue: new pkijs.ExtKeyUsage({ keyPurposes: o.extKeyUsage.map((p) => KEY_PURPOSES[p]) })
+          .toSchema()
+          .toBER(false),
+      }),
+    );
+  }
+  if (o.permittedDns || o.excludedDns) {
+    const subtrees = (names: readonly string[]) =>
+      names.map((value) => new pkijs.GeneralSubtree({ base: new pkijs.GeneralName({ type: 2, value }) }));
+    extensions.push(
+      new pkijs.Extension({
+        extnID: '2.5.29.30',
+        critical: true,
+        extnValue: new pkijs.NameConstraints({
+          ...(o.permittedDns ? { permittedSubtrees: subtrees(o.permittedDns) } : {}),
+          ...(o.excludedDns ? { excludedSubtrees: subtrees(o.excludedDns) } : {}),
+        })
+          .toSchema()
+          .toBER(false),
+      }),
+    );
+  }
+  if (o.unknownCritical) {
+    extensions.push(
+      new pkijs.Extension({
+        extnID: '1.3.6.1.4.1.99999.1',
+        critical: true,
+        extnValue: new asn1js.Null().toBER(false),
       }),
     );
   }

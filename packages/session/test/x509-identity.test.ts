@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { signedChallengeAuthenticator, WmpSession } from '../src/index.js';
 import { X509IdentityError, x5cAuthenticator, x509Identity } from '../src/x509.js';
 import { harness } from './helpers.js';
-import { makePki, type TestPki } from './pki.js';
+import { issue, makePki, newKey, type TestPki } from './pki.js';
 
 let pki: TestPki;
 beforeAll(async () => {
@@ -66,6 +66,26 @@ describe('x509Identity and WmpSession over x5c', () => {
     await expect(x509Identity({ certificatesPem: 'nothing', privateKeyPem: pki.dnsLeaf.key.pkcs8Pem })).rejects.toThrow(
       X509IdentityError,
     );
+  });
+
+  it('names itself by its first dNSName that is no wildcard, lower-case, and never by a wildcard', async () => {
+    const key = newKey('p256');
+    const leaf = await issue({
+      subject: 'mixed',
+      key,
+      issuer: pki.intermediate,
+      dns: ['*.Example.com', 'Wallet.Example.COM'],
+      keyUsage: ['digitalSignature'],
+    });
+    const certificatesPem = leaf.pem + pki.intermediate.pem;
+    const identity = await x509Identity({ certificatesPem, privateKeyPem: key.pkcs8Pem });
+    expect(identity.id).toBe('x509:san:dns:wallet.example.com');
+    expect((await WmpSession.open(await server().connect(), { x509: identity })).sender).toBe(identity.id);
+    for (const id of ['x509:san:dns:*.example.com', 'x509:san:dns:Wallet.Example.COM']) {
+      await expect(x509Identity({ certificatesPem, privateKeyPem: key.pkcs8Pem, id })).rejects.toThrow(
+        X509IdentityError,
+      );
+    }
   });
 
   it('a session whose leaf the responder does not trust is refused', async () => {

@@ -8,11 +8,15 @@ import { signedChallengeAuthenticator } from '../src/index.js';
 import { CertificateParseError, x5cAuthenticator } from '../src/x509.js';
 import { answerX5c, createAs, nowRfc3339, refusal, signerOf } from './auth-helpers.js';
 import { harness } from './helpers.js';
+import { type HostilePki, makeHostilePki } from './hostile-pki.js';
+import { opensslVerify } from './openssl-verify.js';
 import { issue, makePki, newKey, type TestCert, type TestPki } from './pki.js';
 
 let pki: TestPki;
+let hostile: HostilePki;
 beforeAll(async () => {
   pki = await makePki();
+  hostile = await makeHostilePki(pki);
 });
 
 const chainOf = (...certs: TestCert[]) => certs.map((c) => c.b64);
@@ -84,7 +88,7 @@ describe('the test PKI (checked by node:crypto, independently of pkijs)', () => 
 describe('x5c authentication through a WmpServer', () => {
   it('accepts dNSName, URI and fingerprint senders with P-256, P-384, RSA and Ed25519 leaves', async () => {
     expect(await attempt({ sender: 'x509:san:dns:wallet.example.com', leaf: pki.dnsLeaf })).toBe('ok');
-    expect(await attempt({ sender: 'x509:san:dns:ALT.example.com', leaf: pki.dnsLeaf })).toBe('ok');
+    expect(await attempt({ sender: 'x509:san:dns:alt.example.com', leaf: pki.dnsLeaf })).toBe('ok');
     expect(await attempt({ sender: 'x509:san:uri:https://issuer.example.eu/wmp', leaf: pki.uriLeaf })).toBe('ok');
     expect(
       await attempt({ sender: 'x509:san:uri:https://issuer.example.eu/wmp', leaf: pki.uriLeaf, alg: 'RS256' }),
@@ -169,11 +173,31 @@ describe('x5c authentication through a WmpServer', () => {
     });
   });
 
+  it('judges hostile chains as RFC 5280 says, and as `openssl verify -purpose sslclient` does', async () => {
+    const ours: Record<string, unknown> = {};
+    const openssl: Record<string, string> = {};
+    const expectedOurs: Record<string, unknown> = {};
+    const expectedOpenssl: Record<string, string> = {};
+    for (const c of hostile.senderCases) {
+      const h = harness({ authenticators: { x5c: x5cAuthenticator({ trustAnchors: c.anchors.map((a) => a.pem) }) } });
+      const r = await attempt({ h, sender: c.sender, leaf: c.chain[0]!, chain: chainOf(...c.chain) });
+      ours[c.name] = r === 'ok' ? 'ok' : r.data;
+      expectedOurs[c.name] = c.expected;
+      openssl[c.name] = (await opensslVerify(c.chain, c.anchors, 'sslclient')).ok ? 'accepts' : 'refuses';
+      expectedOpenssl[c.name] = (c.expected === 'ok') !== (c.opensslAgrees === false) ? 'accepts' : 'refuses';
+    }
+    expect(ours).toEqual(expectedOurs);
+    expect(openssl).toEqual(expectedOpenssl);
+  });
+
   it('refuses a sender the leaf does not name: san_mismatch, fingerprint_mismatch', async () => {
     expect(await attempt({ sender: 'x509:san:dns:other.example.com', leaf: pki.dnsLeaf })).toEqual(
       refused('san_mismatch'),
     );
-    expect(await attempt({ sender: 'x509:san:dns:*.example.com', leaf: pki.dnsLeaf })).toEqual(refused('san_mismatch'));
+    expect(await attempt({ sender: 'x509:san:dns:*.example.com', leaf: pki.dnsLeaf })).toEqual({
+      code: -31002,
+      data: { reason: 'san_mismatch', detail: 'wildcard' },
+    });
     expect(await attempt({ sender: 'x509:san:uri:https://issuer.example.eu/other', leaf: pki.uriLeaf })).toEqual(
       refused('san_mismatch'),
     );
@@ -186,6 +210,33 @@ describe('x5c authentication through a WmpServer', () => {
     );
     expect(await attempt({ sender: `x509:sha256:${sha256Of(pki.dnsLeaf).toUpperCase()}`, leaf: pki.dnsLeaf })).toEqual(
       refused('fingerprint_mismatch'),
+    );
+  });
+
+  it('compares dNSNames lower-case: one spelling per identity, a SAN in any case matches it', async () => {
+    // An identifier is written lower-case; another spelling would be another identity for the same name.
+    for (const sender of ['x509:san:dns:WALLET.example.com', 'x509:san:dns:Alt.Example.Com']) {
+      expect(await attempt({ sender, leaf: pki.dnsLeaf })).toEqual({
+        code: -31002,
+        data: { reason: 'san_mismatch', detail: 'not_lower_case' },
+      });
+    }
+    // The certificate's own spelling does not matter.
+    expect(await attempt({ sender: 'x509:san:dns:upper.example.com', leaf: hostile.upperCaseLeaf })).toBe('ok');
+    expect(await attempt({ sender: 'x509:san:dns:Upper.Example.COM', leaf: hostile.upperCaseLeaf })).toEqual({
+      code: -31002,
+      data: { reason: 'san_mismatch', detail: 'not_lower_case' },
+    });
+  });
+
+  it('never takes a wildcard as an identifier, nor expands a wildcard SAN', async () => {
+    const wildcard = { code: -31002, data: { reason: 'san_mismatch', detail: 'wildcard' } };
+    // The literal name of a wildcard certificate is no identity.
+    expect(await attempt({ sender: 'x509:san:dns:*.example.com', leaf: hostile.wildcardLeaf })).toEqual(wildcard);
+    expect(await attempt({ sender: 'x509:san:dns:a.*.example.com', leaf: hostile.wildcardLeaf })).toEqual(wildcard);
+    // Nor does the wildcard stand for a name under it.
+    expect(await attempt({ sender: 'x509:san:dns:wallet.example.com', leaf: hostile.wildcardLeaf })).toEqual(
+      refused('san_mismatch'),
     );
   });
 

@@ -5,7 +5,7 @@ import type { Authenticator } from './authenticator.js';
 import { type BearerOptions, boundThumbprint, verifyAccessToken } from './bearer.js';
 import { JWS_ALGORITHMS } from './jws.js';
 import { authFailure } from './reasons.js';
-import { type ReplayCache, ReplayCacheFullError } from './replay-cache.js';
+import { type ReplayCache, replayCacheRefusalReason } from './replay-cache.js';
 
 /**
  * DPoP (RFC 9449) for WMP: `auth: {type: 'dpop', token, proof}` (wmp-tables §5.1). WMP has no
@@ -50,8 +50,9 @@ function htuOf(url: string): string | undefined {
  * Checks a DPoP proof (RFC 9449 §4.3) for an access token: `typ` dpop+jwt, an allowed asymmetric
  * `alg`, a public `jwk` in the header that verifies the signature, `htm` and `htu`, `iat` within
  * the window, `ath` the token's hash, the key's RFC 7638 thumbprint equal to `jkt`, and, last,
- * `jti` unused. Throws -31002 `dpop_invalid` / `dpop_replay` (or `unsupported_algorithm`); a full
- * replay cache is -31007.
+ * `jti` unused. Throws -31002 `dpop_invalid` / `dpop_replay` (or `unsupported_algorithm`); a
+ * replay cache that refuses is -31007 `replay_cache_full`, or `replay_cache_unavailable` when its
+ * backend does not answer.
  */
 export async function verifyDpopProof(
   proof: unknown,
@@ -110,7 +111,9 @@ export async function verifyDpopProof(
   try {
     fresh = await options.replayCache.useOnce(`dpop:${thumbprint}:${jti}`, iat + maxAge + skew);
   } catch (e) {
-    if (e instanceof ReplayCacheFullError) throw new RateLimitedError({ reason: 'replay_cache_full' });
+    // Full or down, the jti cannot be recorded: refuse, and say which (the proof itself was fine).
+    const reason = replayCacheRefusalReason(e);
+    if (reason !== undefined) throw new RateLimitedError({ reason });
     throw e;
   }
   if (!fresh) throw authFailure('dpop_replay');

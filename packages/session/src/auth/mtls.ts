@@ -14,9 +14,9 @@ import {
   parseCertificateDer,
   parseTrustAnchors,
   type TrustAnchors,
-  validateChain,
   type X5cLimits,
 } from './x509.js';
+import { validateChain } from './x509-chain.js';
 
 export interface MtlsOptions extends X5cLimits {
   /**
@@ -47,11 +47,11 @@ function parseChain(ders: readonly Uint8Array[] | undefined, limits: X5cLimits):
 }
 
 /**
- * `mtls` (core §4.4.2, §4.4.7; DESIGN §10): inline at create, `auth: {type: 'mtls'}`. The proof is
- * the TLS client certificate of the connection (the handshake proved the key; the binding hands
- * the chain over as `peerCertificates`): it must chain to a trust anchor, with the same validity,
- * CA and key-usage rules as `x5c`, and the sender must be one of the leaf's SANs or its
- * fingerprint. A connection without a client certificate is `untrusted_chain`
+ * `mtls` (core §4.4.2, §4.4.7): inline at create, `auth: {type: 'mtls'}`. The proof is the TLS
+ * client certificate of the connection (the handshake proved the key; the binding hands the chain
+ * over as `peerCertificates`): it must chain to a trust anchor with the same RFC 5280 rules as
+ * `x5c` (clientAuth when it has an extKeyUsage), and the sender must be one of the leaf's SANs or
+ * its fingerprint. A connection without a client certificate is `untrusted_chain`
  * (`no_client_certificate`).
  */
 export function mtlsAuthenticator(options: MtlsOptions): Authenticator {
@@ -64,21 +64,17 @@ export function mtlsAuthenticator(options: MtlsOptions): Authenticator {
       if (sender === undefined) throw new NotAuthorizedError({ reason: 'sender required' });
       if (!X509_SCHEMES.includes(schemeOf(sender))) throw authFailure('unsupported_scheme');
       const chain = parseChain(attempt.peerCertificates, options);
-      // A CA the TLS layer added at the end of the chain is an anchor, not an intermediate to check.
-      const presented = chain.filter((c, i) => i === 0 || !anchors.some((a) => sameDer(a.der, c.der)));
       let leaf: LeafInfo;
       try {
-        leaf = await leafInfo(presented[0]!);
+        leaf = await leafInfo(chain[0]!);
       } catch {
         throw authFailure('untrusted_chain', 'malformed_certificate');
       }
       checkLeafIdentity(sender, leaf);
-      await validateChain(presented, anchors, attempt.now);
+      // A client certificate: clientAuth when it has an extKeyUsage (a server's certificate is not one).
+      // A CA the TLS layer appended is an anchor: validateChain skips it.
+      await validateChain(chain, anchors, attempt.now, { purpose: 'clientAuth' });
       return sender;
     },
   };
-}
-
-function sameDer(a: Uint8Array, b: Uint8Array): boolean {
-  return a.byteLength === b.byteLength && a.every((x, i) => x === b[i]);
 }

@@ -6,7 +6,8 @@ export interface ReplayCache {
   /**
    * Records `key` until `expiresAt` (ms since the epoch) and resolves true, or resolves false when
    * it is already recorded and unexpired. Check and record are one atomic step. Rejects with
-   * `ReplayCacheFullError` rather than forget an unexpired entry.
+   * `ReplayCacheFullError` rather than forget an unexpired entry, and with
+   * `ReplayCacheUnavailableError` when its backend does not answer.
    */
   useOnce(key: string, expiresAt: number): Promise<boolean>;
 }
@@ -18,6 +19,30 @@ export class ReplayCacheFullError extends Error {
     super('replay cache full');
     this.name = 'ReplayCacheFullError';
   }
+}
+
+/**
+ * A replay cache that cannot check a key because its backend (Redis) does not answer. A
+ * `ReplayCacheFullError` on purpose: a caller that refuses when the cache is full refuses during
+ * an outage with no change; DPoP tells the two apart (`replayCacheRefusalReason`).
+ */
+export class ReplayCacheUnavailableError extends ReplayCacheFullError {
+  constructor(options?: { cause?: unknown }) {
+    super();
+    this.message = 'replay cache unavailable';
+    this.name = 'ReplayCacheUnavailableError';
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/** The -31007 `data.reason` of a replay cache's refusal: no room without forgetting a live entry, or no answer. */
+export type ReplayCacheRefusalReason = 'replay_cache_full' | 'replay_cache_unavailable';
+
+/** The refusal reason for an error a `ReplayCache` rejected with; undefined for any other error. */
+export function replayCacheRefusalReason(error: unknown): ReplayCacheRefusalReason | undefined {
+  if (error instanceof ReplayCacheUnavailableError) return 'replay_cache_unavailable';
+  if (error instanceof ReplayCacheFullError) return 'replay_cache_full';
+  return undefined;
 }
 
 export interface MemoryReplayCacheOptions {

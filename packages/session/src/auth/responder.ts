@@ -69,6 +69,8 @@ export async function verifyResponderAuth(
     const { x5cAuthenticator } = await import('./x5c.js');
     authenticator = x5cAuthenticator({
       trustAnchors: expected.trustAnchors,
+      // A responder (a relay) is a server: serverAuth when its certificate has an extKeyUsage.
+      purpose: 'serverAuth',
       ...(expected.skewSeconds === undefined ? {} : { skewSeconds: expected.skewSeconds }),
     });
   } else if (a.type === 'signed_challenge') {

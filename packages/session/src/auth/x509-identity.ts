@@ -1,6 +1,7 @@
 import type { JwsAlgorithm, JwsSigner } from './jws.js';
 import { decodeJws, importParams, importVerifyKey, signJws, verifyDecodedJws, webCryptoSigner } from './jws.js';
 import {
+  asciiLowerCase,
   CertificateParseError,
   checkLeafIdentity,
   encodeBase64,
@@ -27,7 +28,10 @@ export interface X509IdentityOptions {
   readonly certificatesPem: string;
   /** PEM PKCS#8 (`-----BEGIN PRIVATE KEY-----`) of the leaf's key; unencrypted. */
   readonly privateKeyPem: string;
-  /** Default: `x509:san:dns:` + the first dNSName SAN, else `x509:san:uri:` + the first URI SAN, else the fingerprint. */
+  /**
+   * Default: `x509:san:dns:` + the first dNSName SAN that is no wildcard (lower-case), else
+   * `x509:san:uri:` + the first URI SAN, else the fingerprint.
+   */
   readonly id?: string;
   /** For an RSA key, default PS256. */
   readonly rsaAlgorithm?: 'PS256' | 'RS256';
@@ -66,10 +70,11 @@ export async function x509Identity(options: X509IdentityOptions): Promise<X509Id
       throw new X509IdentityError('certificatesPem holds something that is not a certificate');
     throw e;
   }
+  const dnsName = leaf.dnsNames.find((n) => !n.includes('*'));
   const id =
     options.id ??
-    (leaf.dnsNames[0] !== undefined
-      ? `x509:san:dns:${leaf.dnsNames[0]}`
+    (dnsName !== undefined
+      ? `x509:san:dns:${asciiLowerCase(dnsName)}`
       : leaf.uris[0] !== undefined
         ? `x509:san:uri:${leaf.uris[0]}`
         : `x509:sha256:${leaf.sha256}`);

@@ -1,15 +1,14 @@
 import { toHex } from '@wmp/jcs-signing';
-import { WmpError } from '@wmp/jsonrpc-envelope';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import type { KeyDescription } from './jws.js';
 import { authFailure } from './reasons.js';
+import { extension, OID } from './x509-extensions.js';
 
 /**
- * X.509 for `x5c` (DESIGN §10): parsing with bounds, chain building and validation with pkijs
- * (RFC 5280 path validation on WebCrypto; browser-safe), plus the checks WMP adds: every
- * certificate valid now, intermediates are CAs, the leaf may sign, and the sender is a SAN or the
- * SHA-256 fingerprint of the leaf. Revocation (CRL, OCSP) is not checked.
+ * X.509 for `x5c` and `mtls`: parsing with bounds (pkijs on WebCrypto; browser-safe), what WMP
+ * reads of a leaf, and whether the leaf names the sender (a SAN or its SHA-256 fingerprint).
+ * Chain validation is x509-chain.ts.
  */
 
 /** Trust anchors: PEM text (any number of CERTIFICATE blocks), DER bytes, or a list of them. */
@@ -119,42 +118,6 @@ export function parseX5c(x5c: unknown, limits: X5cLimits = {}): ParsedCertificat
   });
 }
 
-const OID = {
-  basicConstraints: '2.5.29.19',
-  keyUsage: '2.5.29.15',
-  subjectAltName: '2.5.29.17',
-  ecPublicKey: '1.2.840.10045.2.1',
-  p256: '1.2.840.10045.3.1.7',
-  p384: '1.3.132.0.34',
-  rsaEncryption: '1.2.840.113549.1.1.1',
-  ed25519: '1.3.101.112',
-} as const;
-
-function extension(cert: pkijs.Certificate, oid: string): pkijs.Extension | undefined {
-  return cert.extensions?.find((e) => e.extnID === oid);
-}
-
-function isCa(cert: pkijs.Certificate): boolean {
-  const bc = extension(cert, OID.basicConstraints)?.parsedValue;
-  return bc instanceof pkijs.BasicConstraints && bc.cA === true;
-}
-
-/** keyUsage digitalSignature (bit 0) when keyUsage is present; true without it. */
-function maySign(cert: pkijs.Certificate): boolean {
-  const ext = extension(cert, OID.keyUsage);
-  if (!ext) return true;
-  const bits = ext.parsedValue;
-  if (!(bits instanceof asn1js.BitString)) return false;
-  const first = bits.valueBlock.valueHexView[0];
-  return first !== undefined && (first & 0x80) !== 0;
-}
-
-function validity(cert: pkijs.Certificate, now: number): 'expired' | 'not_yet_valid' | undefined {
-  if (cert.notAfter.value.getTime() < now) return 'expired';
-  if (cert.notBefore.value.getTime() > now) return 'not_yet_valid';
-  return undefined;
-}
-
 /** What WMP needs of a leaf: its names, fingerprint and key. */
 export interface LeafInfo {
   readonly der: Uint8Array;
@@ -203,16 +166,25 @@ export async function leafInfo(leaf: ParsedCertificate): Promise<LeafInfo> {
   };
 }
 
+/** ASCII lower case: dNSNames are IA5 text, and Unicode case folding must not make two names one. */
+export function asciiLowerCase(text: string): string {
+  return text.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
+}
+
 /**
  * Whether the leaf proves `identifier` (core §7.4): `x509:san:dns:<name>` is one of its dNSName
- * SANs (ASCII case-insensitive, no wildcard expansion), `x509:san:uri:<uri>` one of its URI SANs
- * (exactly), `x509:sha256:<hex>` the lowercase hex SHA-256 of its DER. Throws -31002
+ * SANs, compared lower-case: the identifier is written lower-case (one spelling per identity;
+ * `san_mismatch` `not_lower_case` otherwise) and matches a SAN in any case; a wildcard is never an
+ * identifier (`wildcard`) and a wildcard SAN is never expanded. `x509:san:uri:<uri>` is one of its
+ * URI SANs (exactly), `x509:sha256:<hex>` the lowercase hex SHA-256 of its DER. Throws -31002
  * `san_mismatch` / `fingerprint_mismatch`, or `unsupported_scheme` for any other identifier.
  */
 export function checkLeafIdentity(identifier: string, leaf: LeafInfo): void {
   if (identifier.startsWith('x509:san:dns:')) {
-    const name = identifier.slice('x509:san:dns:'.length).toLowerCase();
-    if (!name || !leaf.dnsNames.some((n) => n.toLowerCase() === name)) throw authFailure('san_mismatch');
+    const name = identifier.slice('x509:san:dns:'.length);
+    if (name.includes('*')) throw authFailure('san_mismatch', 'wildcard');
+    if (name !== asciiLowerCase(name)) throw authFailure('san_mismatch', 'not_lower_case');
+    if (!name || !leaf.dnsNames.some((n) => asciiLowerCase(n) === name)) throw authFailure('san_mismatch');
     return;
   }
   if (identifier.startsWith('x509:san:uri:')) {
@@ -225,59 +197,4 @@ export function checkLeafIdentity(identifier: string, leaf: LeafInfo): void {
     return;
   }
   throw authFailure('unsupported_scheme');
-}
-
-const engine = new pkijs.CryptoEngine({ name: 'webcrypto', crypto: globalThis.crypto });
-
-function sameCertificate(a: pkijs.Certificate, b: Uint8Array): boolean {
-  const der = new Uint8Array(a.toSchema(true).toBER(false));
-  return der.length === b.length && der.every((x, i) => x === b[i]);
-}
-
-/**
- * Validates a parsed chain (leaf first) against trust anchors at `now`: every certificate in it
- * within its validity (`expired` / `not_yet_valid`), every one after the leaf a CA, the leaf
- * allowed to sign, and a path from the leaf to an anchor whose signatures verify
- * (`untrusted_chain` otherwise).
- */
-export async function validateChain(
-  chain: readonly ParsedCertificate[],
-  anchors: readonly ParsedCertificate[],
-  now: number,
-): Promise<void> {
-  const [leaf, ...intermediates] = chain;
-  if (!leaf) throw authFailure('untrusted_chain', 'x5c_required');
-  try {
-    for (const c of chain) {
-      const problem = validity(c.cert, now);
-      if (problem) throw authFailure(problem);
-    }
-    if (intermediates.some((c) => !isCa(c.cert))) throw authFailure('untrusted_chain', 'intermediate_not_ca');
-    if (!maySign(leaf.cert)) throw authFailure('untrusted_chain', 'key_usage');
-  } catch (e) {
-    // A certificate that parsed but whose fields do not read as they should is malformed.
-    if (e instanceof WmpError) throw e;
-    throw authFailure('untrusted_chain', 'malformed_certificate');
-  }
-  let result: pkijs.CertificateChainValidationEngineVerifyResult;
-  try {
-    // pkijs takes the end-entity certificate as the last of `certs`.
-    const validator = new pkijs.CertificateChainValidationEngine({
-      trustedCerts: anchors.map((a) => a.cert),
-      certs: [...intermediates.map((c) => c.cert)].reverse().concat(leaf.cert),
-      checkDate: new Date(now),
-    });
-    result = await validator.verify({ passedWhenNotRevValues: true }, engine);
-  } catch {
-    throw authFailure('untrusted_chain');
-  }
-  if (!result.result) {
-    if (result.resultCode === 8) {
-      // Only a trust anchor is left to be out of its validity: ours were all checked above.
-      throw authFailure(anchors.some((a) => validity(a.cert, now) === 'not_yet_valid') ? 'not_yet_valid' : 'expired');
-    }
-    throw authFailure('untrusted_chain');
-  }
-  const path = result.certificatePath ?? [];
-  if (path.length === 0 || !sameCertificate(path[0]!, leaf.der)) throw authFailure('untrusted_chain');
 }

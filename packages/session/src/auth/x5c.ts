@@ -17,9 +17,10 @@ import {
   parseTrustAnchors,
   parseX5c,
   type TrustAnchors,
-  validateChain,
   type X5cLimits,
 } from './x509.js';
+import { validateChain } from './x509-chain.js';
+import type { CertificatePurpose } from './x509-extensions.js';
 
 export const X509_SCHEMES: readonly string[] = ['x509:san:dns', 'x509:san:uri', 'x509:sha256'];
 
@@ -31,15 +32,21 @@ export interface X5cOptions extends X5cLimits {
   readonly algorithms?: readonly JwsAlgorithm[];
   /** Schemes to declare, default x509:san:dns, x509:san:uri, x509:sha256. */
   readonly schemes?: readonly string[];
+  /**
+   * What the leaf must be for when it has an extKeyUsage: `clientAuth` (default) for senders,
+   * `serverAuth` where the one proving is a responder such as a relay.
+   */
+  readonly purpose?: CertificatePurpose;
 }
 
 /**
- * `x5c` (core §4.4.2, DESIGN §10): a certificate chain (`auth.x5c`, standard base64 DER, leaf
- * first) and the same detached JWS over JCS `{challenge, session_id, sender, timestamp}` as a
- * `signed_challenge`, made with the leaf's key. The leaf chains to a trust anchor, every
- * certificate is valid now, intermediates are CAs, the leaf may sign, and the sender is one of the
- * leaf's SANs (`x509:san:dns:` / `x509:san:uri:`) or its fingerprint (`x509:sha256:`).
- * Trust anchors are parsed here, once: a bad one throws.
+ * `x5c` (core §4.4.2): a certificate chain (`auth.x5c`, standard base64 DER, leaf first) and the
+ * same detached JWS over JCS `{challenge, session_id, sender, timestamp}` as a `signed_challenge`,
+ * made with the leaf's key. The chain is validated as RFC 5280 says (x509-chain.ts: validity,
+ * basicConstraints and path length, keyUsage, extKeyUsage for `purpose`, name constraints, no CA
+ * as leaf) up to a trust anchor, and the sender is one of the leaf's SANs (`x509:san:dns:` /
+ * `x509:san:uri:`) or its fingerprint (`x509:sha256:`). Trust anchors are parsed here, once: a
+ * bad one throws.
  */
 export function x5cAuthenticator(options: X5cOptions): Authenticator {
   const anchors = parseTrustAnchors(options.trustAnchors);
@@ -62,7 +69,7 @@ export function x5cAuthenticator(options: X5cOptions): Authenticator {
       }
       checkLeafIdentity(input.sender, leaf);
       if (!leaf.key || !algorithmFitsKey(jws.alg, leaf.key)) throw authFailure('unsupported_algorithm');
-      await validateChain(chain, anchors, attempt.now);
+      await validateChain(chain, anchors, attempt.now, { purpose: options.purpose ?? 'clientAuth' });
       let key: CryptoKey;
       try {
         key = await importVerifyKey(jws.alg, 'spki', leaf.spki);

@@ -1,5 +1,9 @@
 import { NonceCacheFullError } from '@wmp/ohan-seal';
-import { ReplayCacheFullError } from '@wmp/session';
+import { ReplayCacheUnavailableError } from '@wmp/session';
+
+// @wmp/session's own class (DPoP answers -31007 `replay_cache_unavailable` with it); a
+// `ReplayCacheFullError` too, so every caller that fails closed on a full cache fails closed here.
+export { ReplayCacheUnavailableError };
 
 /**
  * The shared coordination backend (Redis) could not answer: down, unreachable, or too slow
@@ -24,19 +28,6 @@ export class NonceCacheUnavailableError extends NonceCacheFullError {
     super();
     this.message = 'nonce cache unavailable';
     this.name = 'NonceCacheUnavailableError';
-    if (options?.cause !== undefined) this.cause = options.cause;
-  }
-}
-
-/**
- * The replay cache cannot check an entry because its backend is unreachable: a
- * `ReplayCacheFullError`, so DPoP refuses (-31007) as it does for a full cache.
- */
-export class ReplayCacheUnavailableError extends ReplayCacheFullError {
-  constructor(options?: { cause?: unknown }) {
-    super();
-    this.message = 'replay cache unavailable';
-    this.name = 'ReplayCacheUnavailableError';
     if (options?.cause !== undefined) this.cause = options.cause;
   }
 }
