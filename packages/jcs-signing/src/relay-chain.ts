@@ -90,6 +90,11 @@ export interface VerifyRelayChainOptions {
    * a last hop that was cut off.
    */
   readonly lastRelayId?: string;
+  /**
+   * Skip hops without a signature instead of refusing the chain (`missing`): core §5.7 makes the
+   * entry's signature a SHOULD unless evidence is active. A later hop still signs them as `null`.
+   */
+  readonly allowUnsigned?: boolean;
 }
 
 /**
@@ -106,9 +111,9 @@ export async function verifyRelayChain(
   const hash = contentHash(message);
   for (let hop = 0; hop < chain.length; hop++) {
     const entry = chain[hop]!;
-    if (typeof entry !== 'object' || entry === null || typeof entry.signature !== 'string') {
-      throw new SignatureInvalidError({ reason: 'missing', hop });
-    }
+    const isObject = typeof entry === 'object' && entry !== null;
+    if (isObject && entry.signature === undefined && options.allowUnsigned === true) continue;
+    if (!isObject || typeof entry.signature !== 'string') throw new SignatureInvalidError({ reason: 'missing', hop });
     try {
       await verifyDetached(entry.signature, hopPayload(hash, entry, chain.slice(0, hop)), {
         key: options.resolver ?? didKeyResolver,

@@ -75,7 +75,7 @@ describe('ES256 signatures of X.509 identities (core §5.4, x5c)', () => {
       key,
       { algorithms: ['ES256'] },
     );
-    expect(protectedHeader.x5c).toEqual(identity.x5c);
+    expect(protectedHeader?.x5c).toEqual(identity.x5c);
     await expect(
       flattenedVerify({ protected: header!, payload: Buffer.from('{}'), signature: signature! }, key),
     ).rejects.toThrow();
