@@ -59,7 +59,7 @@ describe('signatures on the client session', () => {
             { jsonrpc: '2.0', method: 'wmp.message.deliver', params: { wmp: {}, ...content, body } },
             signer,
           )
-        ).params as { wmp: { signature: string } }
+        ).params as unknown as { wmp: { signature: string } }
       ).wmp.signature;
     const mallory = generateKeypair();
     // Signed by someone else's key (the relay binds wmp.sender to Alice): signer_mismatch.
