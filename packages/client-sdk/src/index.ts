@@ -20,9 +20,20 @@ export type {
   OpenPeerSessionOptions,
   PeerMessage,
   PeerResolver,
+  PeerSendOptions,
   PeerSessionEvents,
   ServeSessionsOptions,
 } from './client/peer-sessions/types.js';
+export type {
+  MessageProofs,
+  ProofRequest,
+  RelayChainCheck,
+  RelayHopInfo,
+  SignatureCheck,
+  SignatureOptions,
+  TimestampCheck,
+  TimestampOptions,
+} from './client/proofs/types.js';
 export type { StartFlowOptions } from './client/session-calls.js';
 export type {
   ClientCallOptions,

@@ -50,6 +50,7 @@ export {
   type Signer,
   sha256,
   verifyEd25519,
+  verifyP256,
 } from './keypair.js';
 export { signMessage, type VerifiedMessage, type VerifyMessageOptions, verifyMessage } from './message-signature.js';
 export {
@@ -74,3 +75,11 @@ export {
   verifyRelayChain,
 } from './relay-chain.js';
 export { chainResolvers, didKeyResolver, type KeyResolver } from './resolver.js';
+export {
+  MAX_X5C_CERTIFICATES,
+  type MessageSigner,
+  parseX5cHeader,
+  type X5cChainVerifier,
+  type X5cLeafKey,
+  type X5cSigner,
+} from './x5c.js';

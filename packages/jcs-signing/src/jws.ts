@@ -2,28 +2,42 @@ import { BoundedMap, parseStrictJson, SignatureInvalidError } from '@wmp/jsonrpc
 import { b64urlDecode, b64urlEncode, concatBytes, fromUtf8, utf8 } from './bytes.js';
 import { didOf } from './did.js';
 import { jcs } from './jcs.js';
-import { type Signer, verifyEd25519 } from './keypair.js';
+import { verifyEd25519, verifyP256 } from './keypair.js';
 import type { KeyResolver } from './resolver.js';
+import { type MessageSigner, parseX5cHeader, type X5cChainVerifier, type X5cLeafKey } from './x5c.js';
 
 /** The protected header of a WMP detached JWS (RFC 7797 unencoded payload, core §5.4). */
 export interface DetachedJwsHeader {
-  readonly alg: 'EdDSA' | 'Ed25519';
+  readonly alg: 'EdDSA' | 'Ed25519' | 'ES256';
   readonly b64: false;
   readonly crit: readonly ['b64'];
   readonly kid?: string;
+  /** The signer's certificate chain (standard base64 DER, leaf first), for X.509 identities. */
+  readonly x5c?: readonly string[];
   readonly [extra: string]: unknown;
 }
 
-export type SignatureFailure = 'malformed' | 'header' | 'unknown_key' | 'signer_mismatch' | 'signature' | 'missing';
+export type SignatureFailure =
+  | 'malformed'
+  | 'header'
+  | 'unknown_key'
+  | 'signer_mismatch'
+  | 'signature'
+  | 'missing'
+  | 'untrusted_chain';
 
 function fail(reason: SignatureFailure, extra?: Record<string, unknown>): never {
   throw new SignatureInvalidError({ reason, ...extra });
 }
 
-const MAX_HEADER_LENGTH = 4096;
+/** Header text beyond this is refused; an `x5c` of a few certificates fits. */
+const MAX_HEADER_LENGTH = 16 * 1024;
+/** Headers up to this length are cached (a peer signs many messages with one header). */
+const MAX_CACHED_HEADER_LENGTH = 4096;
 const DETACHED = /^([A-Za-z0-9_-]+)\.\.([A-Za-z0-9_-]+)$/;
+const ALGORITHMS: ReadonlySet<unknown> = new Set(['EdDSA', 'Ed25519', 'ES256']);
 
-/** Parsed headers by their base64url text: a peer signs many messages with one header. Bounded. */
+/** Parsed headers by their base64url text. Bounded. */
 const MAX_CACHED_HEADERS = 1024;
 const headerCache = new BoundedMap<string, DetachedJwsHeader>(MAX_CACHED_HEADERS);
 
@@ -39,14 +53,17 @@ function parseHeader(encoded: string): DetachedJwsHeader {
   }
   if (header === null || typeof header !== 'object' || Array.isArray(header)) fail('header');
   const h = header as Record<string, unknown>;
-  // Pin the shape: EdDSA only, unencoded payload, and `b64` the only critical parameter we
+  // Pin the shape: EdDSA or ES256, unencoded payload, and `b64` the only critical parameter we
   // understand. A header without b64:false or without crit would sign a different input.
-  if (h.alg !== 'EdDSA' && h.alg !== 'Ed25519') fail('header');
+  if (!ALGORITHMS.has(h.alg)) fail('header');
   if (h.b64 !== false) fail('header');
   if (!Array.isArray(h.crit) || h.crit.length !== 1 || h.crit[0] !== 'b64') fail('header');
   if ('kid' in h && typeof h.kid !== 'string') fail('header');
+  if ('x5c' in h && parseX5cHeader(h.x5c) === undefined) fail('header');
+  // An ES256 key can only come from a certificate: there is no resolver of P-256 kids.
+  if (h.alg === 'ES256' && !('x5c' in h)) fail('header');
   const parsed = Object.freeze(h) as DetachedJwsHeader;
-  headerCache.set(encoded, parsed);
+  if (encoded.length <= MAX_CACHED_HEADER_LENGTH) headerCache.set(encoded, parsed);
   return parsed;
 }
 
@@ -66,6 +83,7 @@ export function decodeDetachedJws(jws: string): {
   } catch {
     fail('malformed');
   }
+  // EdDSA and ES256 (r || s) signatures are both 64 bytes.
   if (signature.length !== 64) fail('malformed');
   return { header, encodedHeader, signature };
 }
@@ -78,7 +96,19 @@ function signingInput(encodedHeader: string, payload: Uint8Array): Uint8Array {
 /** Encoded plain headers by kid: a relay signs every routed message with the same one. Bounded. */
 const encodedHeaders = new BoundedMap<string, string>(MAX_CACHED_HEADERS);
 
-function encodedHeaderOf(kid: string, extraHeader: Record<string, unknown>): string {
+function encodedHeaderOf(signer: MessageSigner, extraHeader: Record<string, unknown>): string {
+  if ('x5c' in signer) {
+    const header = {
+      ...extraHeader,
+      alg: signer.alg,
+      b64: false,
+      crit: ['b64'],
+      kid: signer.kid,
+      x5c: [...signer.x5c],
+    };
+    return b64urlEncode(utf8(jcs(header)));
+  }
+  const kid = signer.kid;
   const plain = Object.keys(extraHeader).length === 0;
   const cached = plain ? encodedHeaders.get(kid) : undefined;
   if (cached !== undefined) return cached;
@@ -89,32 +119,65 @@ function encodedHeaderOf(kid: string, extraHeader: Record<string, unknown>): str
   return encoded;
 }
 
-/** Signs `payload` into a compact detached JWS `<header>..<signature>` with `b64:false`. */
+/**
+ * Signs `payload` into a compact detached JWS `<header>..<signature>` with `b64:false`: EdDSA with
+ * an Ed25519 `Signer`, or the `alg` and `x5c` of an `X5cSigner` (an X.509 identity).
+ */
 export async function signDetached(
   payload: Uint8Array,
-  signer: Signer,
+  signer: MessageSigner,
   extraHeader: Record<string, unknown> = {},
 ): Promise<string> {
-  const encodedHeader = encodedHeaderOf(signer.kid, extraHeader);
+  const encodedHeader = encodedHeaderOf(signer, extraHeader);
   const signature = await signer.sign(signingInput(encodedHeader, payload));
   return `${encodedHeader}..${b64urlEncode(signature)}`;
 }
 
 export interface VerifyDetachedOptions {
-  /** The key to verify with, or a resolver that finds it from the header's `kid`. */
+  /** The Ed25519 key to verify with, or a resolver that finds it from the header's `kid`. */
   readonly key: Uint8Array | KeyResolver;
   /** When set, the `kid` must belong to this identifier (sender binding): its DID part must equal it. */
   readonly signer?: string;
+  /**
+   * Checks the certificate chain of a header's `x5c` (`x5cSignatureVerifier` of
+   * `@wmp/session/x509`, with the trust anchors). Without it, a signature with `x5c` is refused
+   * (`untrusted_chain`, detail `no_trust_anchors`).
+   */
+  readonly x5c?: X5cChainVerifier;
 }
 
 export interface VerifiedJws {
   readonly header: DetachedJwsHeader;
+  /** The key that verified: Ed25519 (32 bytes) or an uncompressed P-256 point (65 bytes). */
   readonly publicKey: Uint8Array;
+}
+
+/** The `detail` of a chain verifier's refusal: its own `data.detail` or `data.reason`, if it says. */
+function chainDetail(e: unknown): Record<string, unknown> {
+  const data = (e as { data?: unknown } | null)?.data;
+  if (data === null || typeof data !== 'object') return {};
+  const { reason, detail } = data as { reason?: unknown; detail?: unknown };
+  const said = typeof detail === 'string' ? detail : typeof reason === 'string' ? reason : undefined;
+  return said === undefined ? {} : { detail: said };
+}
+
+async function leafKey(header: DetachedJwsHeader, identifier: string, verifier: X5cChainVerifier | undefined) {
+  if (!verifier) fail('untrusted_chain', { detail: 'no_trust_anchors' });
+  let leaf: X5cLeafKey;
+  try {
+    leaf = await verifier.verify(header.x5c!, identifier);
+  } catch (e) {
+    fail('untrusted_chain', chainDetail(e));
+  }
+  // The header's alg must be the one the leaf's key signs with (an Ed25519 leaf cannot claim ES256).
+  const alg = header.alg === 'Ed25519' ? 'EdDSA' : header.alg;
+  if (leaf.alg !== alg) fail('header');
+  return leaf.publicKey;
 }
 
 /**
  * Verifies a compact detached JWS over `payload`. Throws `SignatureInvalidError` (-31010) with
- * `data.reason`: malformed, header, unknown_key, signer_mismatch or signature.
+ * `data.reason`: malformed, header, unknown_key, signer_mismatch, untrusted_chain or signature.
  */
 export async function verifyDetached(
   jws: string,
@@ -126,9 +189,21 @@ export async function verifyDetached(
     fail('signer_mismatch');
   }
   let publicKey: Uint8Array | undefined;
-  if (options.key instanceof Uint8Array) publicKey = options.key;
-  else if (header.kid !== undefined) publicKey = await options.key.resolve(header.kid);
+  if (header.x5c !== undefined && !(options.key instanceof Uint8Array)) {
+    // The identity is the kid's identifier part; the certificate must prove it.
+    if (header.kid === undefined) fail('unknown_key');
+    publicKey = await leafKey(header, didOf(header.kid), options.x5c);
+  } else if (header.alg === 'ES256') {
+    fail('unknown_key');
+  } else if (options.key instanceof Uint8Array) {
+    publicKey = options.key;
+  } else if (header.kid !== undefined) {
+    publicKey = await options.key.resolve(header.kid);
+  }
   if (!publicKey) fail('unknown_key');
-  if (!verifyEd25519(publicKey, signingInput(encodedHeader, payload), signature)) fail('signature');
+  const input = signingInput(encodedHeader, payload);
+  const ok =
+    header.alg === 'ES256' ? verifyP256(publicKey, input, signature) : verifyEd25519(publicKey, input, signature);
+  if (!ok) fail('signature');
   return { header, publicKey };
 }

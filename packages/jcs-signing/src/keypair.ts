@@ -52,6 +52,11 @@ export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signat
   return backend.ed25519Verify(publicKey, message, signature);
 }
 
+/** ES256 verification (`r || s` signature, uncompressed P-256 point) on the loaded crypto path (never throws). */
+export function verifyP256(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  return backend.p256Verify(publicKey, message, signature);
+}
+
 export function sha256(data: Uint8Array): Uint8Array {
   return backend.sha256(data);
 }

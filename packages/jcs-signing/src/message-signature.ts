@@ -1,18 +1,20 @@
 import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import { SignatureInvalidError } from '@wmp/jsonrpc-envelope';
 import { metadataOf, signedContentOf, withMetadata } from './content.js';
+import { didOf } from './did.js';
 import { jcsBytes } from './jcs.js';
-import { signDetached, verifyDetached } from './jws.js';
-import type { Signer } from './keypair.js';
+import { type DetachedJwsHeader, signDetached, verifyDetached } from './jws.js';
 import { didKeyResolver, type KeyResolver } from './resolver.js';
+import type { MessageSigner, X5cChainVerifier } from './x5c.js';
 
 const WMP_VERSION = '0.1';
 
 /**
  * Returns a copy of `message` with a non-repudiation signature in its `wmp.signature`
- * (core §5.4): a detached JWS over JCS of the content. Adds `wmp.version` if the message has none.
+ * (core §5.4): a detached JWS over JCS of the content, EdDSA with an Ed25519 `Signer`, or ES256
+ * (or EdDSA) with the `x5c` of an `X5cSigner`. Adds `wmp.version` if the message has none.
  */
-export async function signMessage<M extends JsonRpcMessage>(message: M, signer: Signer): Promise<M> {
+export async function signMessage<M extends JsonRpcMessage>(message: M, signer: MessageSigner): Promise<M> {
   const prepared = withMetadata(message, (wmp) => {
     const { signature: _old, ...rest } = wmp;
     return { version: WMP_VERSION, ...rest };
@@ -22,8 +24,10 @@ export async function signMessage<M extends JsonRpcMessage>(message: M, signer: 
 }
 
 export interface VerifyMessageOptions {
-  /** Finds keys by kid; the default knows did:key and did:jwk. */
+  /** Finds Ed25519 keys by kid; the default knows did:key and did:jwk. */
   readonly resolver?: KeyResolver;
+  /** Checks the chain of a signature made with an `x5c` header (X.509 identities); without it they are refused. */
+  readonly x5c?: X5cChainVerifier;
   /** Refuse a message without a signature (the evidence profile, or a policy). Default false. */
   readonly required?: boolean;
   /**
@@ -35,6 +39,12 @@ export interface VerifyMessageOptions {
 
 export interface VerifiedMessage {
   readonly kid: string | undefined;
+  /** Who signed: the identifier part of the kid (a DID, or an `x509:` id proven by the certificate). */
+  readonly signer: string | undefined;
+  readonly alg: DetachedJwsHeader['alg'];
+  /** The certificate chain the signature came with (standard base64 DER, leaf first), if any. */
+  readonly x5c: readonly string[] | undefined;
+  /** Ed25519 (32 bytes) or an uncompressed P-256 point (65 bytes). */
   readonly publicKey: Uint8Array;
 }
 
@@ -63,6 +73,14 @@ export async function verifyMessage(
   const verified = await verifyDetached(signature, payload, {
     key: options.resolver ?? didKeyResolver,
     ...(sender === undefined ? {} : { signer: sender }),
+    ...(options.x5c ? { x5c: options.x5c } : {}),
   });
-  return { kid: verified.header.kid, publicKey: verified.publicKey };
+  const kid = verified.header.kid;
+  return {
+    kid,
+    signer: kid === undefined ? undefined : didOf(kid),
+    alg: verified.header.alg,
+    x5c: verified.header.x5c,
+    publicKey: verified.publicKey,
+  };
 }

@@ -3,8 +3,9 @@ import { b64urlEncode } from './bytes.js';
 import { metadataOf, signedContentOf, withMetadata } from './content.js';
 import { jcsBytes } from './jcs.js';
 import { signDetached, verifyDetached } from './jws.js';
-import { type Signer, sha256 } from './keypair.js';
+import { sha256 } from './keypair.js';
 import { didKeyResolver, type KeyResolver } from './resolver.js';
+import type { MessageSigner, X5cChainVerifier } from './x5c.js';
 
 export const MAX_RELAY_HOPS = 64;
 
@@ -13,7 +14,7 @@ export interface RelayHop {
   readonly relay: string;
   /** The relay's identifier; its signing key's kid must belong to it. */
   readonly relayId: string;
-  readonly signer: Signer;
+  readonly signer: MessageSigner;
   /** RFC 3339; defaults to now. */
   readonly timestamp?: string;
   readonly serviceClass?: RelayEntry['service_class'];
@@ -82,11 +83,18 @@ export async function appendRelayEntry<M extends JsonRpcMessage>(message: M, hop
 
 export interface VerifyRelayChainOptions {
   readonly resolver?: KeyResolver;
+  /** Checks the chains of hops signed with an `x5c` header (relays with X.509 identities). */
+  readonly x5c?: X5cChainVerifier;
   /**
    * The relay this message came from. A chain proves the hops it holds; only this check catches
    * a last hop that was cut off.
    */
   readonly lastRelayId?: string;
+  /**
+   * Skip hops without a signature instead of refusing the chain (`missing`): core §5.7 makes the
+   * entry's signature a SHOULD unless evidence is active. A later hop still signs them as `null`.
+   */
+  readonly allowUnsigned?: boolean;
 }
 
 /**
@@ -103,13 +111,14 @@ export async function verifyRelayChain(
   const hash = contentHash(message);
   for (let hop = 0; hop < chain.length; hop++) {
     const entry = chain[hop]!;
-    if (typeof entry !== 'object' || entry === null || typeof entry.signature !== 'string') {
-      throw new SignatureInvalidError({ reason: 'missing', hop });
-    }
+    const isObject = typeof entry === 'object' && entry !== null;
+    if (isObject && entry.signature === undefined && options.allowUnsigned === true) continue;
+    if (!isObject || typeof entry.signature !== 'string') throw new SignatureInvalidError({ reason: 'missing', hop });
     try {
       await verifyDetached(entry.signature, hopPayload(hash, entry, chain.slice(0, hop)), {
         key: options.resolver ?? didKeyResolver,
         signer: entry.relay_id,
+        ...(options.x5c ? { x5c: options.x5c } : {}),
       });
     } catch (e) {
       if (e instanceof SignatureInvalidError) {

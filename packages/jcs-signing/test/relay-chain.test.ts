@@ -80,5 +80,26 @@ describe('relay chain (core §5.7)', () => {
     const chain = chainOf(await throughRelays(relays));
     const { signature: _s, ...unsigned } = chain[1]!;
     expect(await failure(withChain(message, [chain[0]!, unsigned, chain[2]!]))).toEqual({ reason: 'missing', hop: 1 });
+    // Unsigned hops may be allowed (core §5.7: a SHOULD), but not an altered signed one after them.
+    const allowUnsigned = { allowUnsigned: true };
+    expect(await failure(withChain(message, [chain[0]!, unsigned, chain[2]!]), allowUnsigned)).toEqual({
+      reason: 'signature',
+      hop: 2,
+    });
+    // A chain made with an unsigned hop in it: the hop after signs it as null, and it verifies.
+    const first = await appendRelayEntry(message, {
+      relay: 'wss://relay0.example/wmp',
+      relayId: relays[0]!.did,
+      signer: relays[0]!,
+    });
+    const entry = { relay: 'wss://relay1.example/wmp', relay_id: relays[1]!.did, timestamp: '2026-11-29T12:00:01Z' };
+    const withUnsigned = withChain(first, [...chainOf(first), entry]);
+    const last = await appendRelayEntry(withUnsigned, {
+      relay: 'wss://relay2.example/wmp',
+      relayId: relays[2]!.did,
+      signer: relays[2]!,
+    });
+    await expect(verifyRelayChain(last, allowUnsigned)).resolves.toBe(3);
+    expect(await failure(last)).toEqual({ reason: 'missing', hop: 1 });
   });
 });

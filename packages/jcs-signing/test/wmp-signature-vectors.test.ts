@@ -76,7 +76,13 @@ describe('outside vectors: message signatures (core §5.4)', () => {
     const kid = vectors.keys.alice.kid;
     await expect(
       verifyMessage(c.message, { required: true, ...(c.signer ? { signer: c.signer } : {}) }),
-    ).resolves.toEqual({ kid, publicKey: fromHex(vectors.keys.alice.public_hex) });
+    ).resolves.toEqual({
+      kid,
+      signer: kid.split('#')[0],
+      alg: 'EdDSA',
+      x5c: undefined,
+      publicKey: fromHex(vectors.keys.alice.public_hex),
+    });
   });
 
   it.each(invalid.map((c) => [c.name, c] as const))('refuses with -31010: %s', async (_name, c) => {

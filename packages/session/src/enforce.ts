@@ -9,11 +9,13 @@ import {
   NotAuthorizedError,
   TimestampInvalidError,
   utf8Length,
+  type WmpError,
   type WmpMetadata,
 } from '@wmp/jsonrpc-envelope';
 import type { Connection, SessionBinding } from './context.js';
 import { encryptionRequiredFor } from './mls/policy.js';
 import type { SessionRecord } from './session-model.js';
+import type { TimestampTokenVerifier } from './timestamp-tokens.js';
 
 /** The capabilities a message exercises: its method's, a profile flow's, `relay` for third parties. */
 export function capabilitiesUsed(
@@ -72,16 +74,53 @@ export function checkEncryption(
   if (capability !== undefined) throw new EncryptionRequiredError({ capability });
 }
 
+function clockSkew(now: number, skewSeconds: number, extra: Record<string, unknown> = {}): WmpError {
+  return new TimestampInvalidError({
+    reason: 'clock_skew',
+    acceptable_window_seconds: skewSeconds,
+    server_time: new Date(now).toISOString(),
+    ...extra,
+  });
+}
+
 /** -31011 when a self-asserted timestamp is outside the skew window (core §8.5.1). */
 export function checkTimestamp(wmp: WmpMetadata | undefined, now: number, skewSeconds: number): void {
   if (wmp?.timestamp === undefined) return;
   const at = Date.parse(wmp.timestamp);
-  if (Number.isNaN(at) || Math.abs(now - at) > skewSeconds * 1000) {
-    throw new TimestampInvalidError({
-      reason: 'clock_skew',
-      acceptable_window_seconds: skewSeconds,
-      server_time: new Date(now).toISOString(),
-    });
+  if (Number.isNaN(at) || Math.abs(now - at) > skewSeconds * 1000) throw clockSkew(now, skewSeconds);
+}
+
+/**
+ * Whether the time of this message is the token's (core §8.5.2): there is a token, this
+ * responder trusts TSAs, and the message is in a session (a sessionless one, before any
+ * authentication, costs no token verification: its `wmp.timestamp` is checked as always).
+ */
+export function timeFromToken(wmp: WmpMetadata | undefined, verifies: boolean, sessionless: boolean): boolean {
+  return verifies && !sessionless && typeof wmp?.timestamp_token === 'string';
+}
+
+/**
+ * Core §8.5.2: a verified token's time replaces the self-asserted timestamp for the skew rule
+ * (-31011 `clock_skew`, `timestamp_source: 'timestamp_token'`); the self-asserted one is then
+ * informational and never refuses the message.
+ */
+export async function checkTokenTime(
+  token: string,
+  content: () => Uint8Array,
+  verifier: TimestampTokenVerifier,
+  now: number,
+  skewSeconds: number,
+): Promise<void> {
+  let bytes: Uint8Array;
+  try {
+    bytes = content();
+  } catch {
+    // Content that cannot be canonicalized has no content hash a token could be over.
+    throw new TimestampInvalidError({ reason: 'token_imprint' });
+  }
+  const { genTime } = await verifier.verify(token, bytes, now);
+  if (Math.abs(now - genTime) > skewSeconds * 1000) {
+    throw clockSkew(now, skewSeconds, { timestamp_source: 'timestamp_token' });
   }
 }
 

@@ -123,5 +123,6 @@ export {
   type SessionStoreLimits,
   sessionCapRefusal,
 } from './session-store.js';
+export type { TimestampTokenVerifier, VerifiedTimestampToken } from './timestamp-tokens.js';
 export { tokenHash } from './tokens.js';
 export type { CloseReason, Transport, TransportMessageExtra, TransportSendOptions } from './transport.js';

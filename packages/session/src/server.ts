@@ -1,4 +1,4 @@
-import { verifyMessage, WMP_SKEW_SECONDS } from '@wmp/jcs-signing';
+import { jcsBytes, signedContentOf, verifyMessage, WMP_SKEW_SECONDS } from '@wmp/jcs-signing';
 import {
   BoundedSet,
   InvalidParamsError,
@@ -26,8 +26,10 @@ import {
   checkMessageSize,
   checkSender,
   checkTimestamp,
+  checkTokenTime,
   MAX_RECENT_IDS,
   participantBinding,
+  timeFromToken,
 } from './enforce.js';
 import { FlowManager } from './flows.js';
 import { capabilityHandlers } from './handlers/capability.js';
@@ -424,7 +426,11 @@ export class WmpServer {
     ) as Record<string, unknown>;
     const wmp = (params as { wmp: WmpMetadata }).wmp;
     const now = this.#now();
-    checkTimestamp(wmp, now, this.#options.skewSeconds ?? WMP_SKEW_SECONDS);
+    const skew = this.#options.skewSeconds ?? WMP_SKEW_SECONDS;
+    const tokens = this.#options.timestampTokens;
+    // With a token to verify, the time is checked once the sender is known (below).
+    const byToken = timeFromToken(wmp, tokens !== undefined, spec.access === 'sessionless');
+    if (!byToken) checkTimestamp(wmp, now, skew);
     if (spec.access === 'sessionless') {
       const context = contextOf(base, { session: undefined, sender: undefined, connection });
       await this.#options.admitSessionless?.(message.method, context);
@@ -500,12 +506,23 @@ export class WmpServer {
     checkCapabilities(used, session, this.#options.grantedCapabilities);
     if (message.method === 'wmp.message.deliver') checkMessageSize(session, message, base.frame, base.batched);
     checkEncryption(message.method, encrypted, used, session, methods);
+    if (byToken) {
+      // Over the content as the handler sees it (a sender timestamps before it encrypts); a
+      // responder that cannot read the content cannot check the token, so the self-asserted
+      // timestamp is checked instead.
+      if (encrypted && plain === params) checkTimestamp(wmp, now, skew);
+      else {
+        const content = () => jcsBytes(signedContentOf(handled));
+        await checkTokenTime(wmp.timestamp_token!, content, tokens!, now, skew);
+      }
+    }
     const policy = this.#options.requireSignatures;
     if (policy === true || (Array.isArray(policy) && policy.includes(message.method))) {
       // Over the content as the handler sees it: a sender signs before it encrypts.
       await verifyMessage(handled, {
         required: true,
         ...(this.#options.keyResolver ? { resolver: this.#options.keyResolver } : {}),
+        ...(this.#options.signatureChains ? { x5c: this.#options.signatureChains } : {}),
         ...(binding.identity ? { signer: binding.identity } : {}),
       });
     }

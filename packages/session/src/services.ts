@@ -1,4 +1,4 @@
-import type { KeyResolver } from '@wmp/jcs-signing';
+import type { KeyResolver, X5cChainVerifier } from '@wmp/jcs-signing';
 import type { Capabilities, JsonRpcNotification, MethodRegistry, ParamsOf, WmpError } from '@wmp/jsonrpc-envelope';
 import type { Authenticator } from './auth/authenticator.js';
 import type { ResponderIdentity } from './auth/responder.js';
@@ -9,6 +9,7 @@ import type { SecurityPolicy } from './negotiate.js';
 import type { SessionRoutes } from './routes.js';
 import type { SessionRecord } from './session-model.js';
 import type { SessionStore } from './session-store.js';
+import type { TimestampTokenVerifier } from './timestamp-tokens.js';
 
 /** Resolves one `wmp.resolve` type (core §5.8); `null` when the URI is unknown. */
 export type Resolver = (
@@ -136,6 +137,19 @@ export interface WmpServerOptions {
   /** Require a valid non-repudiation signature on every message, or on these methods (-31010). */
   readonly requireSignatures?: boolean | readonly string[];
   readonly keyResolver?: KeyResolver;
+  /**
+   * Checks the certificate chains of signatures made with an `x5c` header (X.509 signers), for
+   * `requireSignatures`: `x5cSignatureVerifier({ trustAnchors })` of `@wmp/session/x509`.
+   */
+  readonly signatureChains?: X5cChainVerifier;
+  /**
+   * The trusted TSAs (core §5.5, §8.5.2): with it, a message in a session carrying
+   * `wmp.timestamp_token` has the token verified (a bad one is -31011 with `data.reason`) and
+   * its time used instead of the self-asserted `wmp.timestamp` for the skew rule.
+   * `timestampVerifier({ anchors })` of `@wmp/session/timestamp` makes one from TSA anchors.
+   * Without it tokens are not read and `wmp.timestamp` is checked as always.
+   */
+  readonly timestampTokens?: TimestampTokenVerifier;
   /**
    * This responder's own identity, to authenticate itself when the initiator sends a `nonce`: an
    * Ed25519 DID signer (`signed_challenge`) or an X.509 identity from `x509Identity` (`x5c`).

@@ -4,6 +4,7 @@
  */
 export { type MtlsOptions, mtlsAuthenticator } from './auth/mtls.js';
 export { type X5cOptions, X509_SCHEMES, x5cAuthenticator } from './auth/x5c.js';
+export { type X5cSignatureOptions, x5cSignatureVerifier, x509MessageSigner } from './auth/x5c-signatures.js';
 export {
   CertificateParseError,
   checkLeafIdentity,

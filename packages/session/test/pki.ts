@@ -57,6 +57,8 @@ export interface IssueOptions {
   readonly pathLength?: number;
   /** extKeyUsage purposes; absent: no extKeyUsage extension. */
   readonly extKeyUsage?: ReadonlyArray<keyof typeof KEY_PURPOSES>;
+  /** Marks extKeyUsage critical (RFC 3161 §2.3 wants it so for a TSA). */
+  readonly criticalExtKeyUsage?: boolean;
   /** nameConstraints: permitted and excluded dNSName subtrees. */
   readonly permittedDns?: readonly string[];
   readonly excludedDns?: readonly string[];
@@ -68,6 +70,7 @@ export const KEY_PURPOSES = {
   serverAuth: '1.3.6.1.5.5.7.3.1',
   clientAuth: '1.3.6.1.5.5.7.3.2',
   emailProtection: '1.3.6.1.5.5.7.3.4',
+  timeStamping: '1.3.6.1.5.5.7.3.8',
   anyExtendedKeyUsage: '2.5.29.37.0',
 } as const;
 
@@ -147,7 +150,7 @@ export async function issue(o: IssueOptions): Promise<TestCert> {
     extensions.push(
       new pkijs.Extension({
         extnID: '2.5.29.37',
-        critical: false,
+        critical: o.criticalExtKeyUsage === true,
         extnValue: new pkijs.ExtKeyUsage({ keyPurposes: o.extKeyUsage.map((p) => KEY_PURPOSES[p]) })
           .toSchema()
           .toBER(false),

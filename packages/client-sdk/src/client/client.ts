@@ -20,6 +20,8 @@ import { PeerSession } from './peer-sessions/peer-session.js';
 import { DEFAULT_SERVED_CAPABILITIES, SessionResponder } from './peer-sessions/session-responder.js';
 import type { OpenPeerSessionOptions, ServeSessionsOptions } from './peer-sessions/types.js';
 import { Persistence } from './persistence.js';
+import { MessageChecks } from './proofs/message-checks.js';
+import { MessageProver } from './proofs/message-prover.js';
 import { Registration } from './registration.js';
 import type { SavedState } from './saved-state.js';
 import { type CallContext, CallsOnSession, type SessionCalls, type StartFlowOptions } from './session-calls.js';
@@ -69,6 +71,10 @@ export class WmpClient {
   readonly #routedAcks = new AckBatcher();
   /** This client as the responder of sessions others open to it, once `onSession` was called. */
   #responder: SessionResponder | undefined;
+  /** Signs and timestamps what is sent (core §5.4, §5.5). */
+  readonly #prover: MessageProver;
+  /** Checks the signatures, relay chains and tokens of what is received. */
+  readonly #checks: MessageChecks;
   #closing: Promise<void> | undefined;
 
   private constructor(o: ResolvedOptions, endpoint: Endpoint, persistence: Persistence) {
@@ -78,6 +84,13 @@ export class WmpClient {
     this.#options = o;
     this.did = o.identity.did;
     this.id = senderOf(o.identity);
+    this.#prover = new MessageProver(o.identity, o.signatures, o.timestamp);
+    const relayAnchors = o.relay === false ? undefined : o.relay?.trustAnchors;
+    this.#checks = new MessageChecks({
+      ...(o.signatures ? { signatures: o.signatures } : {}),
+      ...(o.timestamp ? { timestampAnchors: o.timestamp.anchors } : {}),
+      ...(relayAnchors ? { relayAnchors } : {}),
+    });
     this.#endpoint = endpoint;
     this.#persistence = persistence;
     this.#events = new Emitter<ClientEvents>((error, event) => {
@@ -117,6 +130,8 @@ export class WmpClient {
       events: this.#events,
       seen: persistence.seen,
       maxPendingMessages: o.maxPendingMessages,
+      checks: this.#checks,
+      relayId: () => this.#chainRelayId(),
       lastReceivedId: saved.lastReceivedId,
       onStatus: (status) => this.#fallback.status(status),
       onReceived: save,
@@ -131,6 +146,7 @@ export class WmpClient {
       fallback: o.fallback,
       fallbacks: this.#fallback,
       flows: this.#flows,
+      prover: this.#prover,
     };
     this.#calls = new CallsOnSession(context, undefined);
     this.#sessions = new ClientSessions({
@@ -333,6 +349,8 @@ export class WmpClient {
     }
     const handle = new PeerSession(session, peer, session.relayHosted, {
       whenConnected: (signal) => this.#connection.whenConnected(signal),
+      prover: this.#prover,
+      check: (params) => this.#checks.check(params, this.#chainRelayId()),
       ack: (id) => this.#ackRouted(id),
       report: (e) => this.#report(e),
       forget: (s) => this.#peerSessions.delete(s),
@@ -355,6 +373,9 @@ export class WmpClient {
     const identity = this.#options.identity;
     const responder = await SessionResponder.start(options, {
       identity: identity.x509 ?? { id: identity.did, signer: identity.keypair },
+      sender: this.id,
+      prover: this.#prover,
+      check: (params) => this.#checks.check(params, this.#chainRelayId()),
       ack: (id) => this.#ackRouted(id),
       report: (e) => this.#report(e),
       opened: (session) => {
@@ -372,6 +393,15 @@ export class WmpClient {
       if (this.#responder === responder) this.#responder = undefined;
       await responder.close();
     };
+  }
+
+  /**
+   * The relay a relay chain's last hop must be: the one this client proved, when it proved a DID
+   * (a relay signs its hops with its did:key, also when it authenticates with a certificate).
+   */
+  #chainRelayId(): string | undefined {
+    const proven = this.relayId;
+    return proven?.startsWith('did:') ? proven : undefined;
   }
 
   #ackRouted(messageId: string): void {

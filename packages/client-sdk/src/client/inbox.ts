@@ -3,6 +3,7 @@ import { AckBatcher } from './acks.js';
 import type { Emitter, Listener } from './emitter.js';
 import { InboxQueue, type Incoming } from './inbox-queue.js';
 import { isRecord, str } from './json-values.js';
+import type { MessageChecks } from './proofs/message-checks.js';
 import { queueIdOf, receivedMessage, statusOf } from './received.js';
 import type { SeenIds } from './seen-ids.js';
 import type { ClientEvents, MessageStatusEvent } from './types.js';
@@ -22,6 +23,10 @@ export interface InboxOptions {
   readonly events: Emitter<ClientEvents>;
   readonly seen: SeenIds;
   readonly maxPendingMessages: number;
+  /** The checks of signatures, relay chains and timestamp tokens. */
+  readonly checks: MessageChecks;
+  /** The relay this client proved, if it did (the last hop of a relay chain must be it). */
+  readonly relayId: () => string | undefined;
   /** The newest message id handed over before (from the store). */
   readonly lastReceivedId: string | undefined;
   /** A live status (not one the relay kept), after the `status` listeners had it. */
@@ -47,6 +52,8 @@ export class Inbox {
   readonly #onStatus: InboxOptions['onStatus'];
   readonly #onReceived: InboxOptions['onReceived'];
   readonly #report: InboxOptions['report'];
+  readonly #checks: MessageChecks;
+  readonly #relayId: () => string | undefined;
   #lastReceivedId: string | undefined;
 
   constructor(options: InboxOptions) {
@@ -56,6 +63,8 @@ export class Inbox {
     this.#onStatus = options.onStatus;
     this.#onReceived = options.onReceived;
     this.#report = options.report;
+    this.#checks = options.checks;
+    this.#relayId = options.relayId;
     this.#messages = new InboxQueue(options.maxPendingMessages, (m) => this.#take(m));
     this.#keptStatuses = new InboxQueue(options.maxPendingMessages, (m) => this.#takeStatus(m));
   }
@@ -109,7 +118,12 @@ export class Inbox {
     const wmp = isRecord(params.wmp) ? params.wmp : {};
     const key = clientKey(mail.from, str(wmp.client_message_id));
     if ((key !== undefined && this.#seen.has(key)) || this.#events.count('message') === 0) return false;
-    await this.#events.emitAndWait('message', receivedMessage(params, undefined, undefined, 'mailbox', mail.from));
+    // A mail came through no relay of ours: its signature and token are checked, its chain is whatever it says.
+    const proofs = await this.#checks.check(params);
+    await this.#events.emitAndWait(
+      'message',
+      receivedMessage(params, undefined, undefined, 'mailbox', mail.from, proofs),
+    );
     if (key !== undefined) await this.#seen.add([key]).catch((e: unknown) => this.#report(e));
     return true;
   }
@@ -143,7 +157,8 @@ export class Inbox {
       if (id !== undefined) this.#acks.add(m.session, id);
       return;
     }
-    await this.#events.emitAndWait('message', receivedMessage(m.params, m.session.id, m.group, 'relay', from));
+    const proofs = await this.#checks.check(m.params, this.#relayId());
+    await this.#events.emitAndWait('message', receivedMessage(m.params, m.session.id, m.group, 'relay', from, proofs));
     // Acknowledged at once (before the dedupe set is written), so a close() right after the
     // listener still sends it; the relay does not send an acknowledged message again.
     if (id !== undefined) {

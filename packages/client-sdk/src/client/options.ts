@@ -20,9 +20,21 @@ const DEFAULTS = {
 
 /** The options with their defaults (but `store`), `reconnect` as its policy (undefined: never). */
 export type ResolvedOptions = Required<
-  Omit<WmpClientOptions, 'store' | 'WebSocket' | 'fetch' | 'reconnect' | 'fallback' | 'register' | 'relay' | 'tls'>
+  Omit<
+    WmpClientOptions,
+    | 'store'
+    | 'WebSocket'
+    | 'fetch'
+    | 'reconnect'
+    | 'fallback'
+    | 'register'
+    | 'relay'
+    | 'tls'
+    | 'signatures'
+    | 'timestamp'
+  >
 > &
-  Pick<WmpClientOptions, 'WebSocket' | 'fallback' | 'register' | 'relay'> & {
+  Pick<WmpClientOptions, 'WebSocket' | 'fallback' | 'register' | 'relay' | 'signatures' | 'timestamp'> & {
     readonly fetch: FetchLike;
     readonly policy: ReconnectPolicy | undefined;
   };
@@ -51,5 +63,7 @@ export function resolveOptions(options: WmpClientOptions): ResolvedOptions {
     ...(options.fallback ? { fallback: options.fallback } : {}),
     ...(options.register === undefined ? {} : { register: options.register }),
     ...(options.relay === undefined ? {} : { relay: options.relay }),
+    ...(options.signatures === undefined ? {} : { signatures: options.signatures }),
+    ...(options.timestamp === undefined ? {} : { timestamp: options.timestamp }),
   };
 }

@@ -1,4 +1,5 @@
 import { isRecord, str } from './json-values.js';
+import type { MessageProofs } from './proofs/types.js';
 import type { MessageStatusEvent, ReceivedMessage } from './types.js';
 
 const STATUSES: ReadonlySet<string> = new Set(['queued', 'delivered', 'expired', 'dropped']);
@@ -35,6 +36,7 @@ export function receivedMessage(
   group: string | undefined,
   via: ReceivedMessage['via'],
   from: string | undefined,
+  proofs: MessageProofs,
 ): ReceivedMessage {
   const wmp = isRecord(params.wmp) ? params.wmp : {};
   return {
@@ -48,5 +50,8 @@ export function receivedMessage(
     contentType: str(params.content_type),
     body: params.body,
     params,
+    signature: proofs.signature,
+    relayChain: proofs.relayChain,
+    timestamp: proofs.timestamp,
   };
 }

@@ -1,9 +1,10 @@
 import { b64urlEncode, randomBytes } from '@wmp/jcs-signing';
-import { rfc3339 } from '@wmp/jsonrpc-envelope';
+import { type Capabilities, rfc3339 } from '@wmp/jsonrpc-envelope';
 import { type CallRunner, requestOptions } from './call-runner.js';
 import { type FallbackWatcher, fallbackEnvelope } from './fallback.js';
 import type { FlowActionResult, FlowHandle, FlowTracker } from './flows.js';
 import { isRecord, str } from './json-values.js';
+import type { MessageProver } from './proofs/message-prover.js';
 import { statusName } from './received.js';
 import type { ClientCallOptions, ClientSendOptions, ClientSendResult, MessageFallback } from './types.js';
 
@@ -47,6 +48,13 @@ export interface CallContext {
   readonly fallback: MessageFallback | undefined;
   readonly fallbacks: FallbackWatcher;
   readonly flows: FlowTracker;
+  /** Signs and timestamps what is sent, as the session and the call ask. */
+  readonly prover: MessageProver;
+}
+
+/** What is signed where the session asks for signatures: content, flows and the application's own methods. */
+export function signable(method: string): boolean {
+  return method === 'wmp.message.deliver' || method.startsWith('wmp.flow.') || !method.startsWith('wmp.');
 }
 
 /** The calls on the session of `target` (the client's own when undefined). */
@@ -75,9 +83,15 @@ export class CallsOnSession implements SessionCalls {
       wmp: { client_message_id: clientMessageId, ...(expiresAt ? { expires_at: expiresAt } : {}) },
       ...content,
     };
+    // Signed and timestamped once, on the first attempt's session: both cover the content only,
+    // so a retry on another session carries the same proofs.
+    let proved: Promise<Record<string, unknown>> | undefined;
     const result = await context.runner.run(
       this.#target,
-      (s) => s.request('wmp.message.deliver', params, requestOptions(options)),
+      async (s) => {
+        proved ??= context.prover.prove('wmp.message.deliver', params, s.capabilities, options, options.signal);
+        return s.request('wmp.message.deliver', await proved, requestOptions(options));
+      },
       { retries: context.sendRetries, sessionLoss: true, timeoutIsLoss: true, signal: options.signal },
     );
     const answer = isRecord(result) ? result : {};
@@ -93,19 +107,25 @@ export class CallsOnSession implements SessionCalls {
   }
 
   request(method: string, params: Record<string, unknown>, options: ClientCallOptions): Promise<unknown> {
-    return this.#context.runner.run(this.#target, (s) => s.request(method, params, requestOptions(options)), {
-      retries: 0,
-      sessionLoss: true,
-      signal: options.signal,
-    });
+    return this.#context.runner.run(
+      this.#target,
+      async (s) => s.request(method, await this.#prove(method, params, s.capabilities), requestOptions(options)),
+      { retries: 0, sessionLoss: true, signal: options.signal },
+    );
   }
 
   notify(method: string, params: Record<string, unknown>, options: ClientCallOptions): Promise<void> {
-    return this.#context.runner.run(this.#target, (s) => s.notify(method, params), {
-      retries: 0,
-      sessionLoss: true,
-      signal: options.signal,
-    });
+    return this.#context.runner.run(
+      this.#target,
+      async (s) => s.notify(method, await this.#prove(method, params, s.capabilities)),
+      { retries: 0, sessionLoss: true, signal: options.signal },
+    );
+  }
+
+  /** Signed where the session asks for signatures; only deliveries get timestamps by default. */
+  #prove(method: string, params: Record<string, unknown>, capabilities: Capabilities) {
+    if (!signable(method)) return params;
+    return this.#context.prover.prove(method, params, capabilities, { timestamp: false });
   }
 
   async startFlow(type: string, params: Record<string, unknown>, options: StartFlowOptions): Promise<FlowHandle> {

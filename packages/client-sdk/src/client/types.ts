@@ -4,6 +4,7 @@ import type { TrustAnchors, X509Identity } from '@wmp/session';
 import type { FetchLike, ReconnectPolicyOptions, WebSocketConstructorLike } from '@wmp/transports';
 import type { ClientStore } from '../store/store.js';
 import type { TlsOptions } from '../tls/options.js';
+import type { MessageProofs, ProofRequest, SignatureOptions, TimestampOptions } from './proofs/types.js';
 
 /** Who the client is: `Identity` fits; only the DID, the signing key and an X.509 identity are used here. */
 export interface ClientIdentity {
@@ -38,8 +39,13 @@ export interface StateChange {
   readonly error?: unknown;
 }
 
-/** A `wmp.message.deliver` handed to the application (once per message id). */
-export interface ReceivedMessage {
+/**
+ * A `wmp.message.deliver` handed to the application (once per message id), with what its
+ * non-repudiation signature (`signature`), relay chain (`relayChain`) and timestamp token
+ * (`timestamp`) say: each is undefined when the message carried none, and a failed check never
+ * drops the message.
+ */
+export interface ReceivedMessage extends MessageProofs {
   /** `relay`: live or replayed by the relay; `mailbox`: handed over with `receiveMail`. */
   readonly via: 'relay' | 'mailbox';
   /** The relay's message id (`wmp.message_id`): what is acknowledged and deduplicated. */
@@ -122,7 +128,7 @@ export interface UndeliveredMessage {
  */
 export type MessageFallback = (message: UndeliveredMessage) => void | Promise<void>;
 
-export interface ClientSendOptions {
+export interface ClientSendOptions extends ProofRequest {
   /** Default `application/json`. */
   readonly contentType?: string;
   /** `wmp.expires_at`: the relay drops the message (status `expired`) after it. */
@@ -214,6 +220,18 @@ export interface WmpClientOptions {
   readonly maxGroups?: number;
   /** Where undelivered messages go when the application allows it (e.g. a sealed `Mailbox`). */
   readonly fallback?: MessageFallback;
+  /**
+   * Non-repudiation signatures (core §5.4): what this client signs (by default, everything it
+   * sends on a session that negotiated `non_repudiation` or `evidence`, and `send(..., { sign: true })`),
+   * and how it checks the signatures it receives (the anchors of senders' X.509 certificates).
+   */
+  readonly signatures?: SignatureOptions;
+  /**
+   * RFC 3161 timestamps (core §5.5): with a `url`, every message this client delivers gets a
+   * token from that TSA (`send(..., { timestamp: false })` leaves one out); the `anchors`
+   * verify the tokens obtained and received.
+   */
+  readonly timestamp?: TimestampOptions;
   /** How long after a send its `queued`/`dropped` status still triggers the fallback; default 10 s. */
   readonly fallbackWindowMs?: number;
 }

@@ -1,4 +1,5 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
+import { p256 } from '@noble/curves/nist.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import type { CryptoBackend } from './backend.js';
 
@@ -16,6 +17,15 @@ export const backend: CryptoBackend = {
     if (publicKey.length !== 32 || signature.length !== 64) return false;
     try {
       return ed25519.verify(signature, message, publicKey, { zip215: false });
+    } catch {
+      return false;
+    }
+  },
+  p256Verify(publicKey, message, signature) {
+    if (publicKey.length !== 65 || publicKey[0] !== 4 || signature.length !== 64) return false;
+    try {
+      // lowS off: JWS ES256 has no low-S rule, and WebCrypto and OpenSSL sign high-S half the time.
+      return p256.verify(signature, message, publicKey, { lowS: false, prehash: true, format: 'compact' });
     } catch {
       return false;
     }

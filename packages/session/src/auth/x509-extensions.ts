@@ -20,12 +20,16 @@ export const OID = {
   ed25519: '1.3.101.112',
 } as const;
 
-/** What a leaf is for: a sender's certificate (`clientAuth`) or a responder's, such as a relay's (`serverAuth`). */
-export type CertificatePurpose = 'clientAuth' | 'serverAuth';
+/**
+ * What a leaf is for: a sender's certificate (`clientAuth`), a responder's, such as a relay's
+ * (`serverAuth`), or a time-stamping authority's (`timeStamping`, RFC 3161 §2.3).
+ */
+export type CertificatePurpose = 'clientAuth' | 'serverAuth' | 'timeStamping';
 
 const PURPOSE_OIDS: Readonly<Record<CertificatePurpose, string>> = {
   clientAuth: '1.3.6.1.5.5.7.3.2',
   serverAuth: '1.3.6.1.5.5.7.3.1',
+  timeStamping: '1.3.6.1.5.5.7.3.8',
 };
 
 /**
@@ -93,6 +97,17 @@ export function allowsPurpose(cert: pkijs.Certificate, purpose: CertificatePurpo
   const ext = extension(cert, OID.extKeyUsage);
   if (ext === undefined) return true;
   return parsedOrThrow(ext, pkijs.ExtKeyUsage).keyPurposes.includes(PURPOSE_OIDS[purpose]);
+}
+
+/**
+ * RFC 3161 §2.3: a TSA's certificate has exactly one extKeyUsage, critical, listing
+ * `timeStamping` and nothing else.
+ */
+export function isTimeStampingOnly(cert: pkijs.Certificate): boolean {
+  const found = (cert.extensions ?? []).filter((e) => e.extnID === OID.extKeyUsage);
+  if (found.length !== 1 || found[0]!.critical !== true) return false;
+  const purposes = parsedOrThrow(found[0]!, pkijs.ExtKeyUsage).keyPurposes;
+  return purposes.length === 1 && purposes[0] === PURPOSE_OIDS.timeStamping;
 }
 
 /** Whether the certificate has a critical extension that validation does not process. */

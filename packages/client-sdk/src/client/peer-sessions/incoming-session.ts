@@ -1,8 +1,18 @@
 import type { Capabilities } from '@wmp/jsonrpc-envelope';
 import type { WmpServer } from '@wmp/session';
 import type { Listener } from '../emitter.js';
+import type { MessageProver } from '../proofs/message-prover.js';
+import type { ProofRequest } from '../proofs/types.js';
+import { signable } from '../session-calls.js';
 import type { RoutedInbox } from './routed-inbox.js';
 import type { PeerSessionEvents } from './types.js';
+
+/** What an incoming session needs of its client to sign what it sends. */
+export interface IncomingSessionSigning {
+  /** This client's identifier: the `wmp.sender` a signature is bound to. */
+  readonly sender: string;
+  readonly prover: MessageProver;
+}
 
 /**
  * A session another party opened to this client through the relay and authenticated on: this
@@ -14,6 +24,7 @@ export class IncomingSession {
   readonly initiator: string;
   readonly #server: WmpServer;
   readonly #inbox: RoutedInbox;
+  readonly #signing: IncomingSessionSigning;
   #capabilities: Capabilities;
   #closed = false;
   /** We asked for the end (else the initiator did, or the session expired). */
@@ -24,8 +35,10 @@ export class IncomingSession {
     server: WmpServer,
     session: { readonly id: string; readonly initiator: string; readonly capabilities: Capabilities },
     inbox: RoutedInbox,
+    signing: IncomingSessionSigning,
   ) {
     this.#server = server;
+    this.#signing = signing;
     this.id = session.id;
     this.initiator = session.initiator;
     this.#capabilities = session.capabilities;
@@ -44,18 +57,32 @@ export class IncomingSession {
     return this.#inbox.on(event, listener);
   }
 
-  /** `wmp.message.deliver` to the initiator on this session. */
-  send(body: unknown, options: { readonly contentType?: string } = {}): Promise<void> {
-    return this.notify('wmp.message.deliver', {
-      to: [this.initiator],
-      content_type: options.contentType ?? 'application/json',
-      body,
-    });
+  /**
+   * `wmp.message.deliver` to the initiator on this session, signed and timestamped as the
+   * session, the client and `options` ask (`sign`, `timestamp`).
+   */
+  send(body: unknown, options: ProofRequest & { readonly contentType?: string } = {}): Promise<void> {
+    return this.notify(
+      'wmp.message.deliver',
+      { to: [this.initiator], content_type: options.contentType ?? 'application/json', body },
+      options,
+    );
   }
 
-  /** A notification to the initiator on this session (the `wmp` metadata is added). */
-  notify(method: string, params: Record<string, unknown> = {}): Promise<void> {
-    return this.#server.notifySession(this.id, method, params);
+  /**
+   * A notification to the initiator on this session (the `wmp` metadata is added; signed where
+   * the session negotiated `non_repudiation` or `evidence`, or `options.sign`).
+   */
+  async notify(method: string, params: Record<string, unknown> = {}, options: ProofRequest = {}): Promise<void> {
+    const { prover, sender } = this.#signing;
+    const request = method === 'wmp.message.deliver' ? options : { ...options, timestamp: options.timestamp ?? false };
+    if (!signable(method) || !prover.wants(this.#capabilities, request)) {
+      return this.#server.notifySession(this.id, method, params);
+    }
+    // The session metadata goes in now: the server keeps a `wmp` it is given as it is.
+    const { wmp, ...content } = params as { wmp?: Record<string, unknown> };
+    const full = { wmp: { version: '0.1', session_id: this.id, sender, ...wmp }, ...content };
+    return this.#server.notifySession(this.id, method, await prover.prove(method, full, this.#capabilities, request));
   }
 
   /** Ends the session for both parties. */

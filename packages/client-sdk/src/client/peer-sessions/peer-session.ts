@@ -2,14 +2,21 @@ import type { Capabilities } from '@wmp/jsonrpc-envelope';
 import type { Peer, WmpSession } from '@wmp/session';
 import type { Listener } from '../emitter.js';
 import type { FlowActionResult } from '../flows.js';
+import type { MessageProver } from '../proofs/message-prover.js';
+import type { MessageProofs, ProofRequest } from '../proofs/types.js';
+import { signable } from '../session-calls.js';
 import type { ClientCallOptions } from '../types.js';
 import { RoutedInbox } from './routed-inbox.js';
-import type { PeerSessionEvents } from './types.js';
+import type { PeerSendOptions, PeerSessionEvents } from './types.js';
 
 /** What a session to a peer needs of its client. */
 export interface PeerSessionDeps {
   /** Resolves once the client is connected (calls wait for a reconnection). */
   whenConnected(signal?: AbortSignal): Promise<void>;
+  /** Signs and timestamps what is sent, as the session and the call ask. */
+  readonly prover: MessageProver;
+  /** The checks of a received message's signature, relay chain and token. */
+  check(params: Record<string, unknown>): Promise<MessageProofs>;
   /** Acknowledges a message to the relay (it stored it for us). */
   ack(messageId: string): void;
   report(error: unknown): void;
@@ -36,7 +43,7 @@ export class PeerSession {
     this.peer = peer;
     this.relayHosted = relayHosted;
     this.#deps = deps;
-    this.#inbox = new RoutedInbox(deps.ack, deps.report);
+    this.#inbox = new RoutedInbox(deps.ack, deps.report, deps.check);
     session.on('message', (params) => void this.#inbox.message(params));
     session.on('notification', ({ method, params }) => {
       if (method === 'wmp.session.close') this.#ended('peer');
@@ -66,31 +73,48 @@ export class PeerSession {
     return this.#inbox.on(event, listener);
   }
 
-  /** Any method of the session (the `wmp` metadata is added); the peer's refusal rejects with its `WmpError`. */
+  /**
+   * Any method of the session (the `wmp` metadata is added; signed where the session negotiated
+   * `non_repudiation` or `evidence`); the peer's refusal rejects with its `WmpError`.
+   */
   async request(
     method: string,
     params: Record<string, unknown> = {},
-    options: ClientCallOptions = {},
+    options: ClientCallOptions & ProofRequest = {},
   ): Promise<unknown> {
     await this.#deps.whenConnected(options.signal);
-    return this.#session.request(method, params, {
+    return this.#session.request(method, await this.#prove(method, params, options), {
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
     });
   }
 
-  async notify(method: string, params: Record<string, unknown> = {}, options: ClientCallOptions = {}): Promise<void> {
+  async notify(
+    method: string,
+    params: Record<string, unknown> = {},
+    options: ClientCallOptions & ProofRequest = {},
+  ): Promise<void> {
     await this.#deps.whenConnected(options.signal);
-    await this.#session.notify(method, params);
+    await this.#session.notify(method, await this.#prove(method, params, options));
   }
 
-  /** `wmp.message.deliver` to the peer on this session: stored by the relay, statuses follow. */
-  send(body: unknown, options: ClientCallOptions & { readonly contentType?: string } = {}): Promise<unknown> {
+  /**
+   * `wmp.message.deliver` to the peer on this session: stored by the relay, statuses follow.
+   * Signed and timestamped as the session, the client and `options` ask (`sign`, `timestamp`).
+   */
+  send(body: unknown, options: PeerSendOptions = {}): Promise<unknown> {
     return this.request(
       'wmp.message.deliver',
       { to: [this.peer], content_type: options.contentType ?? 'application/json', body },
       options,
     );
+  }
+
+  #prove(method: string, params: Record<string, unknown>, options: ProofRequest & { signal?: AbortSignal }) {
+    if (!signable(method)) return params;
+    const request: ProofRequest =
+      method === 'wmp.message.deliver' ? options : { ...options, timestamp: options.timestamp ?? false };
+    return this.#deps.prover.prove(method, params, this.#session.capabilities, request, options.signal);
   }
 
   /** `wmp.resolve` (core §5.8) answered by the peer. */

@@ -1,5 +1,6 @@
 import { BoundedSet } from '@wmp/jsonrpc-envelope';
 import { Emitter, type Listener } from '../emitter.js';
+import type { MessageProofs } from '../proofs/types.js';
 import type { PeerMessage, PeerSessionEvents } from './types.js';
 
 /** Message ids remembered per end-to-end session, so a redelivered message is handed over once. */
@@ -13,9 +14,15 @@ export class RoutedInbox {
   readonly #events: Emitter<PeerSessionEvents>;
   readonly #seen = new BoundedSet<string>(SEEN_PER_SESSION);
   readonly #ack: (messageId: string) => void;
+  readonly #check: (params: Record<string, unknown>) => Promise<MessageProofs>;
 
-  constructor(ack: (messageId: string) => void, report: (error: unknown) => void) {
+  constructor(
+    ack: (messageId: string) => void,
+    report: (error: unknown) => void,
+    check: (params: Record<string, unknown>) => Promise<MessageProofs>,
+  ) {
     this.#ack = ack;
+    this.#check = check;
     this.#events = new Emitter<PeerSessionEvents>((error) => report(error));
   }
 
@@ -30,12 +37,16 @@ export class RoutedInbox {
       this.#ack(id);
       return;
     }
+    const proofs = await this.#check(params);
     const message: PeerMessage = {
       id,
       from: typeof wmp.sender === 'string' ? wmp.sender : undefined,
       contentType: typeof params.content_type === 'string' ? params.content_type : undefined,
       body: params.body,
       params,
+      signature: proofs.signature,
+      relayChain: proofs.relayChain,
+      timestamp: proofs.timestamp,
     };
     await this.#events.emitAndWait('message', message);
     if (id === undefined) return;

@@ -8,6 +8,8 @@ import {
   type SessionRecord,
   signedChallengeAuthenticator,
 } from '@wmp/session';
+import type { MessageProver } from '../proofs/message-prover.js';
+import type { MessageProofs } from '../proofs/types.js';
 import { IncomingSession } from './incoming-session.js';
 import { RoutedInbox } from './routed-inbox.js';
 import type { ServeSessionsOptions } from './types.js';
@@ -17,6 +19,12 @@ export const DEFAULT_SERVED_CAPABILITIES = Object.freeze({ messaging: {}, flows:
 
 export interface SessionResponderDeps {
   readonly identity: ResponderIdentity;
+  /** This client's identifier (what its signatures are bound to). */
+  readonly sender: string;
+  /** Signs and timestamps what the sessions send. */
+  readonly prover: MessageProver;
+  /** The checks of a received message's signature, relay chain and token. */
+  check(params: Record<string, unknown>): Promise<MessageProofs>;
   /** Acknowledges a message to the relay (it stored it for us). */
   ack(messageId: string): void;
   report(error: unknown): void;
@@ -66,7 +74,7 @@ export class SessionResponder {
     const inboxOf = (id: string) => {
       let inbox = inboxes.get(id);
       if (inbox === undefined) {
-        inbox = new RoutedInbox(deps.ack, deps.report);
+        inbox = new RoutedInbox(deps.ack, deps.report, (params) => deps.check(params));
         inboxes.set(id, inbox);
       }
       return inbox;
@@ -87,6 +95,7 @@ export class SessionResponder {
             bridge.server,
             { id: session.id, initiator, capabilities: session.capabilities },
             inboxOf(session.id),
+            { sender: deps.sender, prover: deps.prover },
           );
           sessions.set(session.id, incoming);
           deps.opened(incoming);

@@ -1,9 +1,13 @@
 import type { Capabilities } from '@wmp/jsonrpc-envelope';
 import type { Authenticator, FlowType, ResolveOutcome, WmpContext } from '@wmp/session';
+import type { MessageProofs, ProofRequest } from '../proofs/types.js';
 import type { ClientCallOptions } from '../types.js';
 
-/** A `wmp.message.deliver` on an end-to-end session, handed over once per message id. */
-export interface PeerMessage {
+/**
+ * A `wmp.message.deliver` on an end-to-end session, handed over once per message id, with what
+ * its signature, relay chain and timestamp token say (undefined: it carried none).
+ */
+export interface PeerMessage extends MessageProofs {
   /** The relay's message id (what is acknowledged and deduplicated). */
   readonly id: string | undefined;
   /** The sender, as the relay bound it. */
@@ -33,6 +37,12 @@ export interface OpenPeerSessionOptions extends ClientCallOptions {
    * flows and resolve go to the relay); `refuse` rejects with `ERR_CLIENT_PEER_UNREACHABLE`.
    */
   readonly whenHosted?: 'allow' | 'refuse';
+}
+
+/** How one message on an end-to-end session is sent. */
+export interface PeerSendOptions extends ClientCallOptions, ProofRequest {
+  /** Default `application/json`. */
+  readonly contentType?: string;
 }
 
 /** A resolver of one `wmp.resolve` type, as the session engine takes it. */
