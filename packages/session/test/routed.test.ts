@@ -1,16 +1,14 @@
 import { generateKeypair, type Keypair } from '@wmp/jcs-signing';
-import { methodParams, methodResult, NotAuthorizedError, requestMethod } from '@wmp/jsonrpc-envelope';
-import * as v from 'valibot';
+import { NotAuthorizedError } from '@wmp/jsonrpc-envelope';
 import { describe, expect, it } from 'vitest';
+import { responderFor } from '../../../test-support/routed-parties.js';
 import {
   type Connection,
-  FlowManager,
   InMemoryTransport,
   isRouted,
   MemorySessionStore,
   PassedError,
   Peer,
-  ResponderBridge,
   type RoutedSessionRecord,
   type SessionRoutes,
   WmpServer,
@@ -96,36 +94,6 @@ function router() {
   };
 }
 
-const ping = requestMethod(methodParams({ text: v.string() }), methodResult({ pong: v.string() }), {
-  capability: 'org.example.ping',
-});
-
-/** B's responder: an approval flow, a resolver and a custom method, and its own identity for mutual auth. */
-async function responder(keypair: Keypair) {
-  const flows = new FlowManager({
-    types: {
-      approval: {
-        actions: { awaiting_review: ['approve', 'reject'] },
-        async onStart(_params, flow) {
-          await flow.progress('awaiting_review', {});
-        },
-        async onAction(action, _params, flow) {
-          if (action === 'approve') await flow.complete({ approved: true });
-          else await flow.fail('rejected');
-        },
-      },
-    },
-  });
-  const bridge = await ResponderBridge.start({
-    flows,
-    identity: { id: keypair.did, signer: keypair },
-    capabilities: { messaging: {}, flows: {}, resolve: { types: ['endpoint'] } },
-    resolvers: { endpoint: (uri) => (uri === 'wmp:endpoint' ? { metadata: { url: 'wss://b.example/wmp' } } : null) },
-  });
-  bridge.server.method('org.example.ping', ping, (p) => ({ pong: (p as { text: string }).text }));
-  return bridge;
-}
-
 describe('sessions routed through a responder that does not answer them (transport §6.2)', () => {
   it('the other party answers the create, authenticates the initiator and runs flows, resolve and its own methods', async () => {
     const relay = router();
@@ -133,8 +101,7 @@ describe('sessions routed through a responder that does not answer them (transpo
     const b = generateKeypair();
     const alice = await relay.connect(a);
     const bob = await relay.connect(b);
-    const bridge = await responder(b);
-    bridge.attach(bob.peer);
+    const { bridge } = await responderFor(b, bob.peer);
 
     const session = await WmpSession.open(alice.peer, {
       signer: a,
@@ -156,7 +123,7 @@ describe('sessions routed through a responder that does not answer them (transpo
     await session.request('wmp.flow.action', { flow_id: flow.flowId, action: 'approve' });
     await expect(flow.done).resolves.toEqual({ approved: true });
 
-    await expect(session.request('wmp.resolve', { uri: 'wmp:endpoint', type: 'endpoint' })).resolves.toMatchObject({
+    await expect(session.request('wmp.resolve', { uri: 'wmp:b', type: 'endpoint' })).resolves.toMatchObject({
       metadata: { url: 'wss://b.example/wmp' },
     });
     // A method the router's own registry does not know passes too.
@@ -177,8 +144,7 @@ describe('sessions routed through a responder that does not answer them (transpo
     const b = generateKeypair();
     const alice = await relay.connect(a);
     const bob = await relay.connect(b);
-    const bridge = await responder(b);
-    bridge.attach(bob.peer);
+    const { bridge } = await responderFor(b, bob.peer);
     const session = await WmpSession.open(alice.peer, {
       signer: a,
       participants: [b.did],
@@ -197,8 +163,7 @@ describe('sessions routed through a responder that does not answer them (transpo
     const relay = router();
     const b = generateKeypair();
     const bob = await relay.connect(b);
-    const bridge = await responder(b);
-    bridge.attach(bob.peer);
+    const { bridge } = await responderFor(b, bob.peer);
     // The client's own request to its responder, and its answer, pass the bridge by.
     await expect(bob.hop.request('wmp.capability.list', {})).resolves.toBeDefined();
     // A frame naming a session the bridge does not answer is the client's (here: no such session).
