@@ -3,8 +3,16 @@
 import type { Group, WmpClient } from '@wmp/client-sdk';
 import type { Home } from './home.js';
 import type { Output } from './output.js';
-import type { TlsFlags } from './parse.js';
 import type { TextSink } from './text-sink.js';
+
+/** The TLS options of the command line (the files are read when a command first connects). */
+export interface TlsFlags {
+  readonly caFile?: string;
+  readonly clientCert?: string;
+  readonly clientKey?: string;
+  /** Authenticate an X.509 identity by its TLS client certificate (`mtls`) instead of `x5c`. */
+  readonly mtls?: boolean;
+}
 
 /** An output stream that is also a TextSink (process.stdout, or a PassThrough in tests). */
 export type Stream = NodeJS.WritableStream & TextSink;

@@ -2,7 +2,7 @@
 // `node:util` parseArgs (strict), driven by the command table, so every command accepts exactly
 // what its help lists.
 import { parseArgs } from 'node:util';
-import type { ArgValue, CommandSpec, CommandTable, OptionSpec, OptionValue } from './command.js';
+import type { ArgValue, CommandSpec, CommandTable, OptionSpec, OptionValue, TlsFlags } from './command.js';
 import { commandName } from './command.js';
 import { UsageError } from './errors.js';
 import { CONVERT, ValueError } from './values.js';
@@ -43,15 +43,6 @@ export interface Globals {
   readonly home: string | undefined;
   readonly json: boolean;
   readonly tls: TlsFlags;
-}
-
-/** The TLS options of the command line (the files are read when a command first connects). */
-export interface TlsFlags {
-  readonly caFile?: string;
-  readonly clientCert?: string;
-  readonly clientKey?: string;
-  /** Authenticate an X.509 identity by its TLS client certificate (`mtls`) instead of `x5c`. */
-  readonly mtls?: boolean;
 }
 
 export type ParsedCommandLine =

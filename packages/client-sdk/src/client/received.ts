@@ -14,6 +14,17 @@ export function queueIdOf(params: Record<string, unknown>): string | undefined {
   return isRecord(params.wmp) ? str(params.wmp.message_id) : undefined;
 }
 
+/**
+ * A status's reason as it came: its `reason`, and the cause a relay passed on in `data.reason`
+ * (a peer's refusal: `peer_refused: sender_homed_here`), else `data.reason` alone.
+ */
+function reasonOf(params: Record<string, unknown>): string | undefined {
+  const reason = str(params.reason);
+  const cause = isRecord(params.data) ? str(params.data.reason) : undefined;
+  if (reason === undefined) return cause;
+  return cause === undefined || cause === reason ? reason : `${reason}: ${cause}`;
+}
+
 /** A `wmp.message.status` as the application sees it; undefined when it names no message or status. */
 export function statusOf(params: Record<string, unknown>): MessageStatusEvent | undefined {
   const messageId = str(params.message_id);
@@ -24,8 +35,7 @@ export function statusOf(params: Record<string, unknown>): MessageStatusEvent | 
     status,
     recipient: str(params.recipient),
     queuedUntil: str(params.queued_until),
-    // The status's `reason`, else a `data.reason` (the shape of an error's reason), as it came.
-    reason: str(params.reason) ?? (isRecord(params.data) ? str(params.data.reason) : undefined),
+    reason: reasonOf(params),
   };
 }
 

@@ -26,7 +26,6 @@ export function boxStoreSuite(name: string, factory: BoxFactory, durable = false
       expect(box.limits).toEqual({
         ...DEFAULT_BOX_LIMITS,
         ...TEST_LIMITS,
-        cardStampBits: TEST_LIMITS.strangerBits,
         boxBytes: 12345,
       });
       expect(DEFAULT_BOX_LIMITS).toMatchObject({
