@@ -1,3 +1,13 @@
+export {
+  ASSERTION_REJECTION_REASONS,
+  type AssertionChecker,
+  type AssertionContext,
+  type AssertionDiagnostics,
+  type AssertionRejectionReason,
+  assertionRejected,
+  type TrustHintOutcome,
+  type VerifiedAssertion,
+} from './assertions/checker.js';
 export { isPrivateAddress } from './auth/addresses.js';
 export type { AuthAttempt, Authenticator } from './auth/authenticator.js';
 export { type BearerOptions, bearerAuthenticator } from './auth/bearer.js';
@@ -46,6 +56,14 @@ export type {
   SessionEvents,
 } from './client-session-types.js';
 export type { Connection, SessionBinding, WmpContext } from './context.js';
+export { DocumentCache, type DocumentCacheOptions } from './documents/document-cache.js';
+export {
+  type DocumentFailure,
+  type DocumentFetch,
+  DocumentFetchError,
+  type DocumentFetchOptions,
+  fetchJsonObject,
+} from './documents/fetch-document.js';
 export { ConnectionClosedError, PassedError, PeerError, RequestTimeoutError } from './errors.js';
 export {
   builtInFlowTypes,
