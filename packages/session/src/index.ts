@@ -52,6 +52,7 @@ export type {
   CapabilityUpdate,
   OpenSessionOptions,
   RestoredSessionState,
+  SessionBindingInfo,
   SessionErrorEvent,
   SessionEvents,
 } from './client-session-types.js';
