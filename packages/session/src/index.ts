@@ -100,6 +100,14 @@ export {
   type RequestHandler,
   type RequestOptions,
 } from './peer.js';
+export {
+  type BuiltInResolverOptions,
+  builtInResolvers,
+  endpointResolver,
+  issuerMetadataResolver,
+  vctmResolver,
+} from './resolve/builtin-resolvers.js';
+export { identifierDomain } from './resolve/identifier-domain.js';
 export { ResponderBridge, type ResponderBridgeOptions } from './responder-bridge.js';
 export {
   isRouted,

@@ -22,6 +22,7 @@ import { QueueWakeUps } from './queue-wake-ups.js';
 import { RefusalLog } from './refusals.js';
 import { isLoopbackAddress, relayLimiters } from './relay-limiters.js';
 import { registerRelayMethods } from './relay-methods.js';
+import { relayResolvers } from './relay-resolvers.js';
 import { ClusterPartyLinks, chainLinks } from './routed/cluster-links.js';
 import { withRelayEntry } from './routed/offered.js';
 import { localPartyLinks } from './routed/party-links.js';
@@ -29,6 +30,7 @@ import { RoutedSessions } from './routed/routed-sessions.js';
 import type { RelayBudgets, RelayServices } from './services.js';
 import { StatusNotifier } from './statuses.js';
 import { Sweeper } from './sweeper.js';
+import { wellKnownConfiguration } from './well-known.js';
 
 /** The relay without a network: the session engine with routing, queues and their bookkeeping. */
 export interface RelayCore {
@@ -280,6 +282,22 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     now,
   });
 
+  const resolvers =
+    input.resolve === undefined
+      ? undefined
+      : relayResolvers(input.resolve, {
+          registered: (id) => presence.newestRegistered(id, now()) !== undefined,
+          document: () =>
+            wellKnownConfiguration({
+              origin,
+              identity,
+              limits,
+              timings,
+              maxQueued: stores.queue.limits.maxQueued,
+              acceptedSchemes: server.acceptedSchemes,
+            }),
+          now,
+        });
   server = new WmpServer({
     store: sessions,
     routes,
@@ -291,7 +309,10 @@ export function createRelayCore(input: RelayConfig): RelayCore {
         ttl: timings.messageTtlSeconds,
         status_notifications: true,
       },
+      ...(resolvers ? { resolve: { supported_types: Object.keys(resolvers) } } : {}),
     },
+    ...(resolvers ? { resolvers } : {}),
+    ...(input.identityAssertions ? { identityAssertions: input.identityAssertions } : {}),
     // signed_challenge is always on; configured types (bearer, say) come beside it.
     authenticators: { signed_challenge: signedChallengeAuthenticator(), ...authenticators },
     // Mutual authentication (core §4.4.5): a create with a nonce is answered signed as relay_id.

@@ -1,5 +1,6 @@
 import { encodeEd25519Multikey, publicKeyFromDidJwk, publicKeyFromDidKey } from '@wmp/jcs-signing';
 import { type OhanCard, verifyCard } from '@wmp/ohan-seal';
+import { identifierDomain } from '@wmp/session';
 import { type BoundedFetchOptions, FederationFetchError, fetchJsonObject } from './bounded-fetch.js';
 import { isLoopbackHost, relayOriginOf, routeMatches, type StaticRoute } from './federation-config.js';
 import type { HomeAnswer, HomeResolver } from './home-resolver.js';
@@ -17,28 +18,8 @@ export function staticRouteResolver(routes: readonly StaticRoute[]): HomeResolve
   };
 }
 
-/**
- * The host of an identifier with a domain (wmp-tables §5.4): `x509:san:dns:`, `x509:san:uri:`,
- * `https://`, `did:web:` (whose `%3A` is a port).
- */
-export function domainOf(identifier: string): string | undefined {
-  const hostOfUrl = (text: string) => {
-    try {
-      const url = new URL(text);
-      return url.protocol === 'https:' ? url.host : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  if (identifier.startsWith('x509:san:dns:')) return identifier.slice('x509:san:dns:'.length) || undefined;
-  if (identifier.startsWith('x509:san:uri:')) return hostOfUrl(identifier.slice('x509:san:uri:'.length));
-  if (identifier.startsWith('https://')) return hostOfUrl(identifier);
-  if (identifier.startsWith('did:web:')) {
-    const host = identifier.slice('did:web:'.length).split(':')[0] ?? '';
-    return host === '' ? undefined : decodeURIComponent(host);
-  }
-  return undefined;
-}
+/** The host of an identifier with a domain (wmp-tables §5.4): one copy, in @wmp/session. */
+export const domainOf = identifierDomain;
 
 /** The well-known document's URL of a host: https, or http on loopback (tests). */
 export function wellKnownUrlOf(host: string): string | undefined {
