@@ -67,6 +67,40 @@ export {
 } from './documents/fetch-document.js';
 export { ConnectionClosedError, PassedError, PeerError, RequestTimeoutError } from './errors.js';
 export {
+  type ApprovalDecision,
+  type ApprovalFlowOptions,
+  type ApprovalReview,
+  approvalFlow,
+} from './flow-types/approval.js';
+export {
+  type FlowRequestOptions,
+  type FlowStarter,
+  requestApproval,
+  requestSignature,
+  type SignatureResult,
+} from './flow-types/initiator.js';
+export {
+  PROOF_TYPES,
+  type ProofExpectations,
+  type ProofSigner,
+  payloadHash,
+  proofSignerOf,
+  signProof,
+  type VerifiedProof,
+  verifyProof,
+} from './flow-types/proofs.js';
+export {
+  type ApprovalRequest,
+  type ApprovalResult,
+  approvalRequestOf,
+  approvalResultOf,
+  SIGN_ACTIONS,
+  type SignAction,
+  type SignRequest,
+  signRequestOf,
+} from './flow-types/requests.js';
+export { type SignConsent, type SignFlowOptions, signFlow } from './flow-types/sign.js';
+export {
   builtInFlowTypes,
   type FlowControl,
   FlowManager,
@@ -75,6 +109,7 @@ export {
   type FlowRecord,
   type FlowState,
   type FlowType,
+  flowError,
 } from './flows.js';
 export { newMessageId, newRequestId, newSecret, newSessionId, requestIdSequence } from './ids.js';
 export { InMemoryTransport } from './in-memory-transport.js';
