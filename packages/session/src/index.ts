@@ -8,6 +8,12 @@ export {
   type TrustHintOutcome,
   type VerifiedAssertion,
 } from './assertions/checker.js';
+export {
+  type AssertionRefusal,
+  assertionRefusalOf,
+  type IdentityPresenter,
+  openPresenting,
+} from './assertions/presenter.js';
 export { isPrivateAddress } from './auth/addresses.js';
 export type { AuthAttempt, Authenticator } from './auth/authenticator.js';
 export { type BearerOptions, bearerAuthenticator } from './auth/bearer.js';

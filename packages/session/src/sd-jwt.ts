@@ -23,3 +23,4 @@ export {
   KNOWN_TRUST_FRAMEWORKS,
   SD_JWT_FORMATS,
 } from './sd-jwt/policy.js';
+export { type SdJwtPresenterOptions, sdJwtPresenter } from './sd-jwt/presenter.js';

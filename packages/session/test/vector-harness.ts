@@ -490,7 +490,7 @@ export async function runApprovalLifecycle(
     expect((await alice.next(isResponseTo(start.id))).result).toMatchObject({ flow_id: start.params.flow_id });
     // Ours also tells the reviewer what it is asked: the start's params, beside the vector's members.
     const reported = await alice.next((m) => m.method === 'wmp.flow.progress');
-    const { subject, body, attachments, ...spec } = reported.params.payload;
+    const { subject, body, attachments, requester, ...spec } = reported.params.payload;
     expectFlowNotification({ ...reported, params: { ...reported.params, payload: spec } }, sub(progress));
     await bob.send(sub(action));
     expect((await bob.next(isResponseTo(action.id))).result).toMatchObject({
@@ -499,6 +499,7 @@ export async function runApprovalLifecycle(
     });
     expectFlowNotification(await alice.next((m) => m.method === 'wmp.flow.complete'), sub(complete));
     expect({ subject, body, attachments }).toEqual(start.params.params);
+    expect(requester).toBe(start.params.wmp.sender);
   } finally {
     await alice.close();
     await bob.close();

@@ -20,9 +20,9 @@ const DEFAULTS = {
 
 /** The options with their defaults (but `store`), `reconnect` as its policy (undefined: never). */
 export type ResolvedOptions = Required<
-  Omit<WmpClientOptions, 'store' | 'WebSocket' | 'fetch' | 'reconnect' | 'fallback' | 'register' | 'relay'>
+  Omit<WmpClientOptions, 'store' | 'WebSocket' | 'fetch' | 'reconnect' | 'fallback' | 'register' | 'relay' | 'present'>
 > &
-  Pick<WmpClientOptions, 'WebSocket' | 'fallback' | 'register' | 'relay'> & {
+  Pick<WmpClientOptions, 'WebSocket' | 'fallback' | 'register' | 'relay' | 'present'> & {
     readonly fetch: FetchLike;
     readonly policy: ReconnectPolicy | undefined;
   };
@@ -50,5 +50,6 @@ export function resolveOptions(options: WmpClientOptions): ResolvedOptions {
     ...(options.fallback ? { fallback: options.fallback } : {}),
     ...(options.register === undefined ? {} : { register: options.register }),
     ...(options.relay === undefined ? {} : { relay: options.relay }),
+    ...(options.present === undefined ? {} : { present: options.present }),
   };
 }

@@ -67,6 +67,7 @@ export function approvalFlow(options: ApprovalFlowOptions = {}): FlowType {
         ...request,
         ...(reviewers.length === 1 ? { reviewer: reviewers[0] } : { reviewers }),
         deadline,
+        ...(flow.initiator === undefined ? {} : { requester: flow.initiator }),
       });
       const review = options.review;
       if (review === undefined) return;

@@ -49,6 +49,7 @@ export function signFlow(options: SignFlowOptions = {}): FlowType {
         ...request,
         ...(signers.length === 1 ? { signer: signers[0] } : { signers }),
         deadline: rfc3339(flow.expiresAt),
+        ...(flow.initiator === undefined ? {} : { requester: flow.initiator }),
       });
       const { consent, signer } = options;
       if (consent === undefined || signer === undefined) return;

@@ -1,5 +1,5 @@
 import type { Capabilities } from '@wmp/jsonrpc-envelope';
-import type { WmpServer } from '@wmp/session';
+import type { VerifiedAssertion, WmpServer } from '@wmp/session';
 import type { Listener } from '../emitter.js';
 import type { RoutedInbox } from './routed-inbox.js';
 import type { PeerSessionEvents } from './types.js';
@@ -12,6 +12,8 @@ export class IncomingSession {
   readonly id: string;
   /** Who opened it, as it authenticated to us. */
   readonly initiator: string;
+  /** The identity assertions the initiator presented when it authenticated, verified (core §5.6). */
+  readonly assertions: readonly VerifiedAssertion[];
   readonly #server: WmpServer;
   readonly #inbox: RoutedInbox;
   #capabilities: Capabilities;
@@ -24,10 +26,12 @@ export class IncomingSession {
     server: WmpServer,
     session: { readonly id: string; readonly initiator: string; readonly capabilities: Capabilities },
     inbox: RoutedInbox,
+    assertions: readonly VerifiedAssertion[] = [],
   ) {
     this.#server = server;
     this.id = session.id;
     this.initiator = session.initiator;
+    this.assertions = assertions;
     this.#capabilities = session.capabilities;
     this.#inbox = inbox;
   }
