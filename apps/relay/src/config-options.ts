@@ -286,6 +286,12 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flag: 'log-level', kind: 'string', help: 'debug, info, warn, error or silent', default: 'info' },
   ...AUTH_OPTIONS,
   {
+    flag: 'assertion-policy',
+    kind: 'string',
+    help: 'JSON file of the identity-assertion policy (formats, required_claims, trusted_issuers): sessions authenticate only with an SD-JWT VC that meets it',
+    default: 'none',
+  },
+  {
     flag: 'federation',
     kind: 'string',
     help: 'off, peers (forward anywhere, take forwards from --peer relays only) or open (take any relay)',

@@ -43,6 +43,8 @@ export interface AppConfig {
   readonly box: Partial<BoxSettings>;
   /** Trust anchors, TLS and did:web (issue 16). */
   readonly auth?: AuthSettings;
+  /** The identity-assertion policy file (`--assertion-policy`), as given; undefined: none. */
+  readonly assertionPolicyFile?: string | undefined;
   /** Relay-to-relay routing: mode, static routes, peers, trusted peers, the published ERDS object. */
   readonly federation: FederationConfig;
 }

@@ -166,6 +166,10 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
   const maxTtl = timings.maxMessageTtlSeconds ?? DEFAULT_RELAY_TIMINGS.maxMessageTtlSeconds;
   if (ttl > maxTtl) throw new ConfigError(`--message-ttl (${ttl}) must not exceed --max-message-ttl (${maxTtl})`);
   const portSpec = OPTIONS.find((o) => o.flag === 'port')!;
+  const policyRaw = raw('assertion-policy');
+  if (policyRaw !== undefined && policyRaw.text.trim() === '') {
+    throw new ConfigError(`${policyRaw.fromEnv ? 'WMP_ASSERTION_POLICY' : '--assertion-policy'}: must not be empty`);
+  }
 
   const config: AppConfig = {
     federation: { ...federationOf(values, env, raw), allowPrivatePeers: bool('allow-private-peers') ?? false },
@@ -185,6 +189,7 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
     limits,
     timings,
     box,
+    ...(policyRaw === undefined ? {} : { assertionPolicyFile: policyRaw.text }),
     auth: authSettings(
       {
         text: (flag) => raw(flag)?.text,

@@ -12,6 +12,8 @@ import {
   type Relay,
   sourceRateOf,
 } from '@wmp/relay-server/node';
+import type { DocumentFetch } from '@wmp/session';
+import { loadAssertionPolicy } from './assertion-policy.js';
 import { loadAuth } from './auth.js';
 import { defaultNodeId, openBackend } from './backend.js';
 import type { AppConfig } from './config.js';
@@ -40,6 +42,12 @@ export interface StartOptions {
   readonly nodeId?: string;
   /** Where a relative `dataDir` is resolved (default `process.cwd()`). */
   readonly cwd?: string;
+  /**
+   * What the relay fetches on a client's behalf with for identity assertions (https issuers'
+   * keys, status lists) and `wmp.resolve` (`issuer_metadata`, `vctm`, other domains' `endpoint`):
+   * the guarded fetcher. Without it, none of that is fetched.
+   */
+  readonly fetch?: DocumentFetch;
 }
 
 /** Starts a relay as `wmp-relay` does, and resolves once it listens. */
@@ -50,6 +58,10 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
   const nodeId = config.nodeId ?? options.nodeId ?? defaultNodeId();
   // Trust anchors, TLS and did:web (read before anything is opened: a bad file stops the start).
   const auth = await loadAuth(config.auth, options.cwd ?? process.cwd());
+  const identityAssertions =
+    config.assertionPolicyFile === undefined
+      ? undefined
+      : loadAssertionPolicy(config.assertionPolicyFile, options.cwd ?? process.cwd(), options.fetch);
   const backend = await openBackend(config, { dataDir, nodeId, logger });
 
   // The box is made once the origin is known (with --port 0 only after listening); until then
@@ -74,6 +86,8 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       httpSessionIdBinding: config.httpSessionIdBinding,
       trustedProxies: config.trustedProxies,
       federation: config.federation,
+      ...(identityAssertions ? { identityAssertions } : {}),
+      resolve: options.fetch ? { fetch: options.fetch } : {},
       logger,
     });
   } catch (error) {

@@ -61,10 +61,12 @@ const NOT_APPLICABLE: Record<string, string> = {
   'capability-update-add-relay': 'expects `flows` and `mls_group_info` (see above)',
   'flow-approval-full-lifecycle': 'flows are end-to-end between participants; the relay offers no `flows` capability',
   'flow-sign-generate-proof': 'flows (see above)',
-  'resolve-vctm': '`wmp.resolve` is answered by a service, not a relay (no resolvers)',
-  'resolve-not-found': '`wmp.resolve` (see above)',
-  'resolve-unsupported-type': '`wmp.resolve` (see above)',
-  'interop-echo-resolve': '`wmp.resolve` (see above)',
+  'resolve-vctm':
+    'the relay resolves `endpoint`, and `vctm` only from the type URL itself through the guarded fetcher (not configured here): the vector expects a document only it holds',
+  'resolve-not-found': '`vctm` (see above)',
+  'resolve-unsupported-type':
+    "the hop sessions here negotiate no `resolve` (see assertion-policy.test.ts for the relay's resolve)",
+  'interop-echo-resolve': '`vctm` (see above)',
   'interop-auth-reject': "configures the test peer's own authorize hook, not a relay behaviour",
   'interop-validation-reject': "configures the test peer's own validate hook",
   'interop-handler-error': "configures the test peer's own resolver",

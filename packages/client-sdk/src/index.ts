@@ -3,6 +3,7 @@
 // The errors a WmpClient call rejects with, besides WmpClientError and the WmpError family.
 export { ConnectionClosedError, RequestTimeoutError } from '@wmp/session';
 export { ReconnectFailedError } from '@wmp/transports';
+export type { ApprovalRequestOptions, FlowConsent, SignatureRequestOptions } from './client/built-in-flows.js';
 export { WmpClient } from './client/client.js';
 export type { Listener } from './client/emitter.js';
 export { type Binding, type Endpoint, WELL_KNOWN_PATH } from './client/endpoint.js';

@@ -40,6 +40,18 @@ export interface OpenSessionOptions {
   readonly mls?: MlsJoin;
   /** A group we already share with the other members (e.g. made through a relay): the session's cipher. */
   readonly cipher?: SessionCipher;
+  /**
+   * Identity assertions (core §5.6) for `wmp.session.authenticate`: made for this session (its id
+   * and challenge are the audience and nonce of a presentation), e.g. with `sdJwtAssertion` of
+   * `@wmp/session/sd-jwt`.
+   */
+  readonly identityAssertions?: (session: SessionBindingInfo) => Promise<readonly unknown[]> | readonly unknown[];
+}
+
+/** What a presentation is bound to (core §5.6): the session's id and its challenge. */
+export interface SessionBindingInfo {
+  readonly sessionId: string;
+  readonly challenge: string;
 }
 
 /** What `updateCapabilities` changes (core §4.2.4). */

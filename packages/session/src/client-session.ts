@@ -65,6 +65,8 @@ export class WmpSession {
   #participants: readonly string[] | undefined;
   #responder: string | undefined;
   #takesUnrouted = false;
+  /** The challenge of the create result: the nonce of identity assertions on this session (core §5.6). */
+  #challenge: string | undefined;
 
   private constructor(
     peer: Peer<BaseContext>,
@@ -130,6 +132,7 @@ export class WmpSession {
     const session = new WmpSession(peer, wmp.session_id, wmp.version ?? version, sender, result);
     session.#responder = responder;
     session.relayHosted = hosted;
+    if (typeof result.challenge === 'string') session.#challenge = result.challenge;
     // The responder's participants: the creator's claim and the listed ones.
     session.#participants = [...new Set([...(sender ? [sender] : []), ...(options.participants ?? [])])];
     if (options.cipher) session.useCipher(options.cipher);
@@ -141,7 +144,8 @@ export class WmpSession {
       if (!prover || !sender || typeof result.challenge !== 'string') {
         throw new NotAuthorizedError({ reason: 'the responder requires authentication and no signer was given' });
       }
-      await session.authenticate(prover, result.challenge);
+      const assertions = await options.identityAssertions?.({ sessionId: session.id, challenge: result.challenge });
+      await session.authenticate(prover, result.challenge, assertions);
     }
     return session;
   }
@@ -188,12 +192,31 @@ export class WmpSession {
     return () => this.#listeners[event].delete(listener);
   }
 
-  /** `wmp.session.authenticate`: a `signed_challenge` with a Signer, an `x5c` with an X509Identity. */
-  async authenticate(signer: ChallengeProver, challenge: string): Promise<string> {
+  /**
+   * The session's challenge, when the responder gave one: the nonce of the identity assertions
+   * its messages carry (core §5.6), with the session id as their audience.
+   */
+  get challenge(): string | undefined {
+    return this.#challenge;
+  }
+
+  /**
+   * `wmp.session.authenticate`: a `signed_challenge` with a Signer, an `x5c` with an X509Identity,
+   * with identity assertions (core §5.6) when given.
+   */
+  async authenticate(
+    signer: ChallengeProver,
+    challenge: string,
+    identityAssertions?: readonly unknown[],
+  ): Promise<string> {
     if (!this.sender) throw new NotAuthorizedError({ reason: 'sender required' });
     const timestamp = rfc3339(Date.now());
     const auth = await challengeAnswer(signer, { challenge, sessionId: this.id, sender: this.sender, timestamp });
-    const result = (await this.request('wmp.session.authenticate', { auth })) as {
+    const presented = identityAssertions && identityAssertions.length > 0 ? identityAssertions : undefined;
+    const result = (await this.request('wmp.session.authenticate', {
+      auth,
+      ...(presented ? { wmp: { identity_assertions: [...presented] } } : {}),
+    })) as {
       identity?: string;
       participant_id?: string;
     };

@@ -1,3 +1,4 @@
+import type { VerifiedAssertion } from './assertions/checker.js';
 import type { BaseContext, Peer } from './peer.js';
 import type { SessionRecord } from './session-model.js';
 
@@ -44,4 +45,6 @@ export interface WmpContext extends BaseContext {
   readonly connection: Connection;
   /** The message arrived MLS-encrypted (its params, as the handler gets them, are decrypted when we could). */
   readonly encrypted?: boolean;
+  /** Its `wmp.identity_assertions`, verified (core §5.6), when the server checks assertions. */
+  readonly assertions?: readonly VerifiedAssertion[];
 }

@@ -1,67 +1,23 @@
-import { FlowError, InvalidParamsError, NotAuthorizedError } from '@wmp/jsonrpc-envelope';
+import { FlowError, NotAuthorizedError } from '@wmp/jsonrpc-envelope';
+import { approvalFlow } from './flow-types/approval.js';
+import { type FlowControl, type FlowRecord, type FlowState, type FlowType, flowError } from './flow-types/flow-type.js';
+import { signFlow } from './flow-types/sign.js';
 
-export type FlowState = 'in_progress' | 'completed' | 'error' | 'cancelled' | 'timed_out';
+export { type FlowControl, type FlowRecord, type FlowState, type FlowType, flowError };
 
 const TERMINAL_RETENTION_MS = 5 * 60_000;
 const TERMINAL: ReadonlySet<FlowState> = new Set(['completed', 'error', 'cancelled', 'timed_out']);
 
-/** A flow as the responder tracks it (core §6.1). */
-export interface FlowRecord {
-  readonly id: string;
-  readonly type: string;
-  readonly sessionId: string;
-  /** Who started it; with `participants`, the only ones who may cancel it. */
-  readonly initiator: string | undefined;
-  readonly participants: readonly string[];
-  state: FlowState;
-  step: string | undefined;
-  /** The params of the latest `wmp.flow.progress`, re-sent on resume (core §6.2.1). */
-  lastProgress: Record<string, unknown> | undefined;
-}
-
-/** Lets a flow type drive its flow: emit progress, complete or fail it. */
-export interface FlowControl {
-  readonly flow: Readonly<FlowRecord>;
-  progress(step: string, payload?: Record<string, unknown>): Promise<void>;
-  complete(result?: Record<string, unknown>): Promise<void>;
-  fail(reason: string, message?: string, data?: Record<string, unknown>): Promise<void>;
-}
-
-/** A flow type (core §6.3, §6.5): its capability, steps, actions and what to do on start and action. */
-export interface FlowType {
-  /** The capability that must be negotiated to use it (profile flows); built-in ones need only `flows`. */
-  readonly capability?: string;
-  /** Checks `wmp.flow.start` params; throw InvalidParamsError to refuse. */
-  validateStart?(params: Record<string, unknown>): void;
-  /** Actions valid in each step (`*` for any step). An action outside them is -31006 invalid_action. */
-  readonly actions?: Readonly<Record<string, readonly string[]>>;
-  onStart?(params: Record<string, unknown>, control: FlowControl): void | Promise<void>;
-  onAction?(action: string, params: Record<string, unknown>, control: FlowControl): void | Promise<void>;
-}
-
-const SIGN_ACTIONS = ['generate_proof', 'sign_document', 'authorize'];
-
-/** The built-in flow types (core §6.3, §6.4); applications add behaviour with `onStart`/`onAction`. */
+/**
+ * The built-in flow types (core §6.3, §6.4): `approval` and `sign` as run between participants
+ * of a session (a participant reviews or signs with `wmp.flow.action`); `approvalFlow` and
+ * `signFlow` make ones that decide locally (a consent callback). `message` has no steps.
+ */
 export const builtInFlowTypes: Readonly<Record<string, FlowType>> = {
-  approval: { actions: { '*': ['approve', 'reject', 'comment'] } },
-  sign: {
-    validateStart(params) {
-      if (typeof params.action !== 'string' || !SIGN_ACTIONS.includes(params.action)) {
-        throw new InvalidParamsError({ reason: `params.action: must be one of ${SIGN_ACTIONS.join(', ')}` });
-      }
-    },
-    actions: { '*': ['submit', 'decline'] },
-  },
+  approval: approvalFlow(),
+  sign: signFlow(),
   message: {},
 };
-
-export function flowError(
-  flow: Pick<FlowRecord, 'id' | 'step'>,
-  reason: string,
-  retryable: boolean,
-): InstanceType<typeof FlowError> {
-  return new FlowError({ flow_id: flow.id, reason, retryable, current_step: flow.step ?? null });
-}
 
 /** Sends flow notifications for a session; provided by the server per connection. */
 export type FlowNotifier = (sessionId: string, method: string, params: Record<string, unknown>) => Promise<void>;
@@ -71,6 +27,9 @@ export interface FlowManagerOptions {
   /** Flows without their own timeout time out after this many seconds (default 10 minutes). */
   readonly defaultTimeoutSeconds?: number;
   readonly maxTimeoutSeconds?: number;
+  /** Start with the built-in types (`approval`, `sign`, `message`; default true). */
+  readonly builtIns?: boolean;
+  readonly now?: () => number;
 }
 
 /**
@@ -83,11 +42,14 @@ export class FlowManager {
   readonly #timers = new Map<string, ReturnType<typeof setTimeout>>();
   readonly #defaultTimeout: number;
   readonly #maxTimeout: number;
+  readonly #now: () => number;
 
   constructor(options: FlowManagerOptions = {}) {
-    this.#types = new Map(Object.entries({ ...builtInFlowTypes, ...options.types }));
+    const builtIns = options.builtIns === false ? {} : builtInFlowTypes;
+    this.#types = new Map(Object.entries({ ...builtIns, ...options.types }));
     this.#defaultTimeout = options.defaultTimeoutSeconds ?? 600;
     this.#maxTimeout = options.maxTimeoutSeconds ?? 24 * 3600;
+    this.#now = options.now ?? Date.now;
   }
 
   /** Registers a profile-defined flow type (e.g. `oid4vci`, with its capability). */
@@ -120,6 +82,8 @@ export class FlowManager {
       initiator: string | undefined;
       params: Record<string, unknown>;
       timeoutSeconds?: number | undefined;
+      /** The session's participants. */
+      members?: readonly string[];
     },
     notify: FlowNotifier,
   ): Promise<FlowRecord> {
@@ -138,18 +102,20 @@ export class FlowManager {
     const participants = Array.isArray(input.params.participants)
       ? input.params.participants.filter((p): p is string => typeof p === 'string')
       : [];
+    const seconds = Math.min(input.timeoutSeconds ?? this.#defaultTimeout, this.#maxTimeout);
     const flow: FlowRecord = {
       id: input.flowId,
       type: input.type,
       sessionId: input.sessionId,
       initiator: input.initiator,
       participants,
+      members: input.members ?? [],
+      expiresAt: this.#now() + seconds * 1000,
       state: 'in_progress',
       step: undefined,
       lastProgress: undefined,
     };
     this.#flows.set(key(flow.sessionId, flow.id), flow);
-    const seconds = Math.min(input.timeoutSeconds ?? this.#defaultTimeout, this.#maxTimeout);
     const timer = setTimeout(() => void this.#timeOut(flow, notify), seconds * 1000);
     (timer as { unref?: () => void }).unref?.();
     this.#timers.set(key(flow.sessionId, flow.id), timer);
@@ -163,13 +129,14 @@ export class FlowManager {
     action: string,
     params: Record<string, unknown>,
     notify: FlowNotifier,
+    actor?: string,
   ): Promise<FlowRecord> {
     const flow = this.#require(sessionId, flowId);
     if (TERMINAL.has(flow.state)) throw flowError(flow, 'already_terminal', false);
     const type = this.#types.get(flow.type)!;
     const allowed = type.actions ? [...(type.actions[flow.step ?? ''] ?? []), ...(type.actions['*'] ?? [])] : undefined;
     if (allowed && !allowed.includes(action)) throw flowError(flow, 'invalid_action', true);
-    await type.onAction?.(action, params, this.control(flow, notify));
+    await type.onAction?.(action, params, this.control(flow, notify), actor);
     return flow;
   }
 

@@ -1,3 +1,19 @@
+export {
+  ASSERTION_REJECTION_REASONS,
+  type AssertionChecker,
+  type AssertionContext,
+  type AssertionDiagnostics,
+  type AssertionRejectionReason,
+  assertionRejected,
+  type TrustHintOutcome,
+  type VerifiedAssertion,
+} from './assertions/checker.js';
+export {
+  type AssertionRefusal,
+  assertionRefusalOf,
+  type IdentityPresenter,
+  openPresenting,
+} from './assertions/presenter.js';
 export type { AuthAttempt, Authenticator } from './auth/authenticator.js';
 export { type BearerOptions, bearerAuthenticator } from './auth/bearer.js';
 export {
@@ -45,11 +61,54 @@ export type {
   CapabilityUpdate,
   OpenSessionOptions,
   RestoredSessionState,
+  SessionBindingInfo,
   SessionErrorEvent,
   SessionEvents,
 } from './client-session-types.js';
 export type { Connection, SessionBinding, WmpContext } from './context.js';
+export { DocumentCache, type DocumentCacheOptions } from './documents/document-cache.js';
+export {
+  type DocumentFailure,
+  type DocumentFetch,
+  DocumentFetchError,
+  type DocumentFetchOptions,
+  fetchJsonObject,
+} from './documents/fetch-document.js';
 export { ConnectionClosedError, PassedError, PeerError, RequestTimeoutError } from './errors.js';
+export {
+  type ApprovalDecision,
+  type ApprovalFlowOptions,
+  type ApprovalReview,
+  approvalFlow,
+} from './flow-types/approval.js';
+export {
+  type FlowRequestOptions,
+  type FlowStarter,
+  requestApproval,
+  requestSignature,
+  type SignatureResult,
+} from './flow-types/initiator.js';
+export {
+  PROOF_TYPES,
+  type ProofExpectations,
+  type ProofSigner,
+  payloadHash,
+  proofSignerOf,
+  signProof,
+  type VerifiedProof,
+  verifyProof,
+} from './flow-types/proofs.js';
+export {
+  type ApprovalRequest,
+  type ApprovalResult,
+  approvalRequestOf,
+  approvalResultOf,
+  SIGN_ACTIONS,
+  type SignAction,
+  type SignRequest,
+  signRequestOf,
+} from './flow-types/requests.js';
+export { type SignConsent, type SignFlowOptions, signFlow } from './flow-types/sign.js';
 export {
   builtInFlowTypes,
   type FlowControl,
@@ -59,6 +118,7 @@ export {
   type FlowRecord,
   type FlowState,
   type FlowType,
+  flowError,
 } from './flows.js';
 export { newMessageId, newRequestId, newSecret, newSessionId, requestIdSequence } from './ids.js';
 export { InMemoryTransport } from './in-memory-transport.js';
@@ -85,6 +145,14 @@ export {
   type RequestOptions,
 } from './peer.js';
 export { SESSION_EXPIRED, UNKNOWN_SESSION } from './refusal-reasons.js';
+export {
+  type BuiltInResolverOptions,
+  builtInResolvers,
+  endpointResolver,
+  issuerMetadataResolver,
+  vctmResolver,
+} from './resolve/builtin-resolvers.js';
+export { identifierDomain } from './resolve/identifier-domain.js';
 export { ResponderBridge, type ResponderBridgeOptions } from './responder-bridge.js';
 export {
   isRouted,

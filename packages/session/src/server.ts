@@ -14,6 +14,7 @@ import {
   type WmpError,
   type WmpMetadata,
 } from '@wmp/jsonrpc-envelope';
+import { checkPresented } from './assertions/session-assertions.js';
 import type { Authenticator } from './auth/authenticator.js';
 import { acceptedSchemes } from './auth/schemes.js';
 import { signedChallengeAuthenticator } from './auth/signed-challenge.js';
@@ -525,6 +526,17 @@ export class WmpServer {
         ...(this.#options.signatureChains ? { x5c: this.#options.signatureChains } : {}),
         ...(binding.identity ? { signer: binding.identity } : {}),
       });
+    }
+    // Identity assertions a message carries (core §5.6); authenticate checks its own.
+    const presented = (plain.wmp as WmpMetadata | undefined)?.identity_assertions;
+    if (presented !== undefined && message.method !== 'wmp.session.authenticate') {
+      const assertions = await checkPresented(this.#options.identityAssertions, presented, {
+        session,
+        presenter: binding.identity,
+        now,
+        mls: this.#options.mls,
+      });
+      if (assertions.length > 0) Object.assign(context, { assertions });
     }
     return context;
   }

@@ -1,5 +1,6 @@
 import type { KeyResolver, X5cChainVerifier } from '@wmp/jcs-signing';
 import type { Capabilities, JsonRpcNotification, MethodRegistry, ParamsOf, WmpError } from '@wmp/jsonrpc-envelope';
+import type { AssertionChecker, VerifiedAssertion } from './assertions/checker.js';
 import type { Authenticator } from './auth/authenticator.js';
 import type { ResponderIdentity } from './auth/responder.js';
 import type { Connection, WmpContext } from './context.js';
@@ -74,10 +75,16 @@ export interface ServerHooks {
   adopted?(session: SessionRecord, identity: string | undefined, connection: Connection): void | Promise<void>;
   /**
    * An identity authenticated on a session (`wmp.session.authenticate`, or inline at create) and
-   * the session is bound to `connection` for it: e.g. route the session's traffic to that
+   * the session is bound to `connection` for it, with the identity assertions it presented,
+   * verified (when the server checks assertions): e.g. route the session's traffic to that
    * connection from now on (a relay, for a group session's creator that never registers).
    */
-  authenticated?(session: SessionRecord, identity: string, connection: Connection): void;
+  authenticated?(
+    session: SessionRecord,
+    identity: string,
+    connection: Connection,
+    assertions: readonly VerifiedAssertion[],
+  ): void;
   /** After a successful `wmp.session.join`: e.g. hand the joiner what was queued for it (a relay). */
   joined?(session: SessionRecord, identity: string, connection: Connection): void | Promise<void>;
   /** A session was closed or expired. */
@@ -125,6 +132,13 @@ export interface WmpServerOptions {
   readonly security?: SecurityPolicy;
   /** Authenticators by auth type; default: signed_challenge (did:key, did:jwk). */
   readonly authenticators?: Readonly<Record<string, Authenticator>>;
+  /**
+   * Identity assertions (core §5.6): verified on `wmp.session.authenticate` (with `required`, a
+   * session is authenticated only with an acceptable one) and on every message that carries
+   * `wmp.identity_assertions`; refusals are -31012. `sdJwtAssertionChecker` of
+   * `@wmp/session/sd-jwt` makes one. Without it, assertions are not looked at.
+   */
+  readonly identityAssertions?: AssertionChecker;
   /** Refuse everything but authentication until a session authenticated (default true). */
   readonly requireAuthentication?: boolean;
   readonly defaultTtlSeconds?: number;

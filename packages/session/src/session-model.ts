@@ -39,6 +39,11 @@ export interface SessionRecord {
   readonly authenticated: readonly string[];
   readonly challenge: ChallengeRecord | undefined;
   /**
+   * The session's challenge as issued at create, kept for the session's life: the nonce every
+   * identity assertion on the session must carry (core §5.6), after the challenge itself was used.
+   */
+  readonly assertionNonce?: string;
+  /**
    * Each current resumption token (its hash, never the token) with the identity it resumes: one
    * per identity, single use, rotated on resume.
    */

@@ -10,7 +10,15 @@ import { generateKeypair, type Keypair, signChallenge, verifyEd25519 } from '@wm
 import { type JsonRpcMessage, rfc3339, WmpError } from '@wmp/jsonrpc-envelope';
 import { inspectMessage } from '@wmp/mls-bridge';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { builtInFlowTypes, FlowManager, type FlowType, WmpServer, type WmpServerOptions } from '../src/index.js';
+import {
+  builtInFlowTypes,
+  FlowManager,
+  type FlowType,
+  proofSignerOf,
+  signFlow,
+  WmpServer,
+  type WmpServerOptions,
+} from '../src/index.js';
 import { responderMls } from './mls-fixtures.js';
 import {
   ALICE,
@@ -137,58 +145,19 @@ export const REGISTRY: Readonly<
   },
 };
 
-/** How long the harness's approval flow gives its reviewer. */
-const REVIEW_MS = 2 * 24 * 3600_000;
-
-/** A compact JWS (EdDSA) over `{aud, nonce, iat}`: the proof a `sign` flow with `generate_proof` makes. */
-async function proofJwt(key: Keypair, params: Record<string, unknown>): Promise<string> {
-  const enc = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
-  const input = `${enc({ alg: 'EdDSA', typ: 'openid4vci-proof+jwt', kid: key.kid })}.${enc({
-    aud: params.audience,
-    nonce: params.nonce,
-    iat: Math.floor(Date.now() / 1000),
-  })}`;
-  return `${input}.${Buffer.from(key.sign(new TextEncoder().encode(input))).toString('base64url')}`;
-}
-
 /** A WmpServer as deployed: authentication required, real MLS, flows and resolvers of its own. */
 export async function vectorServer(extra: WmpServerOptions = {}): Promise<VectorServer> {
   const recorder = new Recorder();
   const key = generateKeypair();
   const mls = await responderMls();
-  let server: WmpServer | undefined;
-  /** The participant the initiator asked for: who reviews an approval. */
-  const reviewerOf = async (sessionId: string): Promise<string | undefined> => {
-    const session = await server!.store.get(sessionId);
-    return session?.participants.find((p) => p !== session.initiator);
-  };
+  // The built-in flows, as a deployment runs them: the approval reviewed by the other participant
+  // (its `wmp.flow.action`), the proof of a `sign` made by this responder (it consents to all).
   const types: Record<string, FlowType> = {
-    approval: {
-      actions: { awaiting_review: ['approve', 'reject'] },
-      onStart: async (_p, flow) =>
-        flow.progress('awaiting_review', {
-          reviewer: await reviewerOf(flow.flow.sessionId),
-          deadline: rfc3339(Date.now() + REVIEW_MS),
-        }),
-      onAction: async (action, _p, flow) =>
-        action === 'approve'
-          ? flow.complete({
-              approved: true,
-              approver: await reviewerOf(flow.flow.sessionId),
-              timestamp: rfc3339(Date.now()),
-            })
-          : flow.fail('rejected'),
-    },
-    sign: {
-      ...builtInFlowTypes.sign,
-      onStart: async (params, flow) => {
-        if (params.action === 'generate_proof')
-          await flow.complete({ proof_type: 'jwt', proof: await proofJwt(key, params) });
-      },
-    },
+    approval: builtInFlowTypes.approval!,
+    sign: signFlow({ consent: () => true, signer: proofSignerOf({ id: key.did, signer: key }) }),
     oid4vci: { capability: 'oid4vci' },
   };
-  server = new WmpServer({
+  const server = new WmpServer({
     capabilities: {
       messaging: { max_size: 1024 * 1024 },
       flows: { max_concurrent: 16 },
@@ -519,13 +488,18 @@ export async function runApprovalLifecycle(
     const sub = (m: Record<string, any>) => substitute(m, vectorSession, real);
     await alice.send(sub(start));
     expect((await alice.next(isResponseTo(start.id))).result).toMatchObject({ flow_id: start.params.flow_id });
-    expectFlowNotification(await alice.next((m) => m.method === 'wmp.flow.progress'), sub(progress));
+    // Ours also tells the reviewer what it is asked: the start's params, beside the vector's members.
+    const reported = await alice.next((m) => m.method === 'wmp.flow.progress');
+    const { subject, body, attachments, requester, ...spec } = reported.params.payload;
+    expectFlowNotification({ ...reported, params: { ...reported.params, payload: spec } }, sub(progress));
     await bob.send(sub(action));
     expect((await bob.next(isResponseTo(action.id))).result).toMatchObject({
       flow_id: action.params.flow_id,
       status: 'completed',
     });
     expectFlowNotification(await alice.next((m) => m.method === 'wmp.flow.complete'), sub(complete));
+    expect({ subject, body, attachments }).toEqual(start.params.params);
+    expect(requester).toBe(start.params.wmp.sender);
   } finally {
     await alice.close();
     await bob.close();

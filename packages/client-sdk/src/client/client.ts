@@ -1,8 +1,26 @@
 import type { Capabilities } from '@wmp/jsonrpc-envelope';
-import { ConnectionClosedError, WmpSession } from '@wmp/session';
+import {
+  type ApprovalRequest,
+  type ApprovalResult,
+  ConnectionClosedError,
+  openPresenting,
+  requestApproval,
+  requestSignature,
+  type SessionBindingInfo,
+  type SignatureResult,
+  type SignRequest,
+  WmpSession,
+} from '@wmp/session';
 import { MemoryClientStore } from '../store/memory-store.js';
 import { hasTlsOptions } from '../tls/options.js';
 import { AckBatcher } from './acks.js';
+import {
+  type ApprovalRequestOptions,
+  answerFlows,
+  type FlowConsent,
+  flowStarter,
+  type SignatureRequestOptions,
+} from './built-in-flows.js';
 import { CallRunner } from './call-runner.js';
 import { Connection } from './connection.js';
 import { dialTransport } from './dial.js';
@@ -290,6 +308,54 @@ export class WmpClient {
     return this.#calls.cancelFlow(flowId, options);
   }
 
+  /** The built-in `approval` flow (core §6.3) on the client's session, answered by its responder. */
+  requestApproval(request: ApprovalRequest, options: ApprovalRequestOptions = {}): Promise<ApprovalResult> {
+    return requestApproval(
+      flowStarter(this.sessionId ?? '', (t, p, o) => this.startFlow(t, p, o)),
+      request,
+      options,
+    );
+  }
+
+  /** The built-in `sign` flow (core §6.4) on the client's session: `signer`'s proof, verified. */
+  requestSignature(
+    request: SignRequest,
+    options: SignatureRequestOptions & { readonly signer: string },
+  ): Promise<SignatureResult> {
+    const { timeout, onProgress, ...verify } = options;
+    return requestSignature(
+      flowStarter(this.sessionId ?? '', (t, p, o) => this.startFlow(t, p, o)),
+      request,
+      verify,
+      {
+        ...(timeout === undefined ? {} : { timeout }),
+        ...(onProgress ? { onProgress } : {}),
+      },
+    );
+  }
+
+  /**
+   * Answers the built-in `approval` and `sign` flows on the client's sessions that name this
+   * client as their reviewer or signer (`awaiting_review`, `awaiting_signature`): `consent`
+   * decides, then the client acts (a signature made with its key). Returns the function that stops.
+   */
+  answerFlows(consent: FlowConsent): () => void {
+    const identity = this.#options.identity;
+    return answerFlows(
+      (listener) => this.on('flow', listener),
+      (sessionId, flowId, action, params) => {
+        if (sessionId === this.sessionId) return this.actOnFlow(flowId, action, params);
+        const group = this.group(sessionId);
+        return group
+          ? group.actOnFlow(flowId, action, params)
+          : Promise.reject(new WmpClientError('ERR_CLIENT_UNKNOWN_GROUP'));
+      },
+      identity.x509 ?? { id: identity.did, signer: identity.keypair },
+      consent,
+      (e) => this.#report(e),
+    );
+  }
+
   /**
    * A message that came another way (a sealed mailbox's `MailMessage`): handed to the `message`
    * listeners unless it was seen already (same sender and `client_message_id`, from the relay or
@@ -329,20 +395,23 @@ export class WmpClient {
     await this.#connection.whenConnected(options.signal);
     const connection = this.#connection.peer!;
     const expected = expectedRelay(o.relay, this.#endpoint);
-    const session = await WmpSession.open(connection, {
-      signer: o.identity.keypair,
-      sender: this.id,
-      ...(o.identity.x509 ? { x509: o.identity.x509 } : {}),
-      participants: [peer],
-      capabilities: options.capabilities ?? DEFAULT_SERVED_CAPABILITIES,
-      ...(options.ttl ? { ttl: options.ttl } : {}),
-      verifyResponder: { id: peer },
-      verifyHostedBy: expected ?? false,
-      requestOptions: {
-        ...(options.signal ? { signal: options.signal } : {}),
-        timeoutMs: options.timeoutMs ?? o.requestTimeoutMs,
-      },
-    });
+    const open = (identityAssertions?: (s: SessionBindingInfo) => Promise<readonly unknown[]>) =>
+      WmpSession.open(connection, {
+        signer: o.identity.keypair,
+        sender: this.id,
+        ...(o.identity.x509 ? { x509: o.identity.x509 } : {}),
+        participants: [peer],
+        capabilities: options.capabilities ?? DEFAULT_SERVED_CAPABILITIES,
+        ...(options.ttl ? { ttl: options.ttl } : {}),
+        verifyResponder: { id: peer },
+        verifyHostedBy: expected ?? false,
+        requestOptions: {
+          ...(options.signal ? { signal: options.signal } : {}),
+          timeoutMs: options.timeoutMs ?? o.requestTimeoutMs,
+        },
+        ...(identityAssertions ? { identityAssertions } : {}),
+      });
+    const session = await (options.present ? openPresenting(open, options.present) : open());
     if (session.relayHosted && options.whenHosted === 'refuse') {
       await session.close().catch(() => undefined);
       throw new WmpClientError('ERR_CLIENT_PEER_UNREACHABLE');
@@ -371,11 +440,19 @@ export class WmpClient {
   ): Promise<() => Promise<void>> {
     if (this.#responder !== undefined) throw new WmpClientError('ERR_CLIENT_ALREADY_SERVING');
     const identity = this.#options.identity;
+    const endpoint = this.#endpoint;
     const responder = await SessionResponder.start(options, {
       identity: identity.x509 ?? { id: identity.did, signer: identity.keypair },
       sender: this.id,
       prover: this.#prover,
       check: (params) => this.#checks.check(params, this.#chainRelayId()),
+      // `endpoint` for this client itself: where it is reached (its relay).
+      ownEndpoint: {
+        supported_versions: ['0.1'],
+        endpoints: { [endpoint.binding === 'websocket' ? 'websocket' : 'https']: endpoint.url },
+        relay: endpoint.url,
+        ...(endpoint.relayId ? { relay_id: endpoint.relayId } : {}),
+      },
       ack: (id) => this.#ackRouted(id),
       report: (e) => this.#report(e),
       opened: (session) => {

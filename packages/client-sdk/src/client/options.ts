@@ -32,9 +32,10 @@ export type ResolvedOptions = Required<
     | 'tls'
     | 'signatures'
     | 'timestamp'
+    | 'present'
   >
 > &
-  Pick<WmpClientOptions, 'WebSocket' | 'fallback' | 'register' | 'relay' | 'signatures' | 'timestamp'> & {
+  Pick<WmpClientOptions, 'WebSocket' | 'fallback' | 'register' | 'relay' | 'signatures' | 'timestamp' | 'present'> & {
     readonly fetch: FetchLike;
     readonly policy: ReconnectPolicy | undefined;
   };
@@ -65,5 +66,6 @@ export function resolveOptions(options: WmpClientOptions): ResolvedOptions {
     ...(options.relay === undefined ? {} : { relay: options.relay }),
     ...(options.signatures === undefined ? {} : { signatures: options.signatures }),
     ...(options.timestamp === undefined ? {} : { timestamp: options.timestamp }),
+    ...(options.present === undefined ? {} : { present: options.present }),
   };
 }

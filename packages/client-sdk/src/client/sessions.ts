@@ -1,5 +1,13 @@
 import type { Capabilities } from '@wmp/jsonrpc-envelope';
-import { ConnectionClosedError, type Peer, type RequestOptions, WmpSession } from '@wmp/session';
+import {
+  ConnectionClosedError,
+  type IdentityPresenter,
+  openPresenting,
+  type Peer,
+  type RequestOptions,
+  type SessionBindingInfo,
+  WmpSession,
+} from '@wmp/session';
 import { type CallRunner, requestOptions } from './call-runner.js';
 import type { Connection } from './connection.js';
 import type { Emitter } from './emitter.js';
@@ -35,6 +43,8 @@ export interface SessionsOptions {
   readonly identity: ClientIdentity;
   /** `x5c`, or `mtls` (the TLS client certificate authenticates an X.509 identity inline at create). */
   readonly x509Auth: 'x5c' | 'mtls';
+  /** What the client presents when it opens a session (core §5.6). */
+  readonly present?: IdentityPresenter | undefined;
   /** Who the relay must prove to be when a session is opened (mutual authentication); undefined: not checked. */
   readonly expectedRelay: ExpectedRelay | undefined;
   readonly capabilities: Capabilities;
@@ -171,18 +181,21 @@ export class ClientSessions {
     peer: Peer,
     group: { participants?: readonly string[]; ttl?: number | undefined; requestOptions?: RequestOptions },
   ): Promise<WmpSession> {
-    const { identity, capabilities, ttl, expectedRelay, x509Auth } = this.#options;
+    const { identity, capabilities, ttl, expectedRelay, x509Auth, present } = this.#options;
     const x509 = identity.x509;
-    return WmpSession.open(peer, {
-      signer: identity.keypair,
-      sender: senderOf(identity),
-      ...(x509 && x509Auth === 'mtls' ? { auth: { type: 'mtls' } } : x509 ? { x509 } : {}),
-      ...(expectedRelay ? { verifyResponder: expectedRelay } : {}),
-      ...(group.participants ? { participants: [...group.participants] } : {}),
-      capabilities,
-      ttl: group.ttl ?? ttl,
-      ...(group.requestOptions ? { requestOptions: group.requestOptions } : {}),
-    }).catch((e: unknown) => {
+    const open = (identityAssertions?: (s: SessionBindingInfo) => Promise<readonly unknown[]>) =>
+      WmpSession.open(peer, {
+        signer: identity.keypair,
+        sender: senderOf(identity),
+        ...(x509 && x509Auth === 'mtls' ? { auth: { type: 'mtls' } } : x509 ? { x509 } : {}),
+        ...(expectedRelay ? { verifyResponder: expectedRelay } : {}),
+        ...(group.participants ? { participants: [...group.participants] } : {}),
+        capabilities,
+        ttl: group.ttl ?? ttl,
+        ...(group.requestOptions ? { requestOptions: group.requestOptions } : {}),
+        ...(identityAssertions ? { identityAssertions } : {}),
+      });
+    return (present ? openPresenting(open, present) : open()).catch((e: unknown) => {
       // Not the relay we expected: nothing more goes to it (the session was closed there).
       throw isRelayAuthFailure(e) ? new WmpClientError('ERR_CLIENT_RELAY_AUTH', { cause: e }) : e;
     });

@@ -1,6 +1,6 @@
 import type { Signer } from '@wmp/jcs-signing';
 import type { Capabilities, JsonRpcNotification, WmpError } from '@wmp/jsonrpc-envelope';
-import type { TrustAnchors, X509Identity } from '@wmp/session';
+import type { IdentityPresenter, TrustAnchors, X509Identity } from '@wmp/session';
 import type { FetchLike, ReconnectPolicyOptions, WebSocketConstructorLike } from '@wmp/transports';
 import type { ClientStore } from '../store/store.js';
 import type { TlsOptions } from '../tls/options.js';
@@ -234,4 +234,10 @@ export interface WmpClientOptions {
   readonly timestamp?: TimestampOptions;
   /** How long after a send its `queued`/`dropped` status still triggers the fallback; default 10 s. */
   readonly fallbackWindowMs?: number;
+  /**
+   * Identity assertions (core §5.6) presented when the client opens its sessions at the relay
+   * (`sdJwtPresenter` of `@wmp/session/sd-jwt`), for a relay whose policy asks for them; a
+   * refusal is answered as the presenter allows.
+   */
+  readonly present?: IdentityPresenter;
 }

@@ -1,4 +1,5 @@
 import type { Keypair } from '@wmp/jcs-signing';
+import type { AssertionChecker, DocumentFetch } from '@wmp/session';
 import type { Hono } from 'hono';
 import type { Coordination } from '../coordination/contracts/coordination.js';
 import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
@@ -227,6 +228,19 @@ export interface RelayConfig {
   readonly authenticators?: RelayAuthenticatorsInput;
   /** Serve HTTPS and WSS (TLS 1.3) on the relay's port; with `clientCa`, ask for client certificates (mtls). */
   readonly tls?: RelayTlsConfig;
+  /**
+   * The operator's identity-assertion policy (core §5.6), e.g. `sdJwtAssertionChecker` of
+   * `@wmp/session/sd-jwt`: checked on `wmp.session.authenticate` (a required policy authenticates
+   * no session without an acceptable assertion) and on messages that carry assertions (-31012).
+   */
+  readonly identityAssertions?: AssertionChecker;
+  /**
+   * `wmp.resolve` on the relay's own sessions (core §5.8), offered as the `resolve` capability:
+   * `endpoint` (the relay's well-known document for identities registered here; with `fetch`,
+   * the domain's document of others) and, with `fetch`, `issuer_metadata` and `vctm`. `fetch`
+   * must be the guarded fetcher. Default: no `resolve`.
+   */
+  readonly resolve?: { readonly fetch?: DocumentFetch; readonly httpOrigins?: readonly string[] };
   /** Privacy statement of the well-known document (§8.8.2). */
   readonly privacy?: Readonly<Record<string, string>>;
   /**

@@ -29,6 +29,7 @@ import { QueueWakeUps } from './queue-wake-ups.js';
 import { RefusalLog } from './refusals.js';
 import { relayLimiters } from './relay-limiters.js';
 import { registerRelayMethods } from './relay-methods.js';
+import { relayResolvers } from './relay-resolvers.js';
 import { ClusterPartyLinks, chainLinks } from './routed/cluster-links.js';
 import { withRelayEntry } from './routed/offered.js';
 import { localPartyLinks } from './routed/party-links.js';
@@ -38,6 +39,7 @@ import { endedSessionOf, identitiesOf, sessionEndedNote } from './session-ended-
 import { StatusNotifier } from './statuses.js';
 import { storeRefusalOf } from './store-refusal.js';
 import { Sweeper } from './sweeper.js';
+import { wellKnownConfiguration } from './well-known.js';
 
 /** The relay without a network: the session engine with routing, queues and their bookkeeping. */
 export interface RelayCore {
@@ -315,6 +317,22 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     now,
   });
 
+  const resolvers =
+    input.resolve === undefined
+      ? undefined
+      : relayResolvers(input.resolve, {
+          registered: (id) => presence.newestRegistered(id, now()) !== undefined,
+          document: () =>
+            wellKnownConfiguration({
+              origin,
+              identity,
+              limits,
+              timings,
+              maxQueued: stores.queue.limits.maxQueued,
+              acceptedSchemes: server.acceptedSchemes,
+            }),
+          now,
+        });
   const hooks = relayHooks(services);
   const storeRefusal = storeRefusalOf(refusals);
   server = new WmpServer({
@@ -328,11 +346,14 @@ export function createRelayCore(input: RelayConfig): RelayCore {
         ttl: timings.messageTtlSeconds,
         status_notifications: true,
       },
+      ...(resolvers ? { resolve: { supported_types: Object.keys(resolvers) } } : {}),
     },
     // Delivering to others is the relay's service: `relay` need not be negotiated for it (docs/wmp-profile.md).
     grantedCapabilities: ['relay'],
     // A group's participants are its recipients: malformed ones are refused at create.
     participantProblem: identifierProblem,
+    ...(resolvers ? { resolvers } : {}),
+    ...(input.identityAssertions ? { identityAssertions: input.identityAssertions } : {}),
     // signed_challenge is always on; configured types (bearer, say) come beside it.
     authenticators: { signed_challenge: signedChallengeAuthenticator(), ...authenticators },
     // Mutual authentication (core §4.4.5): a create with a nonce is answered signed as relay_id.

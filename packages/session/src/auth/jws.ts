@@ -152,19 +152,28 @@ export async function importVerifyKey(
     : crypto.subtle.importKey('spki', data as Uint8Array<ArrayBuffer>, params, false, ['verify']);
 }
 
-/** Verifies a decoded detached JWS over `payload` with `key`; `bad_signature` when it does not. */
-export async function verifyDecodedJws(decoded: DecodedJws, payload: Uint8Array, key: CryptoKey): Promise<void> {
-  let ok = false;
+/** Whether `signature` (JWS form: ECDSA r||s) over `data` verifies with `key` under `alg`; never throws. */
+export async function verifySignature(
+  alg: JwsAlgorithm,
+  key: CryptoKey,
+  data: Uint8Array,
+  signature: Uint8Array,
+): Promise<boolean> {
   try {
-    ok = await crypto.subtle.verify(
-      operationParams(decoded.alg),
+    return await crypto.subtle.verify(
+      operationParams(alg),
       key,
-      decoded.signature as Uint8Array<ArrayBuffer>,
-      signingInput(decoded.encodedHeader, payload) as Uint8Array<ArrayBuffer>,
+      signature as Uint8Array<ArrayBuffer>,
+      data as Uint8Array<ArrayBuffer>,
     );
   } catch {
-    ok = false;
+    return false;
   }
+}
+
+/** Verifies a decoded detached JWS over `payload` with `key`; `bad_signature` when it does not. */
+export async function verifyDecodedJws(decoded: DecodedJws, payload: Uint8Array, key: CryptoKey): Promise<void> {
+  const ok = await verifySignature(decoded.alg, key, signingInput(decoded.encodedHeader, payload), decoded.signature);
   if (!ok) throw authFailure('bad_signature');
 }
 

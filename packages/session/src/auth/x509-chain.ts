@@ -25,9 +25,10 @@ import {
 export interface ValidateChainOptions {
   /**
    * What the leaf is for, default `clientAuth` (a sender). When a certificate of the chain has an
-   * extKeyUsage, it must list this purpose.
+   * extKeyUsage, it must list this purpose. `null`: none is asked (an SD-JWT issuer's signing
+   * certificate, for which RFC 5280 names no purpose).
    */
-  readonly purpose?: CertificatePurpose;
+  readonly purpose?: CertificatePurpose | null;
 }
 
 const engine = new pkijs.CryptoEngine({ name: 'webcrypto', crypto: globalThis.crypto });
@@ -62,7 +63,11 @@ const PKIJS_DETAILS: ReadonlyMap<number, string> = new Map([
  * out): validity, no critical extension we do not process, intermediates CAs whose extKeyUsage
  * (if any) allows the purpose, and a leaf that is no CA, may sign and is for the purpose.
  */
-function checkPresented(presented: readonly ParsedCertificate[], now: number, purpose: CertificatePurpose): void {
+function checkPresented(
+  presented: readonly ParsedCertificate[],
+  now: number,
+  purpose: CertificatePurpose | null,
+): void {
   for (const c of presented) {
     const problem = validity(c.cert, now);
     if (problem) throw authFailure(problem);
@@ -72,7 +77,7 @@ function checkPresented(presented: readonly ParsedCertificate[], now: number, pu
   if (intermediates.some((c) => !isCa(c.cert))) throw authFailure('untrusted_chain', 'intermediate_not_ca');
   if (isCa(leaf!.cert)) throw authFailure('untrusted_chain', 'leaf_is_ca');
   if (!maySign(leaf!.cert)) throw authFailure('untrusted_chain', 'key_usage');
-  if (presented.some((c) => !allowsPurpose(c.cert, purpose)))
+  if (purpose !== null && presented.some((c) => !allowsPurpose(c.cert, purpose)))
     throw authFailure('untrusted_chain', 'extended_key_usage');
 }
 
@@ -145,7 +150,7 @@ export async function validateChain(
   if (!leaf) throw authFailure('untrusted_chain', 'x5c_required');
   // An anchor sent along (or appended by the TLS layer) is trusted as configured, not checked as an intermediate.
   const presented = chain.filter((c, i) => i === 0 || !anchors.some((a) => sameDer(a.der, c.der)));
-  const purpose = options.purpose ?? 'clientAuth';
+  const purpose = options.purpose === undefined ? 'clientAuth' : options.purpose;
   const intermediates = [...presented.slice(1)].reverse();
   let result: pkijs.CertificateChainValidationEngineVerifyResult;
   let path: pkijs.Certificate[];

@@ -198,3 +198,45 @@ export function checkLeafIdentity(identifier: string, leaf: LeafInfo): void {
   }
   throw authFailure('unsupported_scheme');
 }
+
+const DN_NAMES: Readonly<Record<string, string>> = {
+  '2.5.4.3': 'CN',
+  '2.5.4.6': 'C',
+  '2.5.4.7': 'L',
+  '2.5.4.8': 'ST',
+  '2.5.4.10': 'O',
+  '2.5.4.11': 'OU',
+};
+
+/** `TYPE=value` parts of a name, upper-cased types, trimmed values, in no particular order. */
+function dnParts(text: string): string[] {
+  return text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')
+    .map((p) => {
+      const at = p.indexOf('=');
+      return at < 0 ? p : `${p.slice(0, at).trim().toUpperCase()}=${p.slice(at + 1).trim()}`;
+    })
+    .sort();
+}
+
+/**
+ * Whether an anchor is the one an `x509_pki` trust hint's `root_ca` names (core §5.6.1): its
+ * subject key identifier in hex (colons allowed, any case), or its subject DN (`CN=..., O=...`,
+ * the parts in any order).
+ */
+export function anchorNamed(anchor: ParsedCertificate, rootCa: string): boolean {
+  const ski = extension(anchor.cert, '2.5.29.14')?.parsedValue;
+  const hex = rootCa.replace(/:/g, '').toLowerCase();
+  if (ski instanceof asn1js.OctetString && /^[0-9a-f]+$/.test(hex) && toHex(ski.valueBlock.valueHexView) === hex) {
+    return true;
+  }
+  const subject = anchor.cert.subject.typesAndValues.map((tv) => {
+    const value = (tv.value as { valueBlock?: { value?: unknown } }).valueBlock?.value;
+    return `${DN_NAMES[tv.type] ?? tv.type}=${typeof value === 'string' ? value : ''}`;
+  });
+  const wanted = dnParts(rootCa);
+  const have = dnParts(subject.join(','));
+  return wanted.length > 0 && wanted.length === have.length && wanted.every((p, i) => p === have[i]);
+}

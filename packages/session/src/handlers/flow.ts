@@ -23,6 +23,7 @@ export function flowHandlers(s: ServerServices): Record<string, RequestHandler<W
           initiator: ctx.sender ?? params.wmp.sender,
           params: (params.params ?? {}) as Record<string, unknown>,
           timeoutSeconds: params.timeout,
+          members: session.participants,
         },
         notify,
       );
@@ -37,6 +38,7 @@ export function flowHandlers(s: ServerServices): Record<string, RequestHandler<W
         params.action,
         (params.params ?? {}) as Record<string, unknown>,
         notify,
+        ctx.sender ?? params.wmp.sender,
       );
       return {
         wmp: { version: session.version, session_id: session.id },

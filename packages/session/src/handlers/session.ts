@@ -6,6 +6,7 @@ import {
   SessionExpiredError,
   SessionNotFoundError,
 } from '@wmp/jsonrpc-envelope';
+import { checkAtCreate, checkPresented } from '../assertions/session-assertions.js';
 import { responderAuth } from '../auth/responder.js';
 import { checkSenderScheme } from '../auth/schemes.js';
 import type { Connection, WmpContext } from '../context.js';
@@ -118,8 +119,11 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
         ...(ctx.connection.peerCertificates ? { peerCertificates: ctx.connection.peerCertificates } : {}),
       });
     }
+    checkAtCreate(options.identityAssertions, params.wmp.identity_assertions, identity);
     const pending = identity === undefined && requireAuth;
-    const challenge = identity === undefined ? createChallenge() : undefined;
+    // With assertions checked, an inline-authenticated session gets a challenge too: the nonce
+    // of the assertions its messages may carry (core §5.6); it answers no authentication.
+    const challenge = identity === undefined || options.identityAssertions ? createChallenge() : undefined;
     const created: SessionRecord = {
       id,
       version,
@@ -129,9 +133,11 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       security,
       state: pending ? 'pending' : 'active',
       authenticated: identity ? [identity] : [],
-      challenge: challenge
-        ? { value: challenge, expiresAt: now + (options.challengeTtlSeconds ?? 60) * 1000 }
-        : undefined,
+      challenge:
+        challenge && identity === undefined
+          ? { value: challenge, expiresAt: now + (options.challengeTtlSeconds ?? 60) * 1000 }
+          : undefined,
+      ...(challenge ? { assertionNonce: challenge } : {}),
       resumptionTokens: [],
       createdAt: now,
       ttlSeconds: ttl,
@@ -162,7 +168,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       throw e;
     }
     s.bind(ctx.connection, session.id, identity);
-    if (identity !== undefined) options.hooks?.authenticated?.(session, identity, ctx.connection);
+    if (identity !== undefined) options.hooks?.authenticated?.(session, identity, ctx.connection, []);
 
     const result: Record<string, unknown> = {
       wmp: { version, session_id: session.id },
@@ -203,10 +209,19 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       timestamp: params.wmp.timestamp,
       now,
     });
+    // After the identity is proven (nothing is fetched for a stranger), before the session is
+    // authenticated: a policy that requires assertions authenticates no session without one.
+    const assertions = await checkPresented(options.identityAssertions, params.wmp.identity_assertions, {
+      session: ctx.session!,
+      presenter: identity,
+      now,
+      mls: options.mls,
+      required: true,
+    });
     const session = await s.store.update(id, authenticated(identity, now));
     if (session === undefined) throw new SessionNotFoundError(UNKNOWN_SESSION);
     s.bind(ctx.connection, id, identity);
-    options.hooks?.authenticated?.(session, identity, ctx.connection);
+    options.hooks?.authenticated?.(session, identity, ctx.connection, assertions);
     return {
       wmp: { version: session.version, session_id: id },
       authenticated: true,

@@ -13,6 +13,8 @@ export interface SessionCipher {
   readonly identity: string;
   /** The group's current epoch. */
   readonly epoch: number;
+  /** The MLS group id (base64url): an audience identity assertions may name (core §5.6). */
+  readonly groupId?: string;
   /**
    * Core §5.2: `params` minus `wmp`, as UTF-8 JSON, encrypted into `ciphertext`; returns
    * `{ wmp: { ...wmp, encrypted: true, epoch }, ciphertext }`.

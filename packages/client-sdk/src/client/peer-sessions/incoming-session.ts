@@ -1,5 +1,5 @@
 import type { Capabilities } from '@wmp/jsonrpc-envelope';
-import type { WmpServer } from '@wmp/session';
+import type { VerifiedAssertion, WmpServer } from '@wmp/session';
 import type { Listener } from '../emitter.js';
 import type { MessageProver } from '../proofs/message-prover.js';
 import type { ProofRequest } from '../proofs/types.js';
@@ -22,6 +22,8 @@ export class IncomingSession {
   readonly id: string;
   /** Who opened it, as it authenticated to us. */
   readonly initiator: string;
+  /** The identity assertions the initiator presented when it authenticated, verified (core §5.6). */
+  readonly assertions: readonly VerifiedAssertion[];
   readonly #server: WmpServer;
   readonly #inbox: RoutedInbox;
   readonly #signing: IncomingSessionSigning;
@@ -36,11 +38,13 @@ export class IncomingSession {
     session: { readonly id: string; readonly initiator: string; readonly capabilities: Capabilities },
     inbox: RoutedInbox,
     signing: IncomingSessionSigning,
+    assertions: readonly VerifiedAssertion[] = [],
   ) {
     this.#server = server;
     this.#signing = signing;
     this.id = session.id;
     this.initiator = session.initiator;
+    this.assertions = assertions;
     this.#capabilities = session.capabilities;
     this.#inbox = inbox;
   }

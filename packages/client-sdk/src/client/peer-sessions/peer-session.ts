@@ -1,5 +1,15 @@
 import type { Capabilities } from '@wmp/jsonrpc-envelope';
-import type { Peer, WmpSession } from '@wmp/session';
+import {
+  type ApprovalRequest,
+  type ApprovalResult,
+  type Peer,
+  requestApproval,
+  requestSignature,
+  type SignatureResult,
+  type SignRequest,
+  type WmpSession,
+} from '@wmp/session';
+import type { ApprovalRequestOptions, SignatureRequestOptions } from '../built-in-flows.js';
 import type { Listener } from '../emitter.js';
 import type { FlowActionResult } from '../flows.js';
 import type { MessageProver } from '../proofs/message-prover.js';
@@ -132,6 +142,30 @@ export class PeerSession {
   ): Promise<{ readonly flowId: string; readonly done: Promise<Record<string, unknown>> }> {
     await this.#deps.whenConnected(options.signal);
     return this.#session.startFlow(type, params, options.onProgress ? { onProgress: options.onProgress } : {});
+  }
+
+  /** The built-in `approval` flow (core §6.3), reviewed by the peer: its `{approved, approver, timestamp}`. */
+  async requestApproval(request: ApprovalRequest, options: ApprovalRequestOptions = {}): Promise<ApprovalResult> {
+    await this.#deps.whenConnected();
+    return requestApproval(this.#session, request, { from: this.peer, ...options });
+  }
+
+  /**
+   * The built-in `sign` flow (core §6.4), signed by the peer: the proof, verified as the peer's
+   * (a did:key or did:jwk peer by its key, an X.509 peer with `trustAnchors`); -31010 otherwise.
+   */
+  async requestSignature(request: SignRequest, options: SignatureRequestOptions = {}): Promise<SignatureResult> {
+    await this.#deps.whenConnected();
+    const { timeout, onProgress, ...verify } = options;
+    return requestSignature(
+      this.#session,
+      request,
+      { ...verify, signer: this.peer },
+      {
+        ...(timeout === undefined ? {} : { timeout }),
+        ...(onProgress ? { onProgress } : {}),
+      },
+    );
   }
 
   /** `wmp.flow.action` on a flow of this session. */

@@ -1,13 +1,19 @@
 import { NotAuthorizedError } from '@wmp/jsonrpc-envelope';
 import {
   type Authenticator,
+  approvalFlow,
+  builtInResolvers,
   FlowManager,
+  type FlowType,
   type Peer,
+  proofSignerOf,
   ResponderBridge,
   type ResponderIdentity,
   type SessionRecord,
   signedChallengeAuthenticator,
+  signFlow,
 } from '@wmp/session';
+import type { FlowConsent } from '../built-in-flows.js';
 import type { MessageProver } from '../proofs/message-prover.js';
 import type { MessageProofs } from '../proofs/types.js';
 import { IncomingSession } from './incoming-session.js';
@@ -25,6 +31,8 @@ export interface SessionResponderDeps {
   readonly prover: MessageProver;
   /** The checks of a received message's signature, relay chain and token. */
   check(params: Record<string, unknown>): Promise<MessageProofs>;
+  /** What `endpoint` answers for this client itself (its relay), when known. */
+  readonly ownEndpoint?: Record<string, unknown>;
   /** Acknowledges a message to the relay (it stored it for us). */
   ack(messageId: string): void;
   report(error: unknown): void;
@@ -50,6 +58,21 @@ function accepting(
     };
   }
   return out;
+}
+
+/**
+ * The flow types an SDK responder runs: the application's, and the built-in `approval` and `sign`
+ * decided by its consent callbacks (this client reviews and signs; with no callback, not offered:
+ * nobody else could act on them).
+ */
+function servedFlowTypes(options: ServeSessionsOptions, identity: ResponderIdentity): Record<string, FlowType> {
+  const consent: FlowConsent = options.consent ?? {};
+  return {
+    message: {},
+    ...(consent.approval ? { approval: approvalFlow({ review: consent.approval, approver: identity.id }) } : {}),
+    ...(consent.sign ? { sign: signFlow({ consent: consent.sign, signer: proofSignerOf(identity) }) } : {}),
+    ...options.flows,
+  };
 }
 
 /**
@@ -79,10 +102,20 @@ export class SessionResponder {
       }
       return inbox;
     };
+    const resolvers =
+      options.resolvers ??
+      builtInResolvers({
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+        localEndpoint: (id) => (id === deps.identity.id ? deps.ownEndpoint : undefined),
+      });
     const bridge = await ResponderBridge.start({
-      capabilities: options.capabilities ?? DEFAULT_SERVED_CAPABILITIES,
-      flows: new FlowManager({ types: { ...options.flows } }),
-      ...(options.resolvers ? { resolvers: options.resolvers } : {}),
+      capabilities: options.capabilities ?? {
+        ...DEFAULT_SERVED_CAPABILITIES,
+        resolve: { supported_types: Object.keys(resolvers) },
+      },
+      flows: new FlowManager({ builtIns: false, types: servedFlowTypes(options, deps.identity) }),
+      resolvers,
+      ...(options.identityAssertions ? { identityAssertions: options.identityAssertions } : {}),
       authenticators: accepting(
         options.authenticators ?? { signed_challenge: signedChallengeAuthenticator() },
         options.accept,
@@ -90,12 +123,13 @@ export class SessionResponder {
       identity: deps.identity,
       ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
       hooks: {
-        authenticated: (session: SessionRecord, initiator: string) => {
+        authenticated: (session: SessionRecord, initiator: string, _connection, assertions) => {
           const incoming = new IncomingSession(
             bridge.server,
             { id: session.id, initiator, capabilities: session.capabilities },
             inboxOf(session.id),
             { sender: deps.sender, prover: deps.prover },
+            assertions,
           );
           sessions.set(session.id, incoming);
           deps.opened(incoming);

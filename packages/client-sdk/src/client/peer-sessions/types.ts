@@ -1,5 +1,14 @@
 import type { Capabilities } from '@wmp/jsonrpc-envelope';
-import type { Authenticator, FlowType, ResolveOutcome, WmpContext } from '@wmp/session';
+import type {
+  AssertionChecker,
+  Authenticator,
+  DocumentFetch,
+  FlowType,
+  IdentityPresenter,
+  ResolveOutcome,
+  WmpContext,
+} from '@wmp/session';
+import type { FlowConsent } from '../built-in-flows.js';
 import type { MessageProofs, ProofRequest } from '../proofs/types.js';
 import type { ClientCallOptions } from '../types.js';
 
@@ -37,6 +46,11 @@ export interface OpenPeerSessionOptions extends ClientCallOptions {
    * flows and resolve go to the relay); `refuse` rejects with `ERR_CLIENT_PEER_UNREACHABLE`.
    */
   readonly whenHosted?: 'allow' | 'refuse';
+  /**
+   * Identity assertions (core §5.6) presented to the other party when the session is opened
+   * (`sdJwtPresenter` of `@wmp/session/sd-jwt`); a -31012 is answered as the presenter allows.
+   */
+  readonly present?: IdentityPresenter;
 }
 
 /** How one message on an end-to-end session is sent. */
@@ -66,4 +80,20 @@ export interface ServeSessionsOptions {
   readonly accept?: (initiator: string) => boolean | Promise<boolean>;
   /** Sessions answered at once; default 64. */
   readonly maxSessions?: number;
+  /**
+   * The identity assertions initiators must present (core §5.6), e.g. `sdJwtAssertionChecker` of
+   * `@wmp/session/sd-jwt`: checked when they authenticate and on their messages (-31012); what
+   * verified is `IncomingSession.assertions`.
+   */
+  readonly identityAssertions?: AssertionChecker;
+  /**
+   * The built-in `approval` and `sign` flows, answered by this application's consent callbacks
+   * (a signature is made with the client's key). Without a callback the flow type is not offered.
+   */
+  readonly consent?: FlowConsent;
+  /**
+   * For the built-in resolvers (`endpoint` of other domains, `issuer_metadata`, `vctm`): without
+   * it only `endpoint` for this client itself is answered. Ignored when `resolvers` is given.
+   */
+  readonly fetch?: DocumentFetch;
 }

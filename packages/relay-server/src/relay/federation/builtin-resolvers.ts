@@ -1,6 +1,7 @@
 import { encodeEd25519Multikey, publicKeyFromDidJwk, publicKeyFromDidKey } from '@wmp/jcs-signing';
 import { isLoopbackHost } from '@wmp/jsonrpc-envelope';
 import { type OhanCard, verifyCard } from '@wmp/ohan-seal';
+import { identifierDomain } from '@wmp/session';
 import { AnswerCache } from './answer-cache.js';
 import { type BoundedFetchOptions, FederationFetchError, fetchJsonObject } from './bounded-fetch.js';
 import { relayOriginOf, routeMatches, type StaticRoute } from './federation-config.js';
@@ -22,32 +23,8 @@ export function staticRouteResolver(routes: readonly StaticRoute[]): HomeResolve
   };
 }
 
-/**
- * The host of an identifier with a domain (wmp-tables §5.4): `x509:san:dns:`, `x509:san:uri:`,
- * `https://`, `did:web:` (whose `%3A` is a port).
- */
-export function domainOf(identifier: string): string | undefined {
-  const hostOfUrl = (text: string) => {
-    try {
-      const url = new URL(text);
-      return url.protocol === 'https:' ? url.host : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  if (identifier.startsWith('x509:san:dns:')) return identifier.slice('x509:san:dns:'.length) || undefined;
-  if (identifier.startsWith('x509:san:uri:')) return hostOfUrl(identifier.slice('x509:san:uri:'.length));
-  if (identifier.startsWith('https://')) return hostOfUrl(identifier);
-  if (identifier.startsWith('did:web:')) {
-    const host = identifier.slice('did:web:'.length).split(':')[0] ?? '';
-    try {
-      return host === '' ? undefined : decodeURIComponent(host);
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
-}
+/** The host of an identifier with a domain (wmp-tables §5.4): one copy, in @wmp/session. */
+export const domainOf = identifierDomain;
 
 /**
  * The well-known document's URL of a host: https, or plain http when the host is a loopback one
