@@ -13,6 +13,7 @@ import {
   sourceRateOf,
 } from '@wmp/relay-server/node';
 import type { DocumentFetch } from '@wmp/session';
+import { createGuardedFetcher } from '@wmp/session/node';
 import { loadAssertionPolicy } from './assertion-policy.js';
 import { loadAuth } from './auth.js';
 import { defaultNodeId, openBackend } from './backend.js';
@@ -45,7 +46,7 @@ export interface StartOptions {
   /**
    * What the relay fetches on a client's behalf with for identity assertions (https issuers'
    * keys, status lists) and `wmp.resolve` (`issuer_metadata`, `vctm`, other domains' `endpoint`):
-   * the guarded fetcher. Without it, none of that is fetched.
+   * default the guarded fetcher (https only, no private addresses unless `--allow-private-peers`).
    */
   readonly fetch?: DocumentFetch;
 }
@@ -58,10 +59,12 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
   const nodeId = config.nodeId ?? options.nodeId ?? defaultNodeId();
   // Trust anchors, TLS and did:web (read before anything is opened: a bad file stops the start).
   const auth = await loadAuth(config.auth, options.cwd ?? process.cwd());
+  // Issuers' keys, status lists and resolve's documents come through the one guarded fetcher.
+  const fetch = options.fetch ?? createGuardedFetcher({ allowPrivate: config.auth?.allowPrivatePeers ?? false }).fetch;
   const identityAssertions =
     config.assertionPolicyFile === undefined
       ? undefined
-      : loadAssertionPolicy(config.assertionPolicyFile, options.cwd ?? process.cwd(), options.fetch);
+      : loadAssertionPolicy(config.assertionPolicyFile, options.cwd ?? process.cwd(), fetch);
   const backend = await openBackend(config, { dataDir, nodeId, logger });
 
   // The box is made once the origin is known (with --port 0 only after listening); until then
@@ -87,7 +90,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       trustedProxies: config.trustedProxies,
       federation: config.federation,
       ...(identityAssertions ? { identityAssertions } : {}),
-      resolve: options.fetch ? { fetch: options.fetch } : {},
+      resolve: { fetch },
       logger,
     });
   } catch (error) {
