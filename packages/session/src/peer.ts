@@ -115,6 +115,9 @@ interface Pending {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+/** The envelope's reason for a response with neither `result` nor `error` (see `#settleBare`). */
+const BARE_RESPONSE = 'a response carries exactly one of result and error';
+
 function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return value !== null && typeof value === 'object' && typeof (value as PromiseLike<T>).then === 'function';
 }
@@ -315,6 +318,7 @@ export class Peer<C extends BaseContext = BaseContext> {
     try {
       parsed = parseMessage(frame, this.#limits);
     } catch (e) {
+      if (this.#settleBare(frame, e)) return;
       await this.#reply(toWmpError(e).toResponse(null));
       return;
     }
@@ -421,6 +425,26 @@ export class Peer<C extends BaseContext = BaseContext> {
     } finally {
       this.#activeHandlers--;
     }
+  }
+
+  /**
+   * An answer to a request of ours that carries neither `result` nor `error`: what wmp-js sends for
+   * a handler that returned nothing (`result: undefined`, which JSON drops). It settles that
+   * request with `null` instead of leaving it to time out; anything else stays invalid.
+   */
+  #settleBare(frame: string | Uint8Array, error: unknown): boolean {
+    const reason = (error as { data?: { reason?: unknown } }).data?.reason;
+    if (this.#pending === undefined || reason !== BARE_RESPONSE) return false;
+    let value: unknown;
+    try {
+      value = JSON.parse(typeof frame === 'string' ? frame : new TextDecoder().decode(frame));
+    } catch {
+      return false;
+    }
+    const id = (value as { id?: unknown }).id;
+    if ((typeof id !== 'string' && typeof id !== 'number') || !this.#pending.has(id)) return false;
+    this.#settle({ jsonrpc: '2.0', id, result: null });
+    return true;
   }
 
   #settle(response: JsonRpcResponse): void {

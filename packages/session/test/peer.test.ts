@@ -235,3 +235,23 @@ describe('Peer', () => {
     expect(order).toEqual(['onClose:true:true', 'onclose']);
   });
 });
+
+describe('answers from other implementations', () => {
+  it('settles a request answered with neither result nor error (wmp-js: result undefined) as null', async () => {
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const peer = new Peer(a);
+    await peer.start();
+    b.onmessage = (frame) => {
+      const { id, method } = JSON.parse(String(frame)) as { id?: string; method?: string };
+      if (method !== undefined) a.receiveRaw(JSON.stringify({ jsonrpc: '2.0', id }));
+    };
+    await b.start();
+    await expect(peer.request('wmp.session.close', {}, { timeoutMs: 2000 })).resolves.toBeNull();
+    // Anything else of that shape is still refused (-32600 to null).
+    const sent: string[] = [];
+    b.onmessage = (frame) => sent.push(String(frame));
+    a.receiveRaw(JSON.stringify({ jsonrpc: '2.0', id: 'not-ours' }));
+    await expect.poll(() => sent.length).toBe(1);
+    expect(JSON.parse(sent[0]!)).toMatchObject({ id: null, error: { code: -32600 } });
+  });
+});
