@@ -51,13 +51,17 @@ describe('wmp serve and wmp connect <identifier>', () => {
     await serving.waitForStdout(new RegExp(`session ses-\\S+ from ${alice.did}`));
     talk.write('resolve wmp:bob\n');
     await talk.waitForStdout(/"url":"wss:\/\/bob\.example\/wmp"/);
-    talk.write('flow approval --param subject=lunch\n');
-    // Bob is asked at his terminal, and says yes.
-    await serving.waitForStderr(/approve \{"subject":"lunch"\}\? \[y\/N\]/);
+    talk.write('approve lunch at noon\n');
+    // Bob is asked at his terminal, and says yes; Alice gets {approved, approver, timestamp}.
+    await serving.waitForStderr(/approve \{"subject":"lunch at noon"\} for did:key:\S+\? \[y\/N\]/);
     serving.write('y\n');
-    await talk.waitForStdout(
-      /flow flow-\S+ completed: \{"approved":true,"approver":"did:key:\S+","timestamp":"[^"]+"\}/,
+    await talk.waitForStdout(/approved by did:key:\S+ at \d{4}-\d\d-\d\dT/);
+    talk.write('sign sign_document I agree to lunch\n');
+    await serving.waitForStderr(
+      /sign \{"action":"sign_document"[^}]*"payload":"I agree to lunch"[^}]*\} for did:key:\S+\? \[y\/N\]/,
     );
+    serving.write('y\n');
+    await talk.waitForStdout(/signed by did:key:\S+ \(sign_document; the proof verified\)/);
     talk.write('say hello Bob\n');
     await serving.waitForStdout(/: \{"text":"hello Bob"\}/);
     talk.write('quit\n');
@@ -66,6 +70,28 @@ describe('wmp serve and wmp connect <identifier>', () => {
     const served = await serving.ended();
     expect(served.code).toBe(0);
     expect(served.stdout).toMatch(/ended \(by them\)/);
+  });
+
+  it('wmp flow approve asks from the command line; Bob’s serve answers every request with --approve no', async () => {
+    const alice = await person('erin');
+    const bob = await person('frank');
+    const serving = startWmp(['--home', bob.home, 'serve', '--relay', relay.url, '--approve', 'no', '--count', '1']);
+    await serving.waitForStderr(/answering sessions to did:key:\S+ on/);
+    const asked = await runWmp([
+      '--home',
+      alice.home,
+      '--json',
+      'flow',
+      'approve',
+      bob.did,
+      'a',
+      'raise',
+      '--relay',
+      relay.url,
+    ]);
+    expect(asked.code).toBe(0);
+    expect(json(asked)).toMatchObject({ approved: false, approver: bob.did, timestamp: expect.any(String) });
+    expect((await serving.ended()).code).toBe(0);
   });
 
   it('says when the relay hosts the session instead: Bob is not serving', async () => {

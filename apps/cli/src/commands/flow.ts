@@ -6,6 +6,7 @@ import { b64urlEncode, randomBytes } from '@wmp/jcs-signing';
 import type { CommandContext, CommandSpec, GroupSpec, OptionSpec } from '../command.js';
 import { InterruptedError, UsageError } from '../errors.js';
 import { liveRelayOption, retriesOption, withClient } from '../live.js';
+import { builtInFlowCommands } from './built-in-flows.js';
 import { printable } from './common.js';
 
 export const paramOption: OptionSpec = {
@@ -149,6 +150,6 @@ const cancel: CommandSpec = {
 
 export const flowCommands: GroupSpec = {
   name: 'flow',
-  summary: 'WMP flows with a responder that runs them: start, act, cancel',
-  commands: [start, act, cancel],
+  summary: 'WMP flows: ask another party to approve or sign; start, act, cancel with a responder',
+  commands: [...builtInFlowCommands, start, act, cancel],
 };

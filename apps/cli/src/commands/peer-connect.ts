@@ -7,6 +7,7 @@ import { buildTable } from '../command.js';
 import { UnreachableError } from '../errors.js';
 import { connectLive, followState } from '../live.js';
 import { commandRepl, helpCommandRun } from '../repl/command-repl.js';
+import { peerFlowCommands } from './built-in-flows.js';
 import { printable, requireText, shortDid } from './common.js';
 import { paramOption, paramsOf } from './flow.js';
 
@@ -126,6 +127,7 @@ function peerTable(state: PeerReplState): CommandTable {
   table = buildTable([
     help,
     say,
+    ...peerFlowCommands(session),
     flow,
     act,
     resolve,

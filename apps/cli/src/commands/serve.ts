@@ -4,10 +4,10 @@
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { IncomingSession, PeerResolver } from '@wmp/client-sdk';
-import type { FlowType } from '@wmp/session';
 import type { CommandContext, CommandSpec } from '../command.js';
 import { UnreachableError, UsageError } from '../errors.js';
 import { connectLive, followState, liveRelay, liveRelayOption, retriesOption } from '../live.js';
+import { consentText } from './built-in-flows.js';
 import { printable, shortDid } from './common.js';
 
 const MAX_RESOLVE_FILE = 1024 * 1024;
@@ -68,33 +68,22 @@ function questions(ctx: CommandContext): { ask(question: string): Promise<boolea
   };
 }
 
-/** The approval flow as this responder runs it: review, then a decision by `decide`. */
-function approvalFlow(approver: string, decide: (params: Record<string, unknown>) => Promise<boolean>): FlowType {
-  return {
-    actions: { awaiting_review: ['comment'] },
-    async onStart(params, flow) {
-      await flow.progress('awaiting_review', {});
-      const approved = await decide(params as Record<string, unknown>);
-      await flow.complete({ approved, approver, timestamp: new Date().toISOString() });
-    },
-    onAction: async () => undefined,
-  };
-}
-
 const serve: CommandSpec = {
   path: ['serve'],
   summary: 'answer the sessions others open to you through the relay (flows, resolve, messages)',
   description: [
     'Connects to the relay (--relay, default the first on your card) and answers every session',
     'another party opens to you with wmp connect <your id> (or the SDK): it authenticates them,',
-    'proves who you are, shows their messages, runs the approval flow and resolves URIs.',
-    'Approval: --approve ask (default) asks at the terminal (or reads y/n lines from standard',
-    'input); yes or no answers every request so. Resolve: --resolve TYPE=FILE, FILE a JSON object',
+    'proves who you are, shows their messages, answers the approval and sign flows and resolves',
+    'URIs. --approve / --sign ask (default) ask you at the terminal (or read y/n lines from',
+    'standard input); yes or no answer every request so (a signature is made with your key).',
+    'Resolve: --resolve TYPE=FILE, FILE a JSON object',
     'of URIs and their metadata ("*" for any other URI). Runs until Ctrl-C, or --count sessions ended.',
   ],
   options: {
     relay: liveRelayOption,
     approve: { kind: 'name', help: 'how approval requests are answered: ask, yes or no', default: 'ask' },
+    sign: { kind: 'name', help: 'how requests to sign are answered: ask, yes or no', default: 'ask' },
     resolve: { kind: 'text', multiple: true, placeholder: 'type=file', help: 'a resolver: its type and its JSON file' },
     count: { kind: 'int', min: 1, max: 1_000_000, help: 'stop after this many sessions have ended' },
     retries: retriesOption,
@@ -105,14 +94,16 @@ const serve: CommandSpec = {
     'printf "y\\n" | wmp serve --count 1',
   ],
   async run(ctx) {
-    const mode = (ctx.options.approve as string | undefined) ?? 'ask';
-    if (!['ask', 'yes', 'no'].includes(mode)) {
-      throw new UsageError(`--approve ${mode}: give ask, yes or no`, 'serve');
-    }
+    const modeOf = (name: 'approve' | 'sign') => {
+      const mode = (ctx.options[name] as string | undefined) ?? 'ask';
+      if (!['ask', 'yes', 'no'].includes(mode)) throw new UsageError(`--${name} ${mode}: give ask, yes or no`, 'serve');
+      return mode;
+    };
+    const modes = { approve: modeOf('approve'), sign: modeOf('sign') };
     const resolvers = await resolversOf(ctx);
     const relay = await liveRelay(ctx);
     const client = await connectLive(ctx, relay);
-    const asking = mode === 'ask' ? questions(ctx) : undefined;
+    const asking = modes.approve === 'ask' || modes.sign === 'ask' ? questions(ctx) : undefined;
     const limit = ctx.options.count as number | undefined;
     let ended = 0;
     let finish!: () => void;
@@ -120,10 +111,14 @@ const serve: CommandSpec = {
     const onAbort = () => finish();
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     const closed = followState(ctx, client, relay);
-    const decide = async (params: Record<string, unknown>) => {
-      const approved = asking ? await asking.ask(`approve ${printable(JSON.stringify(params))}?`) : mode === 'yes';
-      ctx.out.item({ type: 'approval', params, approved }, () => `  ${approved ? 'approved' : 'rejected'}`);
-      return approved;
+    // You decide (at the terminal, or as --approve / --sign say); the SDK completes the flow.
+    const decide = async (kind: 'approve' | 'sign', what: unknown, from: string | undefined) => {
+      const yes =
+        modes[kind] === 'ask' && asking ? await asking.ask(consentText(kind, what, from)) : modes[kind] === 'yes';
+      ctx.out.item({ type: kind === 'approve' ? 'approval' : 'signature', request: what, consented: yes }, () =>
+        kind === 'approve' ? `  ${yes ? 'approved' : 'rejected'}` : `  ${yes ? 'signed' : 'declined'}`,
+      );
+      return yes;
     };
     const watch = (session: IncomingSession) => {
       ctx.out.item(
@@ -146,7 +141,10 @@ const serve: CommandSpec = {
       });
     };
     const stopServing = await client.onSession(watch, {
-      flows: { approval: approvalFlow(client.id, decide) },
+      consent: {
+        approval: async (review) => ({ approved: await decide('approve', review.request, review.initiator) }),
+        sign: (consent) => decide('sign', consent.request, consent.initiator),
+      },
       resolvers,
     });
     try {
