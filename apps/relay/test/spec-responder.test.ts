@@ -127,7 +127,12 @@ describe.each<Binding>(['ws', 'http'])(
     });
 
     async function party() {
-      const c = await SpecClient.connect({ origin: relay!.url, binding, authorization: 'bearer' });
+      const c = await SpecClient.connect({
+        origin: relay!.url,
+        binding,
+        authorization: 'bearer',
+        answersRequests: true,
+      });
       open.push(c);
       return { c, hop: await openHop(c) };
     }
