@@ -1,6 +1,6 @@
 import type { Connection } from '@wmp/session';
 import { describe, expect, it } from 'vitest';
-import { type Endpoint, Presence } from '../src/relay/presence.js';
+import { type Endpoint, Presence } from '../src/relay/presence/presence.js';
 
 /** What Presence reads of a connection: its id, whether its peer closed, its transport's onreachable. */
 function connection(id: number): Connection & { readonly transport: { onreachable?: () => void } } {

@@ -5,15 +5,15 @@ import type { KeyPackageBudgets } from '../coordination/contracts/key-package-bu
 import type { KeyPackageStore } from '../storage/contracts/key-package-store.js';
 import type { MlsGroupStore } from '../storage/contracts/mls-group-store.js';
 import type { QueueLimits, QueueStore } from '../storage/contracts/queue-store.js';
-import type { ResolvedConfig } from './config.js';
+import type { ResolvedConfig } from './support/limits.js';
 import type { Federation } from './federation/federation.js';
-import type { Forwarder } from './forwarder.js';
-import type { Logger } from './logger.js';
-import type { RelayMetrics } from './metrics.js';
-import type { Presence } from './presence.js';
-import type { RefusalLog } from './refusals.js';
-import type { RelayLimiters } from './relay-limiters.js';
-import type { StatusNotifier } from './statuses.js';
+import type { Forwarder } from './routing/forwarder.js';
+import type { Logger } from './support/logger.js';
+import type { RelayMetrics } from './support/metrics.js';
+import type { Presence } from './presence/presence.js';
+import type { RefusalLog } from './support/refusals.js';
+import type { RelayLimiters } from './support/relay-limiters.js';
+import type { StatusNotifier } from './statuses/statuses.js';
 
 /** The connections bound to a session (the session engine knows them). */
 export interface GroupConnections {
@@ -59,4 +59,4 @@ export interface RelayServices {
 }
 
 // Defined beside the status notifier it also serves; re-exported for the method handlers.
-export { metaFor } from './session-meta.js';
+export { metaFor } from './support/session-meta.js';

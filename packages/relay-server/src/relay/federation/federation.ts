@@ -4,10 +4,10 @@ import type { OhanCard } from '@wmp/ohan-seal';
 import { TokenBuckets } from '../../coordination/memory/token-buckets.js';
 import type { AppendResult, PartitionedQueueCaps, QueueStore } from '../../storage/contracts/queue-store.js';
 import { RelayQueueFullError } from '../../storage/errors.js';
-import type { RoutedMessage } from '../forwarder.js';
-import type { Logger } from '../logger.js';
-import type { Presence } from '../presence.js';
-import { type StatusNotifier, type StatusParams, statusDetailOf } from '../statuses.js';
+import type { RoutedMessage } from '../routing/forwarder.js';
+import type { Logger } from '../support/logger.js';
+import type { Presence } from '../presence/presence.js';
+import { type StatusNotifier, type StatusParams, statusDetailOf } from '../statuses/statuses.js';
 import { cardResolver, domainResolver, staticRouteResolver } from './builtin-resolvers.js';
 import { erdsRefusal, erdsUnsupported, hasErdsRequests } from './erds.js';
 import {
@@ -20,7 +20,7 @@ import {
 } from './federation-config.js';
 import { FederationMetrics } from './federation-metrics.js';
 import { type HomeResolver, type Resolution, ResolutionCache, resolveHome } from './home-resolver.js';
-import { outboxEntryId } from './outbox-entry.js';
+import { outboxEntryId } from '../routing/outbox-entry.js';
 import { OutboxPump } from './outbox-pump.js';
 import { OutboxWatch } from './outbox-watch.js';
 import { PeerLink } from './peer-link.js';

@@ -9,8 +9,8 @@ import {
   WmpError,
 } from '@wmp/jsonrpc-envelope';
 import type { SessionRecord, WmpContext } from '@wmp/session';
-import type { RoutedMessage } from '../forwarder.js';
-import { routedResult, routeToRecipients } from '../route.js';
+import type { RoutedMessage } from '../routing/forwarder.js';
+import { routedResult, routeToRecipients } from '../routing/route.js';
 import type { RelayServices } from '../services.js';
 import type { Federation } from './federation.js';
 

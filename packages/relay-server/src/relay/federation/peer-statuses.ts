@@ -1,7 +1,7 @@
 import { b64urlEncode, sha256, utf8 } from '@wmp/jcs-signing';
 import { BoundedMap } from '@wmp/jsonrpc-envelope';
-import type { Logger } from '../logger.js';
-import { type MessageStatus, type StatusNotifier, type StatusParams, statusDetailOf } from '../statuses.js';
+import type { Logger } from '../support/logger.js';
+import { type MessageStatus, type StatusNotifier, type StatusParams, statusDetailOf } from '../statuses/statuses.js';
 import type { FederationMetrics } from './federation-metrics.js';
 
 const STATUSES: ReadonlySet<string> = new Set<MessageStatus>(['queued', 'delivered', 'expired', 'dropped']);

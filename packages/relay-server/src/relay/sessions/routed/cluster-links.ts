@@ -1,9 +1,9 @@
 import { b64urlEncode, randomBytes } from '@wmp/jcs-signing';
 import type { JsonRpcErrorObject, JsonRpcNotification } from '@wmp/jsonrpc-envelope';
 import { ConnectionClosedError, type ForwardedAnswer, RequestTimeoutError } from '@wmp/session';
-import type { Coordination } from '../../coordination/contracts/coordination.js';
-import type { WakeUnsubscribe } from '../../coordination/contracts/wake-ups.js';
-import type { Logger } from '../logger.js';
+import type { Coordination } from '../../../coordination/contracts/coordination.js';
+import type { WakeUnsubscribe } from '../../../coordination/contracts/wake-ups.js';
+import type { Logger } from '../../support/logger.js';
 import { OFFLINE, type PartyAnswer, type PartyLinks } from './party-links.js';
 import type { Party } from './route-record.js';
 

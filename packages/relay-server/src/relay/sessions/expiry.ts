@@ -1,6 +1,6 @@
 import { InvalidParamsError } from '@wmp/jsonrpc-envelope';
 import type { SessionRecord } from '@wmp/session';
-import type { RelayTimings } from './config.js';
+import type { RelayTimings } from '../support/limits.js';
 
 /**
  * When a routed message leaves the queue unacknowledged (DESIGN §3): the sender's `expires_at`,

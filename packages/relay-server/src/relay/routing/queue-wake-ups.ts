@@ -1,8 +1,8 @@
-import type { Coordination } from '../coordination/contracts/coordination.js';
-import type { WakeUnsubscribe } from '../coordination/contracts/wake-ups.js';
+import type { Coordination } from '../../coordination/contracts/coordination.js';
+import type { WakeUnsubscribe } from '../../coordination/contracts/wake-ups.js';
 import type { Forwarder } from './forwarder.js';
-import type { Logger } from './logger.js';
-import type { Endpoint, Presence } from './presence.js';
+import type { Logger } from '../support/logger.js';
+import type { Endpoint, Presence } from '../presence/presence.js';
 
 /** How long a presence entry lives without a refresh (the directory refreshes it while held). */
 const PRESENCE_TTL_MS = 30_000;

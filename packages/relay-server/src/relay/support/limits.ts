@@ -1,9 +1,9 @@
 import type { Keypair } from '@wmp/jcs-signing';
 import type { Hono } from 'hono';
-import type { Coordination } from '../coordination/contracts/coordination.js';
-import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
-import type { RelayAuthenticatorsInput } from './auth-context.js';
-import type { FederationConfig } from './federation/federation-config.js';
+import type { Coordination } from '../../coordination/contracts/coordination.js';
+import type { RelayStoreLimits, RelayStores } from '../../storage/contracts/relay-stores.js';
+import type { RelayAuthenticatorsInput } from '../sessions/auth-context.js';
+import type { FederationConfig } from '../federation/federation-config.js';
 import type { Logger } from './logger.js';
 import type { RelayTlsConfig } from './tls.js';
 

@@ -8,15 +8,15 @@ import {
   RateLimitedError,
 } from '@wmp/jsonrpc-envelope';
 import { newMessageId, type SessionRecord, type WmpContext } from '@wmp/session';
-import { checkEncryptedDeliver } from './encrypted-deliver.js';
+import { checkEncryptedDeliver } from '../mls/encrypted-deliver.js';
 import { expiryOf } from './expiry.js';
-import { acceptForwarded } from './federation/inbound.js';
+import { acceptForwarded } from '../federation/inbound.js';
 import { senderMessageId } from './message-ids.js';
-import { checkRecipients, isGroupSession, recipientsOf } from './recipients.js';
+import { checkRecipients, isGroupSession, recipientsOf } from '../routing/recipients.js';
 import { wantsStatuses } from './registration.js';
-import { routedMessage, routedResult, routedStatus, routeToRecipients } from './route.js';
+import { routedMessage, routedResult, routedStatus, routeToRecipients } from '../routing/route.js';
 import type { Party } from './routed/route-record.js';
-import type { RelayServices } from './services.js';
+import type { RelayServices } from '../services.js';
 
 /**
  * `wmp.message.deliver` at the relay (DESIGN §3): the recipients' durable queues first, then

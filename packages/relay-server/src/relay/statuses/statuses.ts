@@ -1,12 +1,12 @@
 import { b64urlEncode, sha256, utf8 } from '@wmp/jcs-signing';
-import type { QueueRemoval, QueueStore } from '../storage/contracts/queue-store.js';
-import { isOutboxKey, parseOutboxEntryId } from './federation/outbox-entry.js';
-import type { Forwarder, RoutedMessage } from './forwarder.js';
-import { reachable, STATUS_METHOD } from './forwarder.js';
-import type { Logger } from './logger.js';
-import type { RelayMetrics } from './metrics.js';
-import type { Presence } from './presence.js';
-import { metaFor } from './session-meta.js';
+import type { QueueRemoval, QueueStore } from '../../storage/contracts/queue-store.js';
+import { isOutboxKey, parseOutboxEntryId } from '../routing/outbox-entry.js';
+import type { Forwarder, RoutedMessage } from '../routing/forwarder.js';
+import { reachable, STATUS_METHOD } from '../routing/forwarder.js';
+import type { Logger } from '../support/logger.js';
+import type { RelayMetrics } from '../support/metrics.js';
+import type { Presence } from '../presence/presence.js';
+import { metaFor } from '../support/session-meta.js';
 
 export type MessageStatus = 'queued' | 'delivered' | 'expired' | 'dropped';
 

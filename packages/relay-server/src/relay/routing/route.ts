@@ -1,12 +1,12 @@
 import { jcs, relayChainWith } from '@wmp/jcs-signing';
 import { type JsonRpcNotification, RateLimitedError, rfc3339, utf8Length } from '@wmp/jsonrpc-envelope';
 import type { Connection, SessionRecord } from '@wmp/session';
-import type { AppendResult } from '../storage/contracts/queue-store.js';
-import { RelayQueueFullError } from '../storage/errors.js';
-import type { Federation } from './federation/federation.js';
-import { outboxKey } from './federation/outbox-entry.js';
+import type { AppendResult } from '../../storage/contracts/queue-store.js';
+import { RelayQueueFullError } from '../../storage/errors.js';
+import type { Federation } from '../federation/federation.js';
+import { outboxKey } from './outbox-entry.js';
 import type { RoutedMessage } from './forwarder.js';
-import { metaFor, type RelayServices } from './services.js';
+import { metaFor, type RelayServices } from '../services.js';
 
 /**
  * The message as the relay forwards and stores it: the sender's content untouched, `wmp` with

@@ -1,7 +1,7 @@
-import type { QueueRemoval, QueueStore } from '../storage/contracts/queue-store.js';
-import type { Logger } from './logger.js';
-import type { RelayMetrics } from './metrics.js';
-import type { Endpoint, Presence } from './presence.js';
+import type { QueueRemoval, QueueStore } from '../../storage/contracts/queue-store.js';
+import type { Logger } from '../support/logger.js';
+import type { RelayMetrics } from '../support/metrics.js';
+import type { Endpoint, Presence } from '../presence/presence.js';
 
 /**
  * A routed message as stored in the queue and forwarded: a `wmp.message.deliver`, a

@@ -1,7 +1,7 @@
 import type { Keypair } from '@wmp/jcs-signing';
 import { schemeFamilies } from '@wmp/session';
-import { wsOrigin } from './auth-context.js';
-import type { RelayLimits, RelayTimings } from './config.js';
+import { wsOrigin } from '../sessions/auth-context.js';
+import type { RelayLimits, RelayTimings } from '../support/limits.js';
 
 export interface WellKnownInput {
   /** The public origin, e.g. `https://relay.example`. */

@@ -1,5 +1,5 @@
 import { RateLimitedError, type WmpError } from '@wmp/jsonrpc-envelope';
-import { isStoreUnavailable } from '../storage/errors.js';
+import { isStoreUnavailable } from '../../storage/errors.js';
 import type { RefusalLog } from './refusals.js';
 
 /** The retry hint of a store that is down: about how long a database restart or failover takes. */

@@ -1,6 +1,6 @@
 import type { SessionCounts } from '@wmp/session';
 import type { ByteBudget } from '@wmp/transports';
-import type { Totals } from '../storage/contracts/totals.js';
+import type { Totals } from '../../storage/contracts/totals.js';
 
 /** What the gauges read when `/metrics` is scraped (the counters are kept here). */
 export interface GaugeSources {

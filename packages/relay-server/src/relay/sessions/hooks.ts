@@ -1,10 +1,10 @@
 import { type Connection, newMessageId, type ServerHooks, type SessionRecord } from '@wmp/session';
-import { STATUS_METHOD } from './forwarder.js';
+import { STATUS_METHOD } from '../routing/forwarder.js';
 import { refusedMessageId } from './message-ids.js';
-import type { Endpoint } from './presence.js';
-import { isGroupSession } from './recipients.js';
+import type { Endpoint } from '../presence/presence.js';
+import { isGroupSession } from '../routing/recipients.js';
 import { registrationsOf, wantsStatuses } from './registration.js';
-import { metaFor, type RelayServices } from './services.js';
+import { metaFor, type RelayServices } from '../services.js';
 
 /** Queue entries one poll returns at most. */
 const MAX_POLL = 100;

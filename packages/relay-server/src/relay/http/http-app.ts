@@ -1,8 +1,8 @@
 import type { Hono } from 'hono';
 import { Hono as HonoApp } from 'hono';
-import type { BoxAppInput } from './config.js';
-import type { RelayCore } from './core.js';
-import { renderFederationMetrics } from './federation/federation-metrics.js';
+import type { BoxAppInput } from '../support/limits.js';
+import type { RelayCore } from '../core.js';
+import { renderFederationMetrics } from '../federation/federation-metrics.js';
 import { wellKnownConfiguration } from './well-known.js';
 
 export interface RelayAppInput {

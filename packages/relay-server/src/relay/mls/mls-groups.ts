@@ -1,13 +1,13 @@
 import { NotAuthorizedError, type ParamsOf, ParticipantNotFoundError, RateLimitedError } from '@wmp/jsonrpc-envelope';
 import { newMessageId, type RequestHandler, type SessionRecord, type WmpContext } from '@wmp/session';
-import type { MlsGroupRecord } from '../storage/contracts/mls-group-store.js';
-import { RelayQueueFullError } from '../storage/errors.js';
-import type { RoutedMessage } from './forwarder.js';
+import type { MlsGroupRecord } from '../../storage/contracts/mls-group-store.js';
+import { RelayQueueFullError } from '../../storage/errors.js';
+import type { RoutedMessage } from '../routing/forwarder.js';
 import { canonicalGroupId, checkWelcome, commitOf, digest, groupInfoOf, mlsRefusal } from './mls-input.js';
-import { isGroupSession } from './recipients.js';
-import { wantsStatuses } from './registration.js';
-import { routedMessage, routeToRecipients } from './route.js';
-import { metaFor, type RelayServices } from './services.js';
+import { isGroupSession } from '../routing/recipients.js';
+import { wantsStatuses } from '../sessions/registration.js';
+import { routedMessage, routeToRecipients } from '../routing/route.js';
+import { metaFor, type RelayServices } from '../services.js';
 
 type CommitKind = 'add' | 'remove' | 'update';
 type Params = Record<string, unknown> & { wmp: Record<string, unknown> };

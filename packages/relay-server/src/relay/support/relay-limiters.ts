@@ -1,9 +1,9 @@
 import { RateLimitedError } from '@wmp/jsonrpc-envelope';
 import type { Connection } from '@wmp/session';
-import type { Coordination } from '../coordination/contracts/coordination.js';
-import type { RateLimiter } from '../coordination/contracts/rate-limiter.js';
-import { TokenBuckets } from '../coordination/memory/token-buckets.js';
-import type { RelayLimits } from './config.js';
+import type { Coordination } from '../../coordination/contracts/coordination.js';
+import type { RateLimiter } from '../../coordination/contracts/rate-limiter.js';
+import { TokenBuckets } from '../../coordination/memory/token-buckets.js';
+import type { RelayLimits } from './limits.js';
 import type { RefusalLog } from './refusals.js';
 
 /** A source address gets this many times a connection's budget (several clients share one address). */

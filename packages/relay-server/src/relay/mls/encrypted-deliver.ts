@@ -1,5 +1,5 @@
 import type { ParamsOf } from '@wmp/jsonrpc-envelope';
-import type { MlsGroupRecord } from '../storage/contracts/mls-group-store.js';
+import type { MlsGroupRecord } from '../../storage/contracts/mls-group-store.js';
 import { applicationOf, mlsRefusal } from './mls-input.js';
 
 /**

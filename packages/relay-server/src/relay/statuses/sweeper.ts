@@ -1,6 +1,6 @@
-import type { RelayStores } from '../storage/contracts/relay-stores.js';
-import type { RelayTimings } from './config.js';
-import type { Logger } from './logger.js';
+import type { RelayStores } from '../../storage/contracts/relay-stores.js';
+import type { RelayTimings } from '../support/limits.js';
+import type { Logger } from '../support/logger.js';
 import type { StatusNotifier } from './statuses.js';
 
 /**

@@ -7,8 +7,8 @@ import {
 } from '@wmp/jsonrpc-envelope';
 import { isSupportedCipherSuite, MlsBridgeError, verifyKeyPackage } from '@wmp/mls-bridge';
 import type { Connection } from '@wmp/session';
-import type { KeyPackageInput, StoredKeyPackage } from '../storage/contracts/key-package-store.js';
-import type { RelayServices } from './services.js';
+import type { KeyPackageInput, StoredKeyPackage } from '../../storage/contracts/key-package-store.js';
+import type { RelayServices } from '../services.js';
 
 type Published = ParamsOf<'ohan.mls.keypackage.publish'>['key_packages'][number];
 

@@ -1,10 +1,10 @@
 import { NotAuthorizedError, ohanMethods, type ParamsOf } from '@wmp/jsonrpc-envelope';
 import type { RequestHandler, SessionRecord, WmpContext, WmpServer } from '@wmp/session';
-import { publishKeyPackages, takeKeyPackage } from './key-packages.js';
-import { messageFetchHandler } from './message-fetch.js';
-import { mlsGroupMethods } from './mls-groups.js';
+import { publishKeyPackages, takeKeyPackage } from '../mls/key-packages.js';
+import { messageFetchHandler } from '../routing/message-fetch.js';
+import { mlsGroupMethods } from '../mls/mls-groups.js';
 import { registerHandler } from './registration.js';
-import { metaFor, type RelayServices } from './services.js';
+import { metaFor, type RelayServices } from '../services.js';
 
 function identityOf(ctx: WmpContext): string {
   if (ctx.sender === undefined) throw new NotAuthorizedError({ reason: 'authenticate first' });

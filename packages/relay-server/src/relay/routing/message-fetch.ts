@@ -1,7 +1,7 @@
 import { InvalidParamsError, NotAuthorizedError, type ParamsOf } from '@wmp/jsonrpc-envelope';
 import type { RequestHandler, SessionRecord, WmpContext } from '@wmp/session';
 import { type RoutedMessage, STATUS_METHOD } from './forwarder.js';
-import { metaFor, type RelayServices } from './services.js';
+import { metaFor, type RelayServices } from '../services.js';
 
 /** Messages one fetch returns at most (the default too). */
 export const MAX_FETCH = 100;

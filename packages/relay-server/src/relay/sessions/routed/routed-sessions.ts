@@ -17,8 +17,8 @@ import {
   type SessionStore,
   type WmpContext,
 } from '@wmp/session';
-import type { Logger } from '../logger.js';
-import type { RefusalLog } from '../refusals.js';
+import type { Logger } from '../../support/logger.js';
+import type { RefusalLog } from '../../support/refusals.js';
 import type { PartyAnswer, PartyLinks } from './party-links.js';
 import { InFlight, RoutesPerIdentity } from './route-bounds.js';
 import {

@@ -6,7 +6,7 @@ import {
   UNKNOWN_SESSION,
   type WmpContext,
 } from '@wmp/session';
-import { metaFor, type RelayServices } from './services.js';
+import { metaFor, type RelayServices } from '../services.js';
 
 /**
  * Registrations live on the session record (identity -> until, ms), so the session store

@@ -1,5 +1,5 @@
 import { generateKeypair, type Keypair, keypairFromSeed, sha256 } from '@wmp/jcs-signing';
-import type { RelayIdentityInput } from './config.js';
+import type { RelayIdentityInput } from './limits.js';
 
 /** The relay's signing identity (did:key): it signs every relay_chain entry it appends. */
 export function relayKeypair(input: RelayIdentityInput | undefined): Keypair {
