@@ -13,12 +13,12 @@ import {
 } from '@wmp/transports/node';
 import type { Context, Hono } from 'hono';
 import type { RelayStores } from '../storage/contracts/relay-stores.js';
-import type { RelayConfig } from './support/limits.js';
+import type { RelayConfig } from './config.js';
 import { createRelayCore, type RelayCore } from './core.js';
 import { withNodeFederation } from './federation/node-transport.js';
 import { createRelayApp } from './http/http-app.js';
-import { sessionTokenKey } from './support/identity.js';
 import { isGroupSession } from './routing/recipients.js';
+import { sessionTokenKey } from './support/identity.js';
 import { tlsServerOptions } from './support/tls.js';
 
 export interface Relay {

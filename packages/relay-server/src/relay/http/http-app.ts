@@ -1,12 +1,43 @@
+import type { Keypair } from '@wmp/jcs-signing';
+import type { WmpServer } from '@wmp/session';
 import type { Hono } from 'hono';
 import { Hono as HonoApp } from 'hono';
-import type { BoxAppInput } from '../support/limits.js';
-import type { RelayCore } from '../core.js';
+import type { Coordination } from '../../coordination/contracts/coordination.js';
+import type { RelayStores } from '../../storage/contracts/relay-stores.js';
+import type { Federation } from '../federation/federation.js';
 import { renderFederationMetrics } from '../federation/federation-metrics.js';
+import type { Presence } from '../presence/presence.js';
+import type { RelayBudgets } from '../support/budgets.js';
+import type { ResolvedConfig } from '../support/limits.js';
+import type { Logger } from '../support/logger.js';
+import type { RelayMetrics } from '../support/metrics.js';
+import type { RefusalLog } from '../support/refusals.js';
 import { wellKnownConfiguration } from './well-known.js';
 
+/** A hono sub-app (or a factory of one) served under `/ohan/v1`: the OHAN box API. */
+export type BoxAppInput = Hono | ((stores: RelayStores) => Hono);
+
+/** What the HTTP app reads of the relay's engine (`RelayCore` is one): documents, health, gauges. */
+export interface RelayAppCore {
+  /** The public origin (known once the relay listens). */
+  readonly origin: string;
+  readonly identity: Keypair;
+  readonly config: ResolvedConfig;
+  readonly server: Pick<WmpServer, 'acceptedSchemes' | 'connectionCounts'>;
+  readonly stores: RelayStores;
+  readonly coordination: Pick<Coordination, 'health' | 'nodeId'>;
+  readonly federation: Pick<Federation, 'peersDown' | 'peerGauges' | 'metrics'> | undefined;
+  readonly presence: Pick<Presence, 'size'>;
+  readonly metrics: Pick<RelayMetrics, 'render'>;
+  readonly budgets: RelayBudgets;
+  readonly refusals: Pick<RefusalLog, 'totals'>;
+  readonly logger: Logger;
+  /** Open connections (WebSocket connections and HTTP sessions). */
+  readonly connections: number;
+}
+
 export interface RelayAppInput {
-  readonly core: RelayCore;
+  readonly core: RelayAppCore;
   /** The HTTP binding's app (routes at `/wmp`, `/wmp/events`). */
   readonly binding: Hono;
   readonly box?: BoxAppInput | undefined;
@@ -104,7 +135,7 @@ export function createRelayApp(input: RelayAppInput): Hono {
       connections: () => core.connections,
       unauthenticated: () => core.server.connectionCounts.unauthenticated,
       sessions: () => core.stores.sessions.counts(),
-      registered: () => core.services.presence.size,
+      registered: () => core.presence.size,
       queue: () => core.stores.queue.totals(),
       budgets: () => ({ ...core.budgets }),
       refusals: () => core.refusals.totals,

@@ -7,8 +7,23 @@ import {
 } from '@wmp/jsonrpc-envelope';
 import { isSupportedCipherSuite, MlsBridgeError, verifyKeyPackage } from '@wmp/mls-bridge';
 import type { Connection } from '@wmp/session';
-import type { KeyPackageInput, StoredKeyPackage } from '../../storage/contracts/key-package-store.js';
-import type { RelayServices } from '../services.js';
+import type { KeyPackageBudgets } from '../../coordination/contracts/key-package-budgets.js';
+import type { KeyPackageInput, KeyPackageStore, StoredKeyPackage } from '../../storage/contracts/key-package-store.js';
+import type { RelayLimits, RelayTimings } from '../support/limits.js';
+import type { RefusalLog } from '../support/refusals.js';
+import type { RelayLimiters } from '../support/relay-limiters.js';
+
+/** What publishing and taking key packages use: their store, the budgets they are handed out within. */
+export interface KeyPackageDeps {
+  readonly keyPackages: KeyPackageStore;
+  /** How many key packages others may take of one identity (shared by the nodes of a cluster). */
+  readonly keyPackageBudget: KeyPackageBudgets;
+  readonly limits: Pick<RelayLimits, 'maxKeyPackagesPerIdentity' | 'maxKeyPackagesPerPublish'>;
+  readonly timings: Pick<RelayTimings, 'keyPackageTtlSeconds'>;
+  readonly limiters: Pick<RelayLimiters, 'chargeRequests'>;
+  readonly refusals: RefusalLog;
+  now(): number;
+}
 
 type Published = ParamsOf<'ohan.mls.keypackage.publish'>['key_packages'][number];
 
@@ -18,7 +33,12 @@ type Published = ParamsOf<'ohan.mls.keypackage.publish'>['key_packages'][number]
  * (mls-bridge `verifyKeyPackage`), and that DID must be the publisher's own identity. A bad one
  * is -31004 with mls-bridge's `data.reason`; someone else's is -31002. `data.index` says which.
  */
-async function verified(s: RelayServices, identity: string, entry: Published, index: number): Promise<KeyPackageInput> {
+async function verified(
+  s: KeyPackageDeps,
+  identity: string,
+  entry: Published,
+  index: number,
+): Promise<KeyPackageInput> {
   const now = s.now();
   if (!isSupportedCipherSuite(entry.cipher_suite)) throw new MlsError({ reason: 'unsupported_cipher_suite', index });
   let info: Awaited<ReturnType<typeof verifyKeyPackage>>;
@@ -30,7 +50,7 @@ async function verified(s: RelayServices, identity: string, entry: Published, in
   }
   if (info.identity !== identity) throw new NotAuthorizedError({ reason: 'key package of another identity', index });
   // Handed out until the earliest of: its own lifetime, the publisher's `expires`, the relay's cap.
-  const ends = [Date.parse(info.expires), now + s.config.timings.keyPackageTtlSeconds * 1000];
+  const ends = [Date.parse(info.expires), now + s.timings.keyPackageTtlSeconds * 1000];
   if (entry.expires !== undefined) ends.push(Date.parse(entry.expires));
   return {
     ref: info.ref,
@@ -49,13 +69,13 @@ async function verified(s: RelayServices, identity: string, entry: Published, in
  * the previous). `accepted` says how many were added (a retry of a stored one adds nothing).
  */
 export async function publishKeyPackages(
-  s: RelayServices,
+  s: KeyPackageDeps,
   identity: string,
   entries: readonly Published[],
   connection: Connection,
 ): Promise<number> {
   const now = s.now();
-  const { maxKeyPackagesPerIdentity: maxPerIdentity, maxKeyPackagesPerPublish } = s.config.limits;
+  const { maxKeyPackagesPerIdentity: maxPerIdentity, maxKeyPackagesPerPublish } = s.limits;
   const lastResort = entries.findLast((e) => e.last_resort === true);
   const regular = entries.filter((e) => e.last_resort !== true);
   const room = Math.max(0, maxPerIdentity - (await s.keyPackages.count(identity, now)));
@@ -80,7 +100,7 @@ export async function publishKeyPackages(
  * (nothing taken), -31008 when there is none. A miss takes nothing and is given back to the budget.
  */
 export async function takeKeyPackage(
-  s: RelayServices,
+  s: KeyPackageDeps,
   caller: string,
   params: ParamsOf<'ohan.mls.keypackage.fetch'>,
 ): Promise<{ identity: string; key_package: string; cipher_suite: number }> {

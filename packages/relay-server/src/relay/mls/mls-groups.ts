@@ -1,13 +1,27 @@
 import { NotAuthorizedError, type ParamsOf, ParticipantNotFoundError, RateLimitedError } from '@wmp/jsonrpc-envelope';
 import { newMessageId, type RequestHandler, type SessionRecord, type WmpContext } from '@wmp/session';
-import type { MlsGroupRecord } from '../../storage/contracts/mls-group-store.js';
+import type { MlsGroupRecord, MlsGroupStore } from '../../storage/contracts/mls-group-store.js';
+import type { QueueStore } from '../../storage/contracts/queue-store.js';
 import { RelayQueueFullError } from '../../storage/errors.js';
-import type { RoutedMessage } from '../routing/forwarder.js';
-import { canonicalGroupId, checkWelcome, commitOf, digest, groupInfoOf, mlsRefusal } from './mls-input.js';
 import { isGroupSession } from '../routing/recipients.js';
-import { wantsStatuses } from '../sessions/registration.js';
-import { routedMessage, routeToRecipients } from '../routing/route.js';
-import { metaFor, type RelayServices } from '../services.js';
+import type { Router } from '../routing/route.js';
+import type { RoutedMessage } from '../routing/routed-message.js';
+import { wantsStatuses } from '../statuses/statuses.js';
+import type { RelayTimings } from '../support/limits.js';
+import type { Logger } from '../support/logger.js';
+import { metaFor } from '../support/session-meta.js';
+import { canonicalGroupId, checkWelcome, commitOf, digest, groupInfoOf, mlsRefusal } from './mls-input.js';
+
+/** What the relay side of MLS group sessions takes: routing, the queues it checks, the groups it orders. */
+export interface MlsGroupDeps {
+  readonly router: Pick<Router, 'routedMessage' | 'routeToRecipients'>;
+  /** Each participant's queue, and the caps the store enforces (the config's, or a ready store's own). */
+  readonly queue: Pick<QueueStore, 'stats' | 'limits'>;
+  readonly groups: MlsGroupStore;
+  readonly timings: Pick<RelayTimings, 'maxMessageTtlSeconds'>;
+  readonly logger: Logger;
+  now(): number;
+}
 
 type CommitKind = 'add' | 'remove' | 'update';
 type Params = Record<string, unknown> & { wmp: Record<string, unknown> };
@@ -51,10 +65,10 @@ function without(params: Params, key: string): Params {
  * commits per group, the first commit of an epoch wins and a competing one is -31004
  * `epoch_conflict` with the current `epoch`. It never decrypts anything.
  */
-export function mlsGroupMethods(s: RelayServices): Record<string, RequestHandler<WmpContext>> {
+export function mlsGroupMethods(s: MlsGroupDeps): Record<string, RequestHandler<WmpContext>> {
   /** Group messages stay as long as the session (a member that misses a commit can read nothing after it). */
   const expiryOf = (session: SessionRecord) =>
-    Math.min(session.expiresAt, s.now() + s.config.timings.maxMessageTtlSeconds * 1000);
+    Math.min(session.expiresAt, s.now() + s.timings.maxMessageTtlSeconds * 1000);
 
   /** Queues `messages` for every other participant and forwards them; -31014 when none took it. */
   async function fanOut(
@@ -65,7 +79,7 @@ export function mlsGroupMethods(s: RelayServices): Record<string, RequestHandler
     messages: Map<string, RoutedMessage>,
     isRequest: boolean,
   ): Promise<void> {
-    const outcome = await routeToRecipients(s, {
+    const outcome = await s.router.routeToRecipients({
       sender,
       connection: ctx.connection,
       notify: wantsStatuses(session),
@@ -88,7 +102,7 @@ export function mlsGroupMethods(s: RelayServices): Record<string, RequestHandler
     common: Params,
     personal: ReadonlyMap<string, Params>,
   ): Promise<Map<string, RoutedMessage>> {
-    const sign = (params: Params) => routedMessage(s, method, params, sender, messageId, session.id, { epoch });
+    const sign = (params: Params) => s.router.routedMessage(method, params, sender, messageId, session.id, { epoch });
     const shared = await sign(common);
     const out = new Map<string, RoutedMessage>();
     for (const p of session.participants) {
@@ -105,7 +119,7 @@ export function mlsGroupMethods(s: RelayServices): Record<string, RequestHandler
    * reported as `dropped`, as for any message).
    */
   async function assertRoom(session: SessionRecord, sender: string): Promise<void> {
-    const { maxQueued } = s.queueLimits;
+    const { maxQueued } = s.queue.limits;
     for (const p of session.participants) {
       if (p !== sender && (await s.queue.stats(p)).count >= maxQueued) throw new RelayQueueFullError('max_queued');
     }

@@ -1,32 +1,7 @@
 import { RateLimitedError } from '@wmp/jsonrpc-envelope';
 import type { Connection } from '@wmp/session';
-
-/**
- * One live connection of an identity that the relay forwards to (one device). It reads the
- * identity's queue in seq order from `cursor`; `hopSession` is the session it registered on
- * (hop messages go there), and group messages go on their group session when the connection
- * is bound to it.
- */
-export interface Endpoint {
-  readonly identity: string;
-  readonly connection: Connection;
-  /** The registered hop session on this connection, if any, and until when it holds. */
-  hopSession: string | undefined;
-  registeredUntil: number;
-  /** Whether that session negotiated `offline.status_notifications` (statuses go there). */
-  statuses: boolean;
-  /** The last queue seq handed to this connection (or skipped as not for it). */
-  cursor: number;
-  /** A pump is reading the queue for this endpoint; `again` asks it for one more pass. */
-  running: boolean;
-  again: boolean;
-  /**
-   * After a group join: the queue up to seq `until` is read again from the start (`restart`: the
-   * pump has not gone back yet), and of it only the messages of `sessions` are sent (the rest went
-   * out, or was not for this connection, before).
-   */
-  replay: { until: number; readonly sessions: Set<string>; restart: boolean } | undefined;
-}
+import type { Endpoint } from '../support/endpoint.js';
+import type { RelayEvents } from '../support/relay-events.js';
 
 /** The identities with an endpoint on one connection: one as itself (no Set per connection), more as a Set. */
 type Identities = string | Set<string>;
@@ -72,6 +47,9 @@ function withoutEndpoint(endpoints: Endpoints, connectionId: number): Endpoints 
   return endpoints.size === 0 ? undefined : endpoints;
 }
 
+/** What presence tells the rooms above it: an identity came or went here, a connection is reachable again. */
+export type PresenceEvents = Pick<RelayEvents, 'identityUp' | 'identityDown' | 'reachableAgain'>;
+
 /**
  * Who is online: identity -> connection id -> endpoint. In memory (presence is ephemeral: a
  * restart drops every connection; registrations come back with `wmp.session.resume`).
@@ -82,16 +60,13 @@ export class Presence {
   /** Connection id -> identities with an endpoint on it, so a close costs O(its endpoints). */
   readonly #byConnection = new Map<number, Identities>();
   readonly #byHopSession = new Map<string, Set<Endpoint>>();
+  readonly #events: PresenceEvents;
   readonly #onGone: (endpoint: Endpoint) => void;
   #count = 0;
-  /** A connection that was not reachable (an HTTP session without a stream) is again. */
-  onreachable: ((endpoint: Endpoint) => void) | undefined;
-  /** The first endpoint of an identity on this node appeared / the last one went (cluster wake-ups). */
-  onidentityup: ((identity: string) => void) | undefined;
-  onidentitydown: ((identity: string) => void) | undefined;
 
-  constructor(maxPerIdentity: number, onGone: (endpoint: Endpoint) => void = () => undefined) {
+  constructor(maxPerIdentity: number, events: PresenceEvents, onGone: (endpoint: Endpoint) => void = () => undefined) {
     this.#maxPerIdentity = maxPerIdentity;
+    this.#events = events;
     this.#onGone = onGone;
   }
 
@@ -143,7 +118,7 @@ export class Presence {
       if (soft) return undefined;
       throw new RateLimitedError({ reason: 'too many connections for this identity' });
     }
-    if (endpoints === undefined) this.onidentityup?.(identity);
+    if (endpoints === undefined) this.#events.identityUp(identity);
     const endpoint: Endpoint = {
       identity,
       connection,
@@ -163,7 +138,7 @@ export class Presence {
       connection.peer.transport.onreachable = () => {
         for (const id of eachIdentity(this.#byConnection.get(connection.id))) {
           const e = endpointOn(this.#byIdentity.get(id), connection.id);
-          if (e) this.onreachable?.(e);
+          if (e) this.#events.reachableAgain(e);
         }
       };
     }
@@ -218,7 +193,7 @@ export class Presence {
       const left = withoutEndpoint(endpoints, connection.id);
       if (left === undefined) {
         this.#byIdentity.delete(identity);
-        this.onidentitydown?.(identity);
+        this.#events.identityDown(identity);
       } else this.#byIdentity.set(identity, left);
       this.#onGone(endpoint);
     }

@@ -1,23 +1,10 @@
-import type { QueueRemoval, QueueStore } from '../../storage/contracts/queue-store.js';
+import type { QueueStore } from '../../storage/contracts/queue-store.js';
+import type { Presence } from '../presence/presence.js';
+import { type Endpoint, reachable } from '../support/endpoint.js';
 import type { Logger } from '../support/logger.js';
 import type { RelayMetrics } from '../support/metrics.js';
-import type { Endpoint, Presence } from '../presence/presence.js';
-
-/**
- * A routed message as stored in the queue and forwarded: a `wmp.message.deliver`, a
- * `wmp.mls.group.*` message of a group session, or a `wmp.message.status` the relay kept for a
- * sender who was offline when it arose; always a notification.
- */
-export interface RoutedMessage {
-  readonly jsonrpc: '2.0';
-  readonly method: string;
-  readonly params: { readonly wmp: { readonly session_id?: string } & Record<string, unknown> } & Record<
-    string,
-    unknown
-  >;
-}
-
-export const STATUS_METHOD = 'wmp.message.status';
+import type { RelayEvents } from '../support/relay-events.js';
+import { type RoutedMessage, STATUS_METHOD } from './routed-message.js';
 
 /** Messages read per queue page while an endpoint catches up. */
 const PAGE = 100;
@@ -28,9 +15,14 @@ interface Target {
   readonly params: RoutedMessage['params'];
 }
 
-/** Whether a message sent to this connection now reaches it (an HTTP session only with an open SSE stream). */
-export function reachable(endpoint: Endpoint): boolean {
-  return endpoint.connection.peer.transport.reachable !== false;
+/** What the forwarder reads, and what it tells: commits (the other nodes), first writes (the senders). */
+export interface ForwarderDeps {
+  readonly queue: Pick<QueueStore, 'after' | 'markDelivered'>;
+  readonly presence: Pick<Presence, 'endpoints' | 'isOnline'>;
+  readonly events: Pick<RelayEvents, 'committed' | 'watching' | 'delivered'>;
+  readonly metrics: RelayMetrics;
+  readonly logger: Logger;
+  readonly now: () => number;
 }
 
 /**
@@ -40,27 +32,23 @@ export function reachable(endpoint: Endpoint): boolean {
  * read, otherwise one pump per endpoint reads the queue after its cursor.
  */
 export class Forwarder {
-  readonly #queue: QueueStore;
-  readonly #presence: Presence;
+  readonly #queue: ForwarderDeps['queue'];
+  readonly #presence: ForwarderDeps['presence'];
+  readonly #events: ForwarderDeps['events'];
   readonly #metrics: RelayMetrics;
   readonly #logger: Logger;
   readonly #now: () => number;
   /** Seqs written to a live connection, per recipient, marked delivered together once per turn. */
   #written = new Map<string, number[]>();
   #marking = false;
-  /** Told of messages marked delivered for the first time (their senders get `delivered`). */
-  ondelivered: ((marked: readonly QueueRemoval[]) => void) | undefined;
-  /** Told of every commit offered here (a cluster wakes the other nodes); resolves how many nodes it woke. */
-  oncommitted: ((identity: string, seq: number) => Promise<number>) | undefined;
-  /** Settles once commits for the identity anywhere wake this node: a pump's first read waits for it. */
-  watching: ((identity: string) => Promise<void> | undefined) | undefined;
 
-  constructor(queue: QueueStore, presence: Presence, metrics: RelayMetrics, logger: Logger, now: () => number) {
-    this.#queue = queue;
-    this.#presence = presence;
-    this.#metrics = metrics;
-    this.#logger = logger;
-    this.#now = now;
+  constructor(deps: ForwarderDeps) {
+    this.#queue = deps.queue;
+    this.#presence = deps.presence;
+    this.#events = deps.events;
+    this.#metrics = deps.metrics;
+    this.#logger = deps.logger;
+    this.#now = deps.now;
   }
 
   /**
@@ -70,7 +58,7 @@ export class Forwarder {
    */
   offer(identity: string, seq: number, message: RoutedMessage): number {
     const live = this.#offerHere(identity, seq, message);
-    void this.oncommitted?.(identity, seq);
+    void this.#events.committed(identity, seq);
     return live;
   }
 
@@ -81,8 +69,8 @@ export class Forwarder {
    */
   async offerRouted(identity: string, seq: number, message: RoutedMessage): Promise<boolean> {
     const live = this.#offerHere(identity, seq, message);
-    const woken = this.oncommitted?.(identity, seq);
-    if (live > 0 || woken === undefined) return live === 0;
+    const woken = this.#events.committed(identity, seq);
+    if (live > 0) return false;
     // This node's own subscription (endpoints here that take nothing now) is no other node.
     const here = this.#presence.isOnline(identity) ? 1 : 0;
     return (await woken) - here <= 0;
@@ -133,7 +121,7 @@ export class Forwarder {
     endpoint.running = true;
     try {
       // Wake-ups first, then the backlog: nothing committed in between is missed (DESIGN §3).
-      const watched = this.watching?.(endpoint.identity);
+      const watched = this.#events.watching(endpoint.identity);
       if (watched !== undefined) await watched;
       do {
         endpoint.again = false;
@@ -227,7 +215,7 @@ export class Forwarder {
         try {
           for (let i = 0; i < seqs.length; i += 500) {
             const marked = await this.#queue.markDelivered(identity, seqs.slice(i, i + 500));
-            if (marked.length > 0) this.ondelivered?.(marked);
+            if (marked.length > 0) this.#events.delivered(marked);
           }
         } catch (e) {
           this.#logger.warn('relay.mark_delivered_failed', { error: (e as { code?: string }).code ?? 'unknown' });

@@ -1,7 +1,14 @@
 import { InvalidParamsError, NotAuthorizedError, type ParamsOf } from '@wmp/jsonrpc-envelope';
 import type { RequestHandler, SessionRecord, WmpContext } from '@wmp/session';
-import { type RoutedMessage, STATUS_METHOD } from './forwarder.js';
-import { metaFor, type RelayServices } from '../services.js';
+import type { QueueStore } from '../../storage/contracts/queue-store.js';
+import { metaFor } from '../support/session-meta.js';
+import { type RoutedMessage, STATUS_METHOD } from './routed-message.js';
+
+/** What `wmp.message.fetch` reads: the caller's queue. */
+export interface MessageFetchDeps {
+  readonly queue: Pick<QueueStore, 'after'>;
+  now(): number;
+}
 
 /** Messages one fetch returns at most (the default too). */
 export const MAX_FETCH = 100;
@@ -46,7 +53,7 @@ function pagingOf(params: FetchParams): { after: string | number | undefined; li
  * previous answer) and `limit` (<= 100); one call reads at most 500 queue entries, and
  * `has_more` says whether more remain.
  */
-export function messageFetchHandler(s: RelayServices): RequestHandler<WmpContext> {
+export function messageFetchHandler(s: MessageFetchDeps): RequestHandler<WmpContext> {
   return async (raw, ctx) => {
     const params = raw as FetchParams;
     const session = ctx.session as SessionRecord;

@@ -1,8 +1,10 @@
 import type { Coordination } from '../../coordination/contracts/coordination.js';
 import type { WakeUnsubscribe } from '../../coordination/contracts/wake-ups.js';
-import type { Forwarder } from './forwarder.js';
+import type { Presence } from '../presence/presence.js';
+import type { Endpoint } from '../support/endpoint.js';
 import type { Logger } from '../support/logger.js';
-import type { Endpoint, Presence } from '../presence/presence.js';
+import type { RelayEvents } from '../support/relay-events.js';
+import type { Forwarder } from './forwarder.js';
 
 /** How long a presence entry lives without a refresh (the directory refreshes it while held). */
 const PRESENCE_TTL_MS = 30_000;
@@ -16,6 +18,19 @@ interface Watch {
   wanted: boolean;
 }
 
+export interface WakeUpDeps {
+  readonly coordination: Coordination;
+  readonly presence: Pick<Presence, 'endpoints'>;
+  /** Reads an endpoint's queue after its cursor (a wake-up, a rescan). */
+  readonly forwarder: Pick<Forwarder, 'pump'>;
+  /** A note another node passed on for an identity with endpoints here (`note`). */
+  readonly events: Pick<RelayEvents, 'noted'>;
+  readonly logger: Logger;
+  /** How often a cluster node reads every endpoint's queue anyway; only when `poll`. */
+  readonly safetyPollMs: number;
+  readonly poll: boolean;
+}
+
 /**
  * The nodes of a cluster tell each other of commits (DESIGN §3 "Cluster"): after a message for an
  * identity is committed, the writing node publishes a wake-up; a node with endpoints of that
@@ -26,28 +41,22 @@ interface Watch {
  */
 export class QueueWakeUps {
   readonly #coordination: Coordination;
-  readonly #presence: Presence;
-  readonly #forwarder: Forwarder;
+  readonly #presence: WakeUpDeps['presence'];
+  readonly #forwarder: WakeUpDeps['forwarder'];
+  readonly #events: WakeUpDeps['events'];
   readonly #logger: Logger;
   readonly #watches = new Map<string, Watch>();
   readonly #safetyPollMs: number | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   #stopReconnect: (() => void) | undefined;
-  /** A note another node passed on for an identity with endpoints here (a status: `note`). */
-  onnote: ((identity: string, note: string) => void) | undefined;
 
-  constructor(
-    coordination: Coordination,
-    presence: Presence,
-    forwarder: Forwarder,
-    logger: Logger,
-    options: { safetyPollMs: number; poll: boolean },
-  ) {
-    this.#coordination = coordination;
-    this.#presence = presence;
-    this.#forwarder = forwarder;
-    this.#logger = logger;
-    this.#safetyPollMs = options.poll ? options.safetyPollMs : undefined;
+  constructor(deps: WakeUpDeps) {
+    this.#coordination = deps.coordination;
+    this.#presence = deps.presence;
+    this.#forwarder = deps.forwarder;
+    this.#events = deps.events;
+    this.#logger = deps.logger;
+    this.#safetyPollMs = deps.poll ? deps.safetyPollMs : undefined;
   }
 
   /** Identities with endpoints on this node that wake-ups are watched for. */
@@ -84,7 +93,7 @@ export class QueueWakeUps {
       wanted: true,
       ready: this.#coordination.wakeUps
         .subscribe(identity, (seq, note) =>
-          note === undefined ? this.#wake(identity, seq) : this.onnote?.(identity, note),
+          note === undefined ? this.#wake(identity, seq) : this.#events.noted(identity, note),
         )
         .then(
           (unsubscribe) => {
@@ -119,7 +128,7 @@ export class QueueWakeUps {
   }
 
   /**
-   * Passes `note` to the other nodes where `identity` has endpoints (their `onnote`), best effort;
+   * Passes `note` to the other nodes where `identity` has endpoints (`RelayEvents.noted` there), best effort;
    * resolves how many took it (0: none, or the backend is down).
    */
   note(identity: string, note: string): Promise<number> {

@@ -8,15 +8,32 @@ import {
   RateLimitedError,
 } from '@wmp/jsonrpc-envelope';
 import { newMessageId, type SessionRecord, type WmpContext } from '@wmp/session';
+import type { MlsGroupStore } from '../../storage/contracts/mls-group-store.js';
+import { acceptForwarded, type InboundDeps } from '../federation/inbound.js';
 import { checkEncryptedDeliver } from '../mls/encrypted-deliver.js';
-import { expiryOf } from './expiry.js';
-import { acceptForwarded } from '../federation/inbound.js';
-import { senderMessageId } from './message-ids.js';
+import type { Presence } from '../presence/presence.js';
 import { checkRecipients, isGroupSession, recipientsOf } from '../routing/recipients.js';
-import { wantsStatuses } from './registration.js';
-import { routedMessage, routedResult, routedStatus, routeToRecipients } from '../routing/route.js';
+import { type Router, routedResult, routedStatus } from '../routing/route.js';
+import { wantsStatuses } from '../statuses/statuses.js';
+import type { RelayLimits, RelayTimings } from '../support/limits.js';
+import type { RefusalLog } from '../support/refusals.js';
+import { expiryOf } from './expiry.js';
+import { senderMessageId } from './message-ids.js';
 import type { Party } from './routed/route-record.js';
-import type { RelayServices } from '../services.js';
+
+/** What a deliver passes through: the checks here and in the MLS room, then routing. */
+export interface DeliverDeps {
+  readonly router: Pick<Router, 'routedMessage' | 'routeToRecipients'>;
+  /** The MLS group a group session's encrypted delivers are checked against. */
+  readonly groups: Pick<MlsGroupStore, 'get'>;
+  readonly presence: Pick<Presence, 'get'>;
+  /** Messages a peer relay forwards for its users: federation's, when it is on. */
+  readonly inbound: InboundDeps | undefined;
+  readonly limits: Pick<RelayLimits, 'maxFanoutBytes' | 'maxMessageBytes'>;
+  readonly timings: RelayTimings;
+  readonly refusals: RefusalLog;
+  now(): number;
+}
 
 /**
  * `wmp.message.deliver` at the relay (DESIGN §3): the recipients' durable queues first, then
@@ -24,7 +41,7 @@ import type { RelayServices } from '../services.js';
  * encrypted deliver on a group session whose MLS group the relay orders is checked against the
  * group's epoch first; the relay never decrypts it.
  */
-export function deliverHook(s: RelayServices) {
+export function deliverHook(s: DeliverDeps) {
   return async (params: ParamsOf<'wmp.message.deliver'>, ctx: WmpContext): Promise<unknown> => {
     const sender = ctx.sender;
     const session = ctx.session as SessionRecord;
@@ -33,9 +50,8 @@ export function deliverHook(s: RelayServices) {
     const claimed = params.wmp.sender;
     if (claimed !== undefined && claimed !== sender) {
       // Only a peer relay forwards for others (the session engine left this check to us).
-      if (s.federation === undefined)
-        throw new NotAuthorizedError({ reason: 'sender is not the authenticated identity' });
-      return acceptForwarded(s, s.federation, request, ctx);
+      if (s.inbound === undefined) throw new NotAuthorizedError({ reason: 'sender is not the authenticated identity' });
+      return acceptForwarded(s.inbound, request, ctx);
     }
     const recipients = recipientsOf(params, session, sender);
     const group = isGroupSession(session) ? session.id : undefined;
@@ -78,14 +94,14 @@ interface DeliverInput {
  * sender's own: its statuses name it; a request's result gives ours), the fan-out bound, the
  * routed message, the durable append, and the request-form answer.
  */
-async function routeDeliver(s: RelayServices, input: DeliverInput): Promise<unknown> {
+async function routeDeliver(s: DeliverDeps, input: DeliverInput): Promise<unknown> {
   const { params, request, session, sender, recipients, group, isRequest } = input;
-  const expiresAt = expiryOf(params.wmp.expires_at, session, s.config.timings, s.now());
+  const expiresAt = expiryOf(params.wmp.expires_at, session, s.timings, s.now());
   const chosen = isRequest ? undefined : senderMessageId(params.wmp);
   const messageId = chosen ?? newMessageId();
   refuseLargeFanout(s, request, recipients.length);
-  const message = await routedMessage(s, 'wmp.message.deliver', request, sender, messageId, group);
-  const outcome = await routeToRecipients(s, {
+  const message = await s.router.routedMessage('wmp.message.deliver', request, sender, messageId, group);
+  const outcome = await s.router.routeToRecipients({
     sender,
     connection: input.ctx.connection,
     notify: input.notify,
@@ -107,7 +123,7 @@ async function routeDeliver(s: RelayServices, input: DeliverInput): Promise<unkn
  * like any deliver, naming the routed session; statuses go to the sender's hop connections.
  */
 export async function deliverOnRoute(
-  s: RelayServices,
+  s: DeliverDeps,
   request: JsonRpcRequest | JsonRpcNotification,
   session: SessionRecord,
   sender: string,
@@ -139,8 +155,8 @@ export async function deliverOnRoute(
  * and `jsonLengthAtLeast` never exceeds its UTF-8 bytes, so nothing the exact check in
  * `routeToRecipients` would take is refused here. Only when the cap can be reached at all.
  */
-function refuseLargeFanout(s: RelayServices, request: Record<string, unknown>, recipients: number): void {
-  const { maxFanoutBytes, maxMessageBytes } = s.config.limits;
+function refuseLargeFanout(s: DeliverDeps, request: Record<string, unknown>, recipients: number): void {
+  const { maxFanoutBytes, maxMessageBytes } = s.limits;
   if (recipients * maxMessageBytes <= maxFanoutBytes) return;
   const { wmp: _wmp, ...content } = request;
   if (recipients * jsonLengthAtLeast(content) <= maxFanoutBytes) return;

@@ -1,10 +1,35 @@
 import { type Connection, newMessageId, type ServerHooks, type SessionRecord } from '@wmp/session';
-import { STATUS_METHOD } from '../routing/forwarder.js';
-import { refusedMessageId } from './message-ids.js';
-import type { Endpoint } from '../presence/presence.js';
+import type { MlsGroupStore } from '../../storage/contracts/mls-group-store.js';
+import type { QueueStore } from '../../storage/contracts/queue-store.js';
+import type { Presence } from '../presence/presence.js';
+import type { Forwarder } from '../routing/forwarder.js';
 import { isGroupSession } from '../routing/recipients.js';
-import { registrationsOf, wantsStatuses } from './registration.js';
-import { metaFor, type RelayServices } from '../services.js';
+import { STATUS_METHOD } from '../routing/routed-message.js';
+import { type StatusNotifier, wantsStatuses } from '../statuses/statuses.js';
+import type { Endpoint } from '../support/endpoint.js';
+import type { Logger } from '../support/logger.js';
+import type { RelayMetrics } from '../support/metrics.js';
+import type { RefusalLog } from '../support/refusals.js';
+import type { RelayLimiters } from '../support/relay-limiters.js';
+import { metaFor } from '../support/session-meta.js';
+import { refusedMessageId } from './message-ids.js';
+import { registrationsOf } from './registration.js';
+
+/** What the session engine's hooks reach: the queue, presence and its pumps, statuses, MLS group state. */
+export interface HookDeps {
+  readonly queue: Pick<QueueStore, 'ack' | 'ackThrough' | 'after' | 'undelivered'>;
+  readonly presence: Pick<Presence, 'ensure' | 'setHop' | 'connectionClosed' | 'dropSession'>;
+  readonly forwarder: Pick<Forwarder, 'pump' | 'rewind'>;
+  readonly statuses: Pick<StatusNotifier, 'terminal'>;
+  readonly groups: Pick<MlsGroupStore, 'delete'>;
+  readonly limiters: Pick<RelayLimiters, 'chargeRequests'>;
+  readonly refusals: RefusalLog;
+  readonly metrics: RelayMetrics;
+  readonly logger: Logger;
+  /** The relay's own identity: the statuses it keeps (queued as sent by it) are not counted as missed. */
+  readonly relayId: string;
+  now(): number;
+}
 
 /** Queue entries one poll returns at most. */
 const MAX_POLL = 100;
@@ -14,7 +39,7 @@ const MAX_POLL = 100;
  * hop registration while unexpired, or the group session it belongs to.
  */
 function restoreRoute(
-  s: RelayServices,
+  s: HookDeps,
   session: SessionRecord,
   identity: string,
   connection: Connection,
@@ -41,7 +66,7 @@ function restoreRoute(
  * queue without removing anything; a join of a group session hands over the group's backlog; a
  * session that ends takes its registrations (and its MLS group state) with it.
  */
-export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
+export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
   return {
     async ack(params, ctx) {
       if (ctx.sender === undefined) return;
@@ -63,7 +88,7 @@ export function relayHooks(s: RelayServices): Omit<ServerHooks, 'deliver'> {
       const endpoint = restoreRoute(s, session, identity, connection, 'relay.resume_unrouted');
       // What it missed: messages never written to any of its connections (the rest it had; they
       // are sent again, as unacknowledged, and deduplicated by id).
-      const count = await s.queue.undelivered(identity, s.now(), s.hop().relayId);
+      const count = await s.queue.undelivered(identity, s.now(), s.relayId);
       // After the resume answer, so the client knows its session before the replay arrives.
       if (endpoint) setTimeout(() => void s.forwarder.pump(endpoint), 0);
       return count;

@@ -3,10 +3,24 @@ import {
   type RequestHandler,
   type SessionChange,
   type SessionRecord,
+  type SessionStore,
   UNKNOWN_SESSION,
   type WmpContext,
 } from '@wmp/session';
-import { metaFor, type RelayServices } from '../services.js';
+import type { Presence } from '../presence/presence.js';
+import type { Forwarder } from '../routing/forwarder.js';
+import { wantsStatuses } from '../statuses/statuses.js';
+import type { RelayTimings } from '../support/limits.js';
+import { metaFor } from '../support/session-meta.js';
+
+/** What a registration changes: the session record, presence, and the endpoint's pump. */
+export interface RegistrationDeps {
+  readonly sessions: Pick<SessionStore, 'update'>;
+  readonly presence: Pick<Presence, 'ensure' | 'setHop'>;
+  readonly forwarder: Pick<Forwarder, 'pump'>;
+  readonly timings: Pick<RelayTimings, 'registrationTtlSeconds'>;
+  now(): number;
+}
 
 /**
  * Registrations live on the session record (identity -> until, ms), so the session store
@@ -26,18 +40,12 @@ function withRegistration(identity: string, until: number): SessionChange {
   return (session) => ({ ...session, [FIELD]: { ...registrationsOf(session), [identity]: until } }) as SessionRecord;
 }
 
-/** Whether statuses go to this session: it negotiated `offline` without turning notifications off. */
-export function wantsStatuses(session: SessionRecord): boolean {
-  const offline = session.capabilities.offline;
-  return offline !== undefined && offline.status_notifications !== false;
-}
-
 /**
  * `wmp.relay.register` (transport §6.5): binds the session's authenticated identity to this
  * connection; each registered connection (device) of an identity gets every message. Answers
  * `{registered: true, ttl}`; the TTL is the configured one, bounded by the session's expiry.
  */
-export function registerHandler(s: RelayServices): RequestHandler<WmpContext> {
+export function registerHandler(s: RegistrationDeps): RequestHandler<WmpContext> {
   return async (_raw, ctx) => {
     const session = ctx.session as SessionRecord;
     const identity = ctx.sender;
@@ -45,10 +53,7 @@ export function registerHandler(s: RelayServices): RequestHandler<WmpContext> {
       throw new NotAuthorizedError({ reason: 'authenticate before registering' });
     }
     const now = s.now();
-    const ttl = Math.max(
-      1,
-      Math.min(s.config.timings.registrationTtlSeconds, Math.floor((session.expiresAt - now) / 1000)),
-    );
+    const ttl = Math.max(1, Math.min(s.timings.registrationTtlSeconds, Math.floor((session.expiresAt - now) / 1000)));
     const until = now + ttl * 1000;
     const endpoint = s.presence.ensure(identity, ctx.connection, 0); // -31007 past the per-identity cap
     if (endpoint === undefined) throw new NotAuthorizedError({ reason: 'connection closed' });

@@ -1,10 +1,20 @@
 import { NotAuthorizedError, ohanMethods, type ParamsOf } from '@wmp/jsonrpc-envelope';
 import type { RequestHandler, SessionRecord, WmpContext, WmpServer } from '@wmp/session';
-import { publishKeyPackages, takeKeyPackage } from '../mls/key-packages.js';
-import { messageFetchHandler } from '../routing/message-fetch.js';
-import { mlsGroupMethods } from '../mls/mls-groups.js';
-import { registerHandler } from './registration.js';
-import { metaFor, type RelayServices } from '../services.js';
+import type { Federation } from '../federation/federation.js';
+import { type KeyPackageDeps, publishKeyPackages, takeKeyPackage } from '../mls/key-packages.js';
+import { type MlsGroupDeps, mlsGroupMethods } from '../mls/mls-groups.js';
+import { type MessageFetchDeps, messageFetchHandler } from '../routing/message-fetch.js';
+import { metaFor } from '../support/session-meta.js';
+import { type RegistrationDeps, registerHandler } from './registration.js';
+
+/** What the relay's methods use, together: each handler takes its own part. */
+export type RelayMethodsDeps = RegistrationDeps &
+  MessageFetchDeps &
+  MlsGroupDeps &
+  KeyPackageDeps & {
+    /** Where the relay would route to an identity (`ohan.relay.resolve`), when federation is on. */
+    readonly federation: Pick<Federation, 'resolve'> | undefined;
+  };
 
 function identityOf(ctx: WmpContext): string {
   if (ctx.sender === undefined) throw new NotAuthorizedError({ reason: 'authenticate first' });
@@ -12,7 +22,7 @@ function identityOf(ctx: WmpContext): string {
 }
 
 /** The core WMP methods a relay serves beyond a plain responder, by name (dispatch by map). */
-export function relayMethods(s: RelayServices): Record<string, RequestHandler<WmpContext>> {
+export function relayMethods(s: RelayMethodsDeps): Record<string, RequestHandler<WmpContext>> {
   return {
     'wmp.relay.register': registerHandler(s),
     'wmp.message.fetch': messageFetchHandler(s),
@@ -25,7 +35,7 @@ export function relayMethods(s: RelayServices): Record<string, RequestHandler<Wm
  * its own key packages, anyone authenticated takes one (a few per hour of each other identity:
  * key-package-budget.ts).
  */
-export function ohanMethodHandlers(s: RelayServices): Record<keyof typeof ohanMethods, RequestHandler<WmpContext>> {
+export function ohanMethodHandlers(s: RelayMethodsDeps): Record<keyof typeof ohanMethods, RequestHandler<WmpContext>> {
   return {
     'ohan.mls.keypackage.publish': async (raw, ctx) => {
       const params = raw as ParamsOf<'ohan.mls.keypackage.publish'>;
@@ -60,7 +70,7 @@ export function ohanMethodHandlers(s: RelayServices): Record<keyof typeof ohanMe
 }
 
 /** Adds the relay's handlers to the session engine: the core ones by name, ours as custom methods. */
-export function registerRelayMethods(server: WmpServer, s: RelayServices): void {
+export function registerRelayMethods(server: WmpServer, s: RelayMethodsDeps): void {
   for (const [method, handler] of Object.entries(relayMethods(s))) server.handle(method, handler);
   const ours = ohanMethodHandlers(s);
   for (const method of Object.keys(ours) as (keyof typeof ohanMethods)[]) {

@@ -1,43 +1,21 @@
 import { b64urlEncode, sha256, utf8 } from '@wmp/jcs-signing';
+import type { SessionRecord } from '@wmp/session';
 import type { QueueRemoval, QueueStore } from '../../storage/contracts/queue-store.js';
+import type { Presence } from '../presence/presence.js';
+import type { Forwarder } from '../routing/forwarder.js';
 import { isOutboxKey, parseOutboxEntryId } from '../routing/outbox-entry.js';
-import type { Forwarder, RoutedMessage } from '../routing/forwarder.js';
-import { reachable, STATUS_METHOD } from '../routing/forwarder.js';
+import { type RoutedMessage, STATUS_METHOD } from '../routing/routed-message.js';
+import { reachable } from '../support/endpoint.js';
 import type { Logger } from '../support/logger.js';
 import type { RelayMetrics } from '../support/metrics.js';
-import type { Presence } from '../presence/presence.js';
+import type { RelayEvents } from '../support/relay-events.js';
 import { metaFor } from '../support/session-meta.js';
+import { STATUSES, type StatusParams } from '../support/status-params.js';
 
-export type MessageStatus = 'queued' | 'delivered' | 'expired' | 'dropped';
-
-const STATUSES: ReadonlySet<string> = new Set<MessageStatus>(['queued', 'delivered', 'expired', 'dropped']);
-
-export interface StatusParams {
-  readonly message_id: string;
-  readonly status: MessageStatus;
-  readonly recipient?: string;
-  readonly queued_until?: string;
-  readonly reason?: string;
-  /** Why a `dropped` came about when a relay downstream refused the message: its error code and `data.reason`. */
-  readonly data?: StatusDetail;
-  /** The sender a status is about, when it goes back to the peer relay the sender came through. */
-  readonly sender?: string;
-}
-
-/** A downstream refusal as a status carries it: a JSON-RPC code, and a `data.reason` token. */
-export interface StatusDetail {
-  readonly code: number;
-  readonly reason?: string;
-}
-
-/** A `data.reason` fit to pass on: a short snake_case token (nothing a peer could smuggle through). */
-const REASON_TOKEN = /^[a-z][a-z0-9_]{0,63}$/;
-
-/** The detail of a refusal from its code and `data` (as a peer answered, or as a peer's status said). */
-export function statusDetailOf(code: unknown, data: unknown): StatusDetail | undefined {
-  if (!Number.isSafeInteger(code)) return undefined;
-  const reason = (data as { reason?: unknown } | null | undefined)?.reason;
-  return { code: code as number, ...(typeof reason === 'string' && REASON_TOKEN.test(reason) ? { reason } : {}) };
+/** Whether statuses go to this session: it negotiated `offline` without turning notifications off. */
+export function wantsStatuses(session: SessionRecord): boolean {
+  const offline = session.capabilities.offline;
+  return offline !== undefined && offline.status_notifications !== false;
 }
 
 export interface StatusKeeping {
@@ -47,6 +25,19 @@ export interface StatusKeeping {
   readonly ttlMs: number;
   /** The per-recipient queue cap: kept statuses may fill at most half of a sender's queue. */
   readonly maxQueued: number;
+}
+
+/** What the status notifier takes from the rooms below it, and the events it raises. */
+export interface StatusDeps {
+  readonly presence: Pick<Presence, 'endpoints' | 'isOnline'>;
+  readonly queue: Pick<QueueStore, 'append' | 'stats'>;
+  readonly forwarder: Pick<Forwarder, 'offer'>;
+  readonly keeping: StatusKeeping;
+  /** Where a status goes that no connection here takes: a peer relay, another node, the sender's home. */
+  readonly events: Pick<RelayEvents, 'statusToPeer' | 'statusElsewhere' | 'statusToHome'>;
+  readonly metrics: RelayMetrics;
+  readonly logger: Logger;
+  readonly now: () => number;
 }
 
 /**
@@ -59,39 +50,24 @@ export interface StatusKeeping {
  * follows it. Senders that never asked for statuses (group-only participants, say) get none kept.
  */
 export class StatusNotifier {
-  readonly #presence: Presence;
-  readonly #queue: QueueStore;
-  readonly #forwarder: Forwarder;
+  readonly #presence: StatusDeps['presence'];
+  readonly #queue: StatusDeps['queue'];
+  readonly #forwarder: StatusDeps['forwarder'];
   readonly #keeping: StatusKeeping;
+  readonly #events: StatusDeps['events'];
   readonly #metrics: RelayMetrics;
   readonly #logger: Logger;
   readonly #now: () => number;
-  /** A status for a sender reached through a peer relay goes back there: true when it took it. */
-  onremote: ((sender: string, params: StatusParams) => boolean) | undefined;
-  /**
-   * A cluster: passes a status for a sender with no endpoint here to the nodes where it has one
-   * (they call `noted`); resolves how many took it.
-   */
-  elsewhere: ((sender: string, note: string) => Promise<number>) | undefined;
-  /** Before a status is kept: one for a sender at home at a peer relay goes there (true when it took it). */
-  onhome: ((sender: string, params: StatusParams) => Promise<boolean>) | undefined;
 
-  constructor(
-    presence: Presence,
-    queue: QueueStore,
-    forwarder: Forwarder,
-    keeping: StatusKeeping,
-    metrics: RelayMetrics,
-    logger: Logger,
-    now: () => number,
-  ) {
-    this.#presence = presence;
-    this.#queue = queue;
-    this.#forwarder = forwarder;
-    this.#keeping = keeping;
-    this.#metrics = metrics;
-    this.#logger = logger;
-    this.#now = now;
+  constructor(deps: StatusDeps) {
+    this.#presence = deps.presence;
+    this.#queue = deps.queue;
+    this.#forwarder = deps.forwarder;
+    this.#keeping = deps.keeping;
+    this.#events = deps.events;
+    this.#metrics = deps.metrics;
+    this.#logger = deps.logger;
+    this.#now = deps.now;
   }
 
   /**
@@ -103,7 +79,7 @@ export class StatusNotifier {
    */
   send(sender: string, params: StatusParams, keep: boolean, keepQueued = false): void {
     if (sender === this.#keeping.relayId) return; // a kept status left the queue: nothing to report
-    if (this.onremote?.(sender, params) === true) return;
+    if (this.#events.statusToPeer(sender, params)) return;
     this.#metrics.status(params.status);
     // To a peer relay (it names the sender): through the peer's queue, so a link that dies with it
     // unread gets it again (the peer acknowledges it, and passes it on once); live only when the
@@ -115,17 +91,20 @@ export class StatusNotifier {
     if (this.#sendLive(sender, params) > 0) return;
     const keeps = keep && (params.status !== 'queued' || keepQueued);
     // Endpoints here that take no status now: this node is where the sender is (no one to ask).
-    if (this.elsewhere === undefined || this.#presence.isOnline(sender)) {
+    const asked = this.#presence.isOnline(sender)
+      ? undefined
+      : this.#events.statusElsewhere(sender, JSON.stringify({ params, keep }));
+    if (asked === undefined) {
       if (keeps) void this.#keep(sender, params);
       return;
     }
-    void this.elsewhere(sender, JSON.stringify({ params, keep })).then((taken) => {
+    void asked.then((taken) => {
       if (taken === 0 && keeps) void this.#keep(sender, params);
     });
   }
 
   /**
-   * A status another node of the cluster passed on (`elsewhere`): sent live here, else kept, as
+   * A status another node of the cluster passed on (`RelayEvents.statusElsewhere`): sent live here, else kept, as
    * that node would have. Each node that took it may keep it: the kept copy's id is the status's
    * own (`keptStatusId`), so the sender's queue holds one.
    */
@@ -176,7 +155,7 @@ export class StatusNotifier {
    */
   async #keep(sender: string, params: StatusParams): Promise<void> {
     try {
-      if ((await this.onhome?.(sender, params)) === true) return;
+      if (await this.#events.statusToHome(sender, params)) return;
       const { count } = await this.#queue.stats(sender);
       if (count >= Math.floor(this.#keeping.maxQueued / 2)) return;
       await this.#append(sender, params);
@@ -227,7 +206,7 @@ export function keptStatusId(params: StatusParams): string {
   return `msg-${b64urlEncode(sha256(utf8(what)).subarray(0, 16))}`;
 }
 
-/** A note of `StatusNotifier.elsewhere`, or undefined when it is none (it comes from our own nodes). */
+/** A note of `RelayEvents.statusElsewhere`, or undefined when it is none (it comes from our own nodes). */
 function parseNote(note: string): { params: StatusParams; keep: boolean } | undefined {
   try {
     const { params, keep } = JSON.parse(note) as { params?: StatusParams; keep?: unknown };

@@ -12,14 +12,20 @@ import type { StatusNotifier } from './statuses.js';
  */
 export class Sweeper {
   readonly #stores: RelayStores;
-  readonly #statuses: StatusNotifier;
+  readonly #statuses: Pick<StatusNotifier, 'terminal'>;
   readonly #timings: RelayTimings;
   readonly #logger: Logger;
   readonly #now: () => number;
   #timer: ReturnType<typeof setInterval> | undefined;
   #running: Promise<void> | undefined;
 
-  constructor(stores: RelayStores, statuses: StatusNotifier, timings: RelayTimings, logger: Logger, now: () => number) {
+  constructor(
+    stores: RelayStores,
+    statuses: Pick<StatusNotifier, 'terminal'>,
+    timings: RelayTimings,
+    logger: Logger,
+    now: () => number,
+  ) {
     this.#stores = stores;
     this.#statuses = statuses;
     this.#timings = timings;

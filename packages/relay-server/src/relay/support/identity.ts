@@ -1,5 +1,7 @@
 import { generateKeypair, type Keypair, keypairFromSeed, sha256 } from '@wmp/jcs-signing';
-import type { RelayIdentityInput } from './limits.js';
+
+/** The relay's own Ed25519 identity: a 32-byte seed, or a keypair. The app layer persists it. */
+export type RelayIdentityInput = { readonly seed: Uint8Array } | { readonly keypair: Keypair };
 
 /** The relay's signing identity (did:key): it signs every relay_chain entry it appends. */
 export function relayKeypair(input: RelayIdentityInput | undefined): Keypair {

@@ -1,0 +1,99 @@
+import type { Coordination } from '../coordination/contracts/coordination.js';
+import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
+import type { FederationConfig } from './federation/federation-config.js';
+import type { BoxAppInput } from './http/http-app.js';
+import type { RelayAuthenticatorsInput } from './sessions/auth-context.js';
+import type { RelayIdentityInput } from './support/identity.js';
+import { type RelayLimits, type RelayTimings, resolveConfig } from './support/limits.js';
+import type { Logger } from './support/logger.js';
+import type { RelayTlsConfig } from './support/tls.js';
+
+/**
+ * What `createRelay` and `createRelayCore` take, as a whole: the bounds (`support/limits.ts`) and
+ * each part's own input, defined beside the code that reads it.
+ */
+export interface RelayConfig {
+  /** Default: a fresh random identity (fine for tests; a deployment passes a persisted seed). */
+  readonly identity?: RelayIdentityInput;
+  /** Where to listen; default `127.0.0.1`, port 0 (any free port). */
+  readonly host?: string;
+  readonly port?: number;
+  /** The public origin (`https://relay.example`); default the listening address. Endpoints and relay_chain use it. */
+  readonly publicUrl?: string;
+  /**
+   * The stores, or a factory that gets the store caps of this config (so they are enforced by the
+   * store, in the same atomic operation as each write). Default: `MemoryRelayStores`. The relay closes
+   * its stores on `close()`.
+   */
+  readonly store?: RelayStores | ((limits: RelayStoreLimits) => RelayStores);
+  readonly limits?: Partial<RelayLimits>;
+  readonly timings?: Partial<RelayTimings>;
+  /** The relay's own MLS key packages for `/.well-known/mls-key-packages` (default none). */
+  readonly keyPackages?: readonly Record<string, unknown>[];
+  readonly box?: BoxAppInput;
+  /** Structured logs (JSON lines); default silent. Never gets addresses or message content. */
+  readonly logger?: Logger;
+  /**
+   * Extra authenticators by auth type (e.g. `bearer`), or a function of the relay's context
+   * (`relayAuthenticators` from `@wmp/relay-server/node`: x5c, mtls, did:web, DPoP);
+   * signed_challenge (did:key, did:jwk) is on unless replaced. The well-known
+   * `accepted_identifier_schemes` lists what they prove, `accepted_schemes` its families.
+   */
+  readonly authenticators?: RelayAuthenticatorsInput;
+  /** Serve HTTPS and WSS (TLS 1.3) on the relay's port; with `clientCa`, ask for client certificates (mtls). */
+  readonly tls?: RelayTlsConfig;
+  /** Privacy statement of the well-known document (§8.8.2). */
+  readonly privacy?: Readonly<Record<string, string>>;
+  /**
+   * Whether per-source limits (session opens, routed bytes) also apply to loopback addresses.
+   * Default false: behind a proxy on the same host every client comes from loopback, and one
+   * bucket for all of them would refuse everyone.
+   */
+  readonly limitLoopback?: boolean;
+  /**
+   * Reverse proxies (load balancers) in front of the relay whose `X-Forwarded-For` names the
+   * client: per-source limits then count each client, not the proxy. Only addresses listed here
+   * are believed; default none.
+   */
+  readonly trustedProxies?: readonly string[];
+  /**
+   * WEAKER: over HTTP, let a request name its hop session by id alone, without the session's token
+   * (for clients such as go-wmp and wmp-js that send neither `Authorization: Bearer` nor
+   * `Wmp-Session-Token`). Never for group sessions, whose ids other participants know. Default off.
+   */
+  readonly httpSessionIdBinding?: boolean;
+  /**
+   * What this node shares with the other nodes of a cluster that may be lost (rate windows,
+   * key-package budgets, presence, wake-ups; `connectRedisCoordination` from
+   * `@wmp/relay-server/redis`), with `store` the cluster's shared stores. Default: one process
+   * (`memoryCoordination`). The owner closes a given coordination, after the relay.
+   */
+  readonly coordination?: Coordination;
+  /** This node's name in logs and metrics; default the coordination's `nodeId`. */
+  readonly nodeId?: string;
+  /**
+   * Relay-to-relay routing (DESIGN §3 federation): static routes, peers, trust, ERDS. Left out:
+   * federation is off (every recipient is kept here, nothing forwarded is taken).
+   */
+  readonly federation?: FederationConfig;
+  readonly now?: () => number;
+}
+
+/**
+ * The caps the stores enforce for `config` (in the same atomic operation as each write): what a
+ * store factory gets, and what an embedder that opens a store itself (PostgreSQL opens
+ * asynchronously) passes to it.
+ */
+export function relayStoreLimits(config: RelayConfig): RelayStoreLimits {
+  const { limits } = resolveConfig(config);
+  return {
+    queue: {
+      maxQueued: limits.maxQueued,
+      maxBytes: limits.maxQueueBytes,
+      maxQueuedPerSender: limits.maxQueuedPerSender,
+      maxBytesPerSender: limits.maxQueueBytesPerSender,
+      maxTotalBytes: limits.maxTotalQueueBytes,
+    },
+    sessions: { maxSessions: limits.maxSessions, maxPendingSessions: limits.maxPendingSessions },
+  };
+}
