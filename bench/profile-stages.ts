@@ -102,7 +102,10 @@ export const RULES: readonly StageRule[] = [
     file: /relay\/(routing\/(forwarder|queue-wake-ups)|presence\/presence)\.ts|coordination\/memory\/wake-ups/,
   },
   { stage: 'store append (record, caps)', file: /relay-server\/src\/storage\// },
-  { stage: 'route (deliver handler, stored text, fan-out)', file: /relay\/(routing\/(route|recipients)|sessions\/deliver)\.ts/ },
+  {
+    stage: 'route (deliver handler, stored text, fan-out)',
+    file: /relay\/(routing\/(route|recipients)|sessions\/deliver)\.ts/,
+  },
   // Sending: the session layer's notify/reply (JSON.stringify inside), the transport, ws's sender.
   {
     stage: 'forward (stringify + ws send)',

@@ -33,7 +33,7 @@ export interface StatusDeps {
   readonly queue: Pick<QueueStore, 'append' | 'stats'>;
   readonly forwarder: Pick<Forwarder, 'offer'>;
   readonly keeping: StatusKeeping;
-  /** Where a status goes that no connection here takes: a peer relay, another node, the sender's home. */
+  /** Where a status goes besides the connections here: back to a peer relay, another node, the sender's home relay. */
   readonly events: Pick<RelayEvents, 'statusToPeer' | 'statusElsewhere' | 'statusToHome'>;
   readonly metrics: RelayMetrics;
   readonly logger: Logger;
