@@ -18,6 +18,7 @@ interface Watch {
   wanted: boolean;
 }
 
+/** What the wake-ups take: the coordination, this node's endpoints and their pumps, the `noted` event. */
 export interface WakeUpDeps {
   readonly coordination: Coordination;
   readonly presence: Pick<Presence, 'endpoints'>;
