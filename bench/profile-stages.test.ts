@@ -15,7 +15,7 @@ describe('stageOf (the per-message budget of bench/profile-summary.ts)', () => {
       at('', 'packages/jcs-signing/src/crypto/node.ts'),
       at('signDetached', 'packages/jcs-signing/src/jws.ts'),
       at('relayChainWith', 'packages/jcs-signing/src/relay-chain.ts'),
-      at('routedMessage', 'packages/relay-server/src/relay/route.ts'),
+      at('routedMessage', 'packages/relay-server/src/relay/routing/route.ts'),
       TICKS,
       ROOT,
     ];
@@ -39,10 +39,10 @@ describe('stageOf (the per-message budget of bench/profile-summary.ts)', () => {
       at('send', 'packages/transports/src/ws-server.ts'),
       at('notify', 'packages/session/src/peer.ts'),
     ];
-    expect(stageOf([...send, at('#send', 'packages/relay-server/src/relay/forwarder.ts'), ROOT])).toBe(
+    expect(stageOf([...send, at('#send', 'packages/relay-server/src/relay/routing/forwarder.ts'), ROOT])).toBe(
       'forward (stringify + ws send)',
     );
-    expect(stageOf([...send, at('send', 'packages/relay-server/src/relay/statuses.ts'), ROOT])).toBe(
+    expect(stageOf([...send, at('send', 'packages/relay-server/src/relay/statuses/statuses.ts'), ROOT])).toBe(
       'status build/send',
     );
   });
@@ -62,7 +62,7 @@ describe('stageOf (the per-message budget of bench/profile-summary.ts)', () => {
       stageOf([
         at('queueRecord', 'packages/relay-server/src/storage/contracts/queue-input.ts'),
         at('append', 'packages/relay-server/src/storage/sqlite/sqlite-queue-store.ts'),
-        at('routeToRecipients', 'packages/relay-server/src/relay/route.ts'),
+        at('routeToRecipients', 'packages/relay-server/src/relay/routing/route.ts'),
         ROOT,
       ]),
     ).toBe('store append (record, caps)');
@@ -70,7 +70,7 @@ describe('stageOf (the per-message budget of bench/profile-summary.ts)', () => {
 
   it("counts the UTF-8 byte count as its caller's: the route's text, or the queue's record", () => {
     const count = at('utf8Length', 'packages/jsonrpc-envelope/src/strict-json.ts');
-    expect(stageOf([count, at('routeToRecipients', 'packages/relay-server/src/relay/route.ts'), ROOT])).toBe(
+    expect(stageOf([count, at('routeToRecipients', 'packages/relay-server/src/relay/routing/route.ts'), ROOT])).toBe(
       'route (deliver handler, stored text, fan-out)',
     );
     expect(

@@ -62,7 +62,7 @@ export const RULES: readonly StageRule[] = [
   { stage: 'startup (module loading)', fn: /^(createRelay|createRelayCore|openStores)$/ },
   {
     stage: 'connection setup (upgrade, auth, register)',
-    file: /session\/src\/auth\/|session\/src\/handlers\/session\.ts|relay\/registration\.ts|transports\/src\/ws-attach\.ts/,
+    file: /session\/src\/auth\/|session\/src\/handlers\/session\.ts|relay\/sessions\/registration\.ts|transports\/src\/ws-attach\.ts/,
   },
   { stage: 'connection setup (upgrade, auth, register)', fn: /^(handleUpgrade|completeUpgrade|emitClose)$/ },
   // The writer's flush: every statement of a batch, then COMMIT.
@@ -92,17 +92,20 @@ export const RULES: readonly StageRule[] = [
   { stage: 'other', file: JCS_SIGNING, generic: true },
   {
     stage: 'enforcement (session, sender binding, limits)',
-    file: /relay\/(relay-limiters|refusals|noted-session-store|auth-context)\.ts|coordination\/memory\/token-buckets|storage\/contracts\/limits\.ts|session\/src\/(server|enforce|session-model|session-routing|memory-session-store)\.ts|sqlite-session-store\.ts|storage\/contracts\/session-json\.ts/,
+    file: /relay\/(support\/(relay-limiters|refusals|noted-session-store)|sessions\/auth-context)\.ts|coordination\/memory\/token-buckets|storage\/contracts\/limits\.ts|session\/src\/(server|enforce|session-model|session-routing|memory-session-store)\.ts|sqlite-session-store\.ts|storage\/contracts\/session-json\.ts/,
   },
-  { stage: 'ack handling', file: /relay\/hooks\.ts/, fn: /^ack/ },
+  { stage: 'ack handling', file: /relay\/sessions\/hooks\.ts/, fn: /^ack/ },
   { stage: 'ack handling', file: SQLITE, fn: /^ack/ },
-  { stage: 'status build/send', file: /relay\/statuses\.ts/ },
+  { stage: 'status build/send', file: /relay\/statuses\/statuses\.ts/ },
   {
     stage: 'forward (stringify + ws send)',
-    file: /relay\/(forwarder|presence|queue-wake-ups)\.ts|coordination\/memory\/wake-ups/,
+    file: /relay\/(routing\/(forwarder|queue-wake-ups)|presence\/presence)\.ts|coordination\/memory\/wake-ups/,
   },
   { stage: 'store append (record, caps)', file: /relay-server\/src\/storage\// },
-  { stage: 'route (deliver handler, stored text, fan-out)', file: /relay\/(route|deliver|recipients|services)\.ts/ },
+  {
+    stage: 'route (deliver handler, stored text, fan-out)',
+    file: /relay\/(routing\/(route|recipients)|sessions\/deliver)\.ts/,
+  },
   // Sending: the session layer's notify/reply (JSON.stringify inside), the transport, ws's sender.
   {
     stage: 'forward (stringify + ws send)',
@@ -112,7 +115,7 @@ export const RULES: readonly StageRule[] = [
   },
   {
     stage: 'forward (stringify + ws send)',
-    file: /relay\/observed-transport\.ts|transports\/src\/ws-server\.ts/,
+    file: /relay\/support\/observed-transport\.ts|transports\/src\/ws-server\.ts/,
     generic: true,
   },
   { stage: 'forward (stringify + ws send)', file: /ws\/lib\/(sender|websocket)\.js/, generic: true },

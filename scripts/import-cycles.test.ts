@@ -1,10 +1,20 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { removeDir } from '../test-support/services/common.js';
-import { cycles, importGraph, relativeImports, repositoryCycles, sourceFiles } from './import-cycles.js';
+import {
+  cycles,
+  importGraph,
+  RELAY_DIR,
+  RELAY_ROOMS,
+  relativeImports,
+  relayRoomViolations,
+  repositoryCycles,
+  roomOrderViolations,
+  sourceFiles,
+} from './import-cycles.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 
@@ -59,5 +69,78 @@ describe('import cycles', () => {
         ]),
       ),
     ).toEqual([]);
+  });
+});
+
+describe("the order of the relay's rooms", () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) removeDir(dir);
+  });
+
+  /** A directory of rooms `low` < `high` with `files` (path -> text), and what breaks their order. */
+  function plant(files: Record<string, string>) {
+    const dir = mkdtempSync(join(tmpdir(), 'wmp-rooms-'));
+    dirs.push(dir);
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(join(dir, path, '..'), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    }
+    return roomOrderViolations(importGraph(sourceFiles(dir)), dir, ['low', 'high']).map(
+      (v) => `${v.kind} ${v.from} -> ${v.to}`,
+    );
+  }
+
+  it("no import of the repository's relay runs back up the rooms, into the root, or in a circle", () => {
+    expect(relayRoomViolations(root)).toEqual([]);
+  });
+
+  it('names every room of the relay, each a directory there', () => {
+    const present = readdirSync(join(root, RELAY_DIR), { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
+    expect([...present].sort()).toEqual([...RELAY_ROOMS].sort());
+  });
+
+  it('takes imports down the rooms, inside a room and from the root', () => {
+    expect(
+      plant({
+        'low/a.ts': 'export const a = 1;\n',
+        'low/b.ts': "import { a } from './a.js';\nexport const b = a;\n",
+        'high/c.ts': "import { b } from '../low/b.js';\nexport const c = b;\n",
+        'high/deep/d.ts': "import type { c } from '../c.js';\nexport type D = typeof c;\n",
+        'core.ts': "import { c } from './high/c.js';\nimport { a } from './low/a.js';\nexport const core = [a, c];\n",
+      }),
+    ).toEqual([]);
+  });
+
+  it('finds a planted upward import, a type-only one too, an import of the root and an unlisted room', () => {
+    expect(
+      plant({
+        'low/a.ts': "import { c } from '../high/c.js';\nexport const a = c;\n",
+        'low/b.ts': "import type { D } from '../high/deep/d.js';\nexport type B = D;\n",
+        'high/c.ts': 'export const c = 1;\n',
+        'high/deep/d.ts': "import { core } from '../../core.js';\nexport type D = typeof core;\n",
+        'core.ts': 'export const core = 1;\n',
+        'attic/e.ts': "import { c } from '../high/c.js';\nexport const e = c;\n",
+      }).sort(),
+    ).toEqual(
+      [
+        'upward low/a.ts -> high/c.ts',
+        'upward low/b.ts -> high/deep/d.ts',
+        'into-root high/deep/d.ts -> core.ts',
+        'unlisted-room attic/e.ts -> ',
+        'upward attic/e.ts -> high/c.ts',
+      ].sort(),
+    );
+  });
+
+  it('finds a circle inside one room', () => {
+    expect(
+      plant({
+        'low/a.ts': "import { b } from './b.js';\nexport const a = b;\n",
+        'low/b.ts': "import type { a } from './a.js';\nexport const b = 1 as unknown as typeof a;\n",
+      }),
+    ).toEqual(['cycle low/a.ts low/b.ts -> ']);
   });
 });

@@ -104,3 +104,74 @@ export function repositoryCycles(root: string): string[][] {
   );
   return cycles(importGraph(files)).map((c) => c.map((f) => relative(root, f)));
 }
+
+/**
+ * The relay's floor plan (docs/architecture.md, "Relay"): the rooms of
+ * `packages/relay-server/src/relay/`, lowest first. A room imports from itself and the rooms
+ * before it only; the root files (`relay/*.ts`: the assembly) may import any room, and no room
+ * imports them. A new directory there is a room only once it is listed here.
+ */
+export const RELAY_DIR = 'packages/relay-server/src/relay';
+export const RELAY_ROOMS = [
+  'support',
+  'presence',
+  'routing',
+  'statuses',
+  'federation',
+  'mls',
+  'sessions',
+  'http',
+] as const;
+
+/** One import that breaks the order of the rooms, or a cycle among files of the directory. */
+export interface RoomViolation {
+  readonly kind: 'upward' | 'into-root' | 'unlisted-room' | 'cycle';
+  /** The importing file (a cycle: its files), relative to the checked directory. */
+  readonly from: string;
+  /** The imported file (a cycle: empty). */
+  readonly to: string;
+}
+
+/** The room of a file of `dir`: its first directory (`''`: a root file), or undefined outside `dir`. */
+function roomOf(dir: string, file: string): string | undefined {
+  const path = relative(dir, file);
+  if (path.startsWith('..')) return undefined;
+  const parts = path.split(/[\\/]/);
+  return parts.length === 1 ? '' : parts[0];
+}
+
+/** What breaks the order of `rooms` (lowest first) among the files of `dir` in `graph`. */
+export function roomOrderViolations(
+  graph: ReadonlyMap<string, readonly string[]>,
+  dir: string,
+  rooms: readonly string[],
+): RoomViolation[] {
+  const found: RoomViolation[] = [];
+  const name = (file: string) => relative(dir, file).split('\\').join('/');
+  const inside = new Map<string, string[]>();
+  for (const [from, targets] of graph) {
+    const room = roomOf(dir, from);
+    if (room === undefined) continue;
+    inside.set(
+      from,
+      targets.filter((t) => roomOf(dir, t) !== undefined),
+    );
+    if (room !== '' && !rooms.includes(room)) found.push({ kind: 'unlisted-room', from: name(from), to: '' });
+    for (const to of inside.get(from)!) {
+      const target = roomOf(dir, to)!;
+      if (room === '' || target === room) continue;
+      if (target === '') found.push({ kind: 'into-root', from: name(from), to: name(to) });
+      else if (rooms.indexOf(target) > rooms.indexOf(room) || !rooms.includes(target)) {
+        found.push({ kind: 'upward', from: name(from), to: name(to) });
+      }
+    }
+  }
+  for (const cycle of cycles(inside)) found.push({ kind: 'cycle', from: cycle.map(name).join(' '), to: '' });
+  return found;
+}
+
+/** The room-order check of the repository's relay (`RELAY_DIR`, `RELAY_ROOMS`). */
+export function relayRoomViolations(root: string): RoomViolation[] {
+  const dir = join(root, RELAY_DIR);
+  return roomOrderViolations(importGraph(sourceFiles(dir)), dir, RELAY_ROOMS);
+}

@@ -62,7 +62,7 @@ const answers: Record<Ask['type'], () => Record<string, number>> = {
     // CPU time of the whole process so far (every thread), for CPU per message between two asks.
     cpuMicros: cpuMicros(),
     connections: relay.core.connections,
-    registered: relay.core.services.presence.size,
+    registered: relay.core.presence.size,
     routed: relay.core.metrics.routed,
     deliveries: relay.core.metrics.deliveries,
     errors: [...relay.core.metrics.errors.values()].reduce((a, b) => a + b, 0),

@@ -5,19 +5,8 @@
 export * from './box-api/index.js';
 // Coordination between nodes: contracts and memory adapters (Redis: `@wmp/relay-server/redis`).
 export * from './coordination/index.js';
-export type { RelayAuthContext, RelayAuthenticatorsInput } from './relay/auth-context.js';
 // The relay's browser-safe parts (createRelay itself is in the Node entry).
-export {
-  type BoxAppInput,
-  DEFAULT_RELAY_LIMITS,
-  DEFAULT_RELAY_TIMINGS,
-  type RelayConfig,
-  type RelayIdentityInput,
-  type RelayLimits,
-  type RelayTimings,
-  relayStoreLimits,
-} from './relay/config.js';
-export { MAX_EPOCH_LAG } from './relay/encrypted-deliver.js';
+export { type RelayConfig, relayStoreLimits } from './relay/config.js';
 // Relay-to-relay routing (DESIGN §3 federation).
 export { erdsUnsupported } from './relay/federation/erds.js';
 export {
@@ -33,10 +22,20 @@ export {
 } from './relay/federation/federation-config.js';
 export type { HomeAnswer, HomeResolver, Resolution } from './relay/federation/home-resolver.js';
 export { MAX_FEDERATION_HOPS } from './relay/federation/inbound.js';
-export { createJsonLogger, type LogFields, type Logger, type LogLevel, silentLogger } from './relay/logger.js';
-export type { RelayMlsReason } from './relay/mls-input.js';
-export { STORE_RETRY_AFTER_SECONDS, StoreUnavailableRefusal } from './relay/store-refusal.js';
-export { wellKnownConfiguration } from './relay/well-known.js';
+export type { BoxAppInput } from './relay/http/http-app.js';
+export { wellKnownConfiguration } from './relay/http/well-known.js';
+export { MAX_EPOCH_LAG } from './relay/mls/encrypted-deliver.js';
+export type { RelayMlsReason } from './relay/mls/mls-input.js';
+export type { RelayAuthContext, RelayAuthenticatorsInput } from './relay/sessions/auth-context.js';
+export type { RelayIdentityInput } from './relay/support/identity.js';
+export {
+  DEFAULT_RELAY_LIMITS,
+  DEFAULT_RELAY_TIMINGS,
+  type RelayLimits,
+  type RelayTimings,
+} from './relay/support/limits.js';
+export { createJsonLogger, type LogFields, type Logger, type LogLevel, silentLogger } from './relay/support/logger.js';
+export { STORE_RETRY_AFTER_SECONDS, StoreUnavailableRefusal } from './relay/support/store-refusal.js';
 export { type BoxEventRecord, boxEventRecord } from './storage/contracts/box-input.js';
 export { checkBoxLimits } from './storage/contracts/box-limits.js';
 export {

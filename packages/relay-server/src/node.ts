@@ -6,9 +6,13 @@
 export { type BoxApp, createBoxApp } from './box-api/app.js';
 export { mountBoxApp } from './box-api/mount.js';
 export * from './index.js';
-export { type RelayAuthOptions, type RelayDidWebSettings, relayAuthenticators } from './relay/authenticators.js';
 export { createRelayCore, type RelayCore } from './relay/core.js';
 export { createRelay, type Relay } from './relay/create-relay.js';
 export { nodePeerTransport } from './relay/federation/node-transport.js';
-export { createRelayApp, type RelayAppInput } from './relay/http-app.js';
-export { type RelayTlsConfig, tlsServerOptions } from './relay/tls.js';
+export { createRelayApp, type RelayAppInput } from './relay/http/http-app.js';
+export {
+  type RelayAuthOptions,
+  type RelayDidWebSettings,
+  relayAuthenticators,
+} from './relay/sessions/authenticators.js';
+export { type RelayTlsConfig, tlsServerOptions } from './relay/support/tls.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonLengthAtLeast } from '../src/relay/deliver.js';
+import { jsonLengthAtLeast } from '../src/relay/sessions/deliver.js';
 
 describe('jsonLengthAtLeast (the fan-out check before signing)', () => {
   it('never exceeds the UTF-8 bytes of the JSON text', () => {

@@ -36,7 +36,7 @@ describe('delivery statuses (DESIGN §3)', () => {
     const alice = await open(url);
     const bob = await open(url);
     await testbed.disconnect(bob);
-    await waitFor(() => testbed.relay!.core.services.presence.size === 1);
+    await waitFor(() => testbed.relay!.core.presence.size === 1);
     const id = (
       (await alice.session.request('wmp.message.deliver', {
         to: [bob.keypair.did],

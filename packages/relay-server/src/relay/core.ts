@@ -1,5 +1,5 @@
 import type { Keypair, RelayHop } from '@wmp/jcs-signing';
-import { BoundedSet, coreMethods, isLoopbackAddress, type ParamsOf } from '@wmp/jsonrpc-envelope';
+import { coreMethods, isLoopbackAddress, type ParamsOf } from '@wmp/jsonrpc-envelope';
 import {
   type Connection,
   identifierProblem,
@@ -11,35 +11,36 @@ import {
 import { ByteBudget } from '@wmp/transports';
 import type { Coordination } from '../coordination/contracts/coordination.js';
 import { memoryCoordination } from '../coordination/memory/coordination.js';
-import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
-import { MemoryRelayStores } from '../storage/memory/memory-store.js';
-import { endpointUrls } from './auth-context.js';
-import { type RelayConfig, type ResolvedConfig, relayStoreLimits, resolveConfig } from './config.js';
-import { deliverHook, deliverOnRoute } from './deliver.js';
-import { Federation, type FederationDeps } from './federation/federation.js';
-import { Forwarder } from './forwarder.js';
-import { relayHooks } from './hooks.js';
-import { relayKeypair } from './identity.js';
-import { type Logger, silentLogger } from './logger.js';
-import { RelayMetrics } from './metrics.js';
-import { notingFullStore } from './noted-session-store.js';
-import { ObservedTransport, type TransportObserver } from './observed-transport.js';
-import { Presence } from './presence.js';
-import { QueueWakeUps } from './queue-wake-ups.js';
-import { RefusalLog } from './refusals.js';
-import { relayLimiters } from './relay-limiters.js';
-import { registerRelayMethods } from './relay-methods.js';
-import { relayResolvers } from './relay-resolvers.js';
-import { ClusterPartyLinks, chainLinks } from './routed/cluster-links.js';
-import { withRelayEntry } from './routed/offered.js';
-import { localPartyLinks } from './routed/party-links.js';
-import { RoutedSessions } from './routed/routed-sessions.js';
-import type { RelayBudgets, RelayServices } from './services.js';
-import { endedSessionOf, identitiesOf, sessionEndedNote } from './session-ended-notes.js';
-import { StatusNotifier } from './statuses.js';
-import { storeRefusalOf } from './store-refusal.js';
-import { Sweeper } from './sweeper.js';
-import { wellKnownConfiguration } from './well-known.js';
+import type { RelayStores } from '../storage/contracts/relay-stores.js';
+import { type RelayConfig, relayStoreLimits } from './config.js';
+import { clusterFederation } from './federation/cluster-federation.js';
+import { Federation } from './federation/federation.js';
+import { wellKnownConfiguration } from './http/well-known.js';
+import { openStores } from './open-stores.js';
+import { Presence } from './presence/presence.js';
+import { Forwarder } from './routing/forwarder.js';
+import { QueueWakeUps } from './routing/queue-wake-ups.js';
+import { Router } from './routing/route.js';
+import { endpointUrls } from './sessions/auth-context.js';
+import { type DeliverDeps, deliverHook, deliverOnRoute } from './sessions/deliver.js';
+import { relayHooks } from './sessions/hooks.js';
+import { registerRelayMethods } from './sessions/relay-methods.js';
+import { relayResolvers } from './sessions/relay-resolvers.js';
+import { relayRoutes } from './sessions/routed/relay-routes.js';
+import { endedSessionOf, identitiesOf, sessionEndedNote } from './sessions/session-ended-notes.js';
+import { StatusNotifier } from './statuses/statuses.js';
+import { Sweeper } from './statuses/sweeper.js';
+import type { RelayBudgets } from './support/budgets.js';
+import { relayKeypair } from './support/identity.js';
+import { type ResolvedConfig, resolveConfig } from './support/limits.js';
+import { type Logger, silentLogger } from './support/logger.js';
+import { RelayMetrics } from './support/metrics.js';
+import { notingFullStore } from './support/noted-session-store.js';
+import { ObservedTransport, type TransportObserver } from './support/observed-transport.js';
+import { RefusalLog } from './support/refusals.js';
+import type { RelayEvents } from './support/relay-events.js';
+import { relayLimiters } from './support/relay-limiters.js';
+import { storeRefusalOf } from './support/store-refusal.js';
 
 /** The relay without a network: the session engine with routing, queues and their bookkeeping. */
 export interface RelayCore {
@@ -47,7 +48,8 @@ export interface RelayCore {
   readonly identity: Keypair;
   readonly stores: RelayStores;
   readonly server: WmpServer;
-  readonly services: RelayServices;
+  /** Who is online on this node: identity -> endpoints (`size`: the registered gauge of /metrics). */
+  readonly presence: Presence;
   readonly metrics: RelayMetrics;
   readonly sweeper: Sweeper;
   /** What this node shares with the other nodes of its cluster (its own, on one process). */
@@ -90,78 +92,13 @@ export interface RelayCore {
 }
 
 /**
- * The stores, with the caps of the config. A ready store enforces its own caps, so one that
- * disagrees with caps the config sets explicitly is refused rather than silently winning (pass a
- * factory to have the config's caps applied).
- */
-function openStores(input: RelayConfig, limits: RelayStoreLimits): RelayStores {
-  if (typeof input.store === 'function') return input.store(limits);
-  if (input.store === undefined) return new MemoryRelayStores(limits);
-  const asked = input.limits ?? {};
-  const { queue, sessions } = input.store;
-  const differs = (wanted: number | undefined, own: number) => wanted !== undefined && wanted !== own;
-  if (
-    differs(asked.maxQueued, queue.limits.maxQueued) ||
-    differs(asked.maxQueueBytes, queue.limits.maxBytes) ||
-    differs(asked.maxQueuedPerSender, queue.limits.maxQueuedPerSender) ||
-    differs(asked.maxQueueBytesPerSender, queue.limits.maxBytesPerSender) ||
-    differs(asked.maxTotalQueueBytes, queue.limits.maxTotalBytes) ||
-    differs(asked.maxSessions, sessions.limits.maxSessions) ||
-    differs(asked.maxPendingSessions, sessions.limits.maxPendingSessions)
-  ) {
-    throw new RangeError('limits differ from the caps of the given store (pass a store factory instead)');
-  }
-  return input.store;
-}
-
-/** A routed session's lifetime when its create asks none, and the most it may ask (as the relay's own). */
-const ROUTED_DEFAULT_TTL_SECONDS = 3600;
-const ROUTED_MAX_TTL_SECONDS = 86_400;
-/** Frames of routed sessions one node has passed to other nodes and awaits answers for. */
-const ROUTED_NODE_ASKS = 10_000;
-
-/** Statuses from peers remembered by one process (the oldest are forgotten first). */
-const RECENT_PEER_STATUSES = 100_000;
-
-/** One process claims in its own memory: copies come from links that overlap, within moments. */
-function claimLocally(): (key: string) => Promise<boolean> {
-  const recent = new BoundedSet<string>(RECENT_PEER_STATUSES);
-  return async (key) => {
-    if (recent.has(key)) return false;
-    recent.add(key);
-    return true;
-  };
-}
-
-/**
- * What federation takes from the stores and the coordination (DESIGN §3 "Cluster"): each peer's
- * outbox is sent by one node at a time (under the stores' sweep lock, when they have one), each
- * status a peer sends back is passed on once for the relay (the coordination's single-use cache),
- * and a `queued` status reaches a sender live on another node.
- */
-function clusterFederation(
-  stores: RelayStores,
-  coordination: Coordination,
-  cluster: boolean,
-): Pick<FederationDeps, 'lease' | 'claim' | 'onlineElsewhere'> {
-  const lock = stores.withSweepLock;
-  return {
-    ...(lock ? { lease: (name: string, pass: () => Promise<void>) => lock.call(stores, name, pass) } : {}),
-    claim: cluster ? (key, expiresAt) => coordination.statusClaims.useOnce(key, expiresAt) : claimLocally(),
-    onlineElsewhere: async (identity) => {
-      if (!cluster) return false;
-      const nodes = await coordination.presence.nodesOf(identity).catch(() => [] as readonly string[]);
-      return nodes.some((n) => n !== coordination.nodeId);
-    },
-  };
-}
-
-/**
- * Builds the relay's engine: a `WmpServer` on the relay's stores with the relay hooks and
- * methods, rate limits per identity, connection and source, the shared memory budgets, and the
- * expiry sweeper (not started).
+ * Builds the relay's engine, room by room from the lowest (docs/architecture.md, "Relay"): the
+ * support floor, the events the rooms raise and who hears them, presence, routing, statuses,
+ * federation, MLS and the session engine with the relay's hooks and methods. Nothing runs until
+ * `start()` (the sweeper, the wake-ups, the peer links).
  */
 export function createRelayCore(input: RelayConfig): RelayCore {
+  // support/: bounds, identity, stores, logs, metrics, memory budgets, rate limits.
   const config = resolveConfig(input);
   const { limits, timings } = config;
   const now = input.now ?? Date.now;
@@ -176,50 +113,81 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     bodies: new ByteBudget(limits.bodyBytesInFlight),
   };
   // A given coordination makes this a node of a cluster; else one process, on its own.
+  const cluster = input.coordination !== undefined;
   const coordination = input.coordination ?? memoryCoordination({ nodeId: input.nodeId ?? 'local', now });
   // A full session store is refused by the store itself; the relay logs it once per interval.
   const sessions = notingFullStore(stores.sessions, refusals);
-  const presence = new Presence(limits.maxConnectionsPerIdentity);
-  const forwarder = new Forwarder(stores.queue, presence, metrics, logger, now);
-  const wakeUps = new QueueWakeUps(coordination, presence, forwarder, logger, {
-    safetyPollMs: timings.safetyPollMs,
-    // One process loses no wake-up: no need to read every queue again and again.
-    poll: input.coordination !== undefined,
-  });
-  presence.onidentityup = (id) => wakeUps.identityUp(id);
-  presence.onidentitydown = (id) => wakeUps.identityDown(id);
-  forwarder.oncommitted = (id, seq) => wakeUps.committed(id, seq);
-  forwarder.watching = (id) => wakeUps.ready(id);
-  const statuses = new StatusNotifier(
-    presence,
-    stores.queue,
-    forwarder,
-    { relayId: identity.did, ttlMs: timings.messageTtlSeconds * 1000, maxQueued: stores.queue.limits.maxQueued },
-    metrics,
-    logger,
-    now,
-  );
-  if (input.coordination !== undefined) {
-    // A status for a sender online on another node goes there, live (DESIGN §3 "Cluster").
-    statuses.elsewhere = (sender, note) => wakeUps.note(sender, note);
-    wakeUps.onnote = (identity, note) => {
-      const ended = endedSessionOf(note);
-      if (ended === undefined) return statuses.noted(identity, note);
-      // Closed or logged out on another node: its connections here (HTTP sessions) end now.
-      server.forget(ended);
-      presence.dropSession(ended);
-    };
-  }
-  // Written to a live connection for the first time: its sender hears `delivered` now (DESIGN §3).
-  forwarder.ondelivered = (marked) => statuses.terminal(marked, 'delivered');
-  // An HTTP session opened its event stream: what waited for it goes out now.
-  presence.onreachable = (endpoint) => void forwarder.pump(endpoint);
   // Loopback is a local proxy unless the operator says otherwise: its clients are not one source.
   const sourceOf = (address: string | undefined): string | undefined =>
     input.limitLoopback === true || address === undefined ? address : isLoopbackAddress(address) ? undefined : address;
   const limiters = relayLimiters(limits, coordination, now, sourceOf);
-
   let origin = input.publicUrl?.replace(/\/+$/, '') ?? 'http://localhost';
+  const hop = (): RelayHop => ({ relay: `${origin}/wmp`, relayId: identity.did, signer: identity });
+
+  // What a room tells the rooms above it, and who hears it: the whole flow of a message in one
+  // place. The rooms are built below; none raises anything before the relay serves.
+  const events: RelayEvents = {
+    // presence -> the wake-ups: a cluster node watches the identities it has endpoints of.
+    identityUp: (id) => wakeUps.identityUp(id),
+    identityDown: (id) => wakeUps.identityDown(id),
+    // presence -> the forwarder: an HTTP session opened its event stream, what waited goes out now.
+    reachableAgain: (endpoint) => void forwarder.pump(endpoint),
+    // the forwarder -> the wake-ups: a commit wakes the other nodes; a pump waits for the watch.
+    committed: (id, seq) => wakeUps.committed(id, seq),
+    watching: (id) => wakeUps.ready(id),
+    // the forwarder -> statuses: written to a live connection for the first time, `delivered` (DESIGN §3).
+    delivered: (marked) => statuses.terminal(marked, 'delivered'),
+    // the route -> statuses: `queued` (online nowhere) and `dropped` (a full queue, a reused id).
+    status: (sender, params, keep) => statuses.send(sender, params, keep),
+    // the wake-ups -> statuses, sessions: a note from another node.
+    noted: (id, note) => {
+      const ended = endedSessionOf(note);
+      if (ended === undefined) return statuses.noted(id, note);
+      // Closed or logged out on another node: its connections here (HTTP sessions) end now.
+      server.forget(ended);
+      presence.dropSession(ended);
+    },
+    // statuses -> federation: back to the peer a sender came through, or to its home relay.
+    statusToPeer: (sender, params) => federation?.statusToPeer(sender, params) ?? false,
+    statusToHome: async (sender, params) => (await federation?.statusToHome(sender, params)) ?? false,
+    // statuses -> the wake-ups: a sender online on another node hears it there, live (DESIGN §3 "Cluster").
+    statusElsewhere: (sender, note) => (cluster ? wakeUps.note(sender, note) : undefined),
+  };
+
+  // presence/
+  const presence = new Presence(limits.maxConnectionsPerIdentity, events);
+
+  // routing/: the forwarder and the wake-ups (the router comes once federation is there).
+  const forwarder = new Forwarder({ queue: stores.queue, presence, events, metrics, logger, now });
+  const wakeUps = new QueueWakeUps({
+    coordination,
+    presence,
+    forwarder,
+    events,
+    logger,
+    safetyPollMs: timings.safetyPollMs,
+    // One process loses no wake-up: no need to read every queue again and again.
+    poll: cluster,
+  });
+
+  // statuses/
+  const statuses = new StatusNotifier({
+    presence,
+    queue: stores.queue,
+    forwarder,
+    keeping: {
+      relayId: identity.did,
+      ttlMs: timings.messageTtlSeconds * 1000,
+      maxQueued: stores.queue.limits.maxQueued,
+    },
+    events,
+    metrics,
+    logger,
+    now,
+  });
+  const sweeper = new Sweeper(stores, statuses, timings, logger, now);
+
+  // federation/
   const federation =
     input.federation === undefined || input.federation.mode === 'off'
       ? undefined
@@ -239,75 +207,49 @@ export function createRelayCore(input: RelayConfig): RelayCore {
           card: (key) => stores.box.getCard(key, now()),
           logger,
           now,
-          ...clusterFederation(stores, coordination, input.coordination !== undefined),
+          ...clusterFederation(stores, coordination, cluster),
         });
-  if (federation !== undefined) {
-    statuses.onremote = (sender, params) => federation.statusToPeer(sender, params);
-    statuses.onhome = (sender, params) => federation.statusToHome(sender, params);
-  }
-  const hop = (): RelayHop => ({ relay: `${origin}/wmp`, relayId: identity.did, signer: identity });
-  const authenticators =
-    typeof input.authenticators === 'function'
-      ? input.authenticators({ replays: coordination.replays, endpoints: () => endpointUrls(origin) })
-      : input.authenticators;
-  let server!: WmpServer;
-  const services: RelayServices = {
-    config,
+
+  // routing/: the router reaches recipients at home at a peer through federation (`RemoteHomes`).
+  const router = new Router({
+    limits,
     queue: stores.queue,
-    queueLimits: stores.queue.limits,
-    sessions,
-    keyPackages: stores.keyPackages,
-    keyPackageBudget: coordination.keyPackageBudgets({ perTarget: limits.keyPackageFetchesPerTarget, now }),
-    groups: stores.groups,
-    presence,
     forwarder,
-    statuses,
-    federation,
-    connections: { connectionsOf: (id: string) => server.connectionsOf(id) },
+    presence,
+    connections: { connectionsOf: (id) => server.connectionsOf(id) },
+    remote: federation,
+    events,
     limiters,
     refusals,
     metrics,
     logger,
     hop,
+  });
+
+  // mls/ and sessions/: the deliver hook (with the MLS epoch check), routed sessions, the engine's
+  // hooks, the engine, and the relay's methods (MLS groups and key packages among them).
+  const deliver: DeliverDeps = {
+    router,
+    groups: stores.groups,
+    presence,
+    inbound: federation === undefined ? undefined : { federation, router, timings, refusals, hop, now },
+    limits,
+    timings,
+    refusals,
     now,
   };
-
-  const routeOffers = coordination.rateLimiter('route-offers', {
-    perSecond: limits.routeOffersPerSecond,
-    burst: limits.routeOfferBurst,
-    now,
-  });
-  const localLinks = localPartyLinks({
-    connectionsOf: (id) => server.connectionsOf(id),
-    newestRegistered: (id) => {
-      const e = presence.newestRegistered(id, now());
-      return e?.hopSession === undefined ? undefined : { connection: e.connection, hop: e.hopSession };
-    },
-  });
-  // A cluster node passes frames for parties on other nodes through the coordination.
-  const clusterLinks =
-    input.coordination === undefined
-      ? undefined
-      : new ClusterPartyLinks({ coordination, local: localLinks, maxWaiting: ROUTED_NODE_ASKS, logger });
-  const routes = new RoutedSessions({
+  const { routes, clusterLinks } = relayRoutes({
     relayId: identity.did,
     sessions,
-    links: clusterLinks === undefined ? localLinks : chainLinks(localLinks, clusterLinks),
-    limits: {
-      maxForwardedPerConnection: limits.maxForwardedPerConnection,
-      maxForwardedPerRoute: limits.maxForwardedPerRoute,
-      maxRoutesPerIdentity: limits.maxRoutesPerIdentity,
-      offerTimeoutMs: timings.routeOfferTimeoutMs,
-      requestTimeoutMs: timings.routedRequestTimeoutMs,
-      defaultTtlSeconds: ROUTED_DEFAULT_TTL_SECONDS,
-      maxTtlSeconds: ROUTED_MAX_TTL_SECONDS,
-    },
-    admitOffer: async (id) => routeOffers.take(id),
-    hopOf: (connection, id) =>
-      presence.get(id, connection)?.hopSession ??
-      [...connection.sessions].find(([, binding]) => binding.identity === id)?.[0],
-    offered: (params) => withRelayEntry('wmp.session.create', params, hop()),
-    deliver: (request, session, sender, to, ctx) => deliverOnRoute(services, request, session, sender, to, ctx),
+    coordination,
+    cluster,
+    presence,
+    connectionsOf: (id) => server.connectionsOf(id),
+    limits,
+    timings,
+    hop,
+    deliver: (request, session, sender, to, ctx) => deliverOnRoute(deliver, request, session, sender, to, ctx),
+    // What the relay stored and forwarded on a route is acknowledged to the relay.
     ack: async (identity, params) => {
       const { message_ids } = coreMethods.validateParams('wmp.message.ack', params) as ParamsOf<'wmp.message.ack'>;
       statuses.terminal(await stores.queue.ack(identity, message_ids), 'delivered');
@@ -333,9 +275,25 @@ export function createRelayCore(input: RelayConfig): RelayCore {
             }),
           now,
         });
-  const hooks = relayHooks(services);
+  const hooks = relayHooks({
+    queue: stores.queue,
+    presence,
+    forwarder,
+    statuses,
+    groups: stores.groups,
+    limiters,
+    refusals,
+    metrics,
+    logger,
+    relayId: identity.did,
+    now,
+  });
+  const authenticators =
+    typeof input.authenticators === 'function'
+      ? input.authenticators({ replays: coordination.replays, endpoints: () => endpointUrls(origin) })
+      : input.authenticators;
   const storeRefusal = storeRefusalOf(refusals);
-  server = new WmpServer({
+  const server: WmpServer = new WmpServer({
     store: sessions,
     routes,
     capabilities: {
@@ -375,10 +333,10 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     },
     hooks: {
       ...hooks,
-      deliver: deliverHook(services),
+      deliver: deliverHook(deliver),
       sessionEnded(session) {
         hooks.sessionEnded?.(session);
-        if (input.coordination === undefined) return;
+        if (!cluster) return;
         for (const identity of identitiesOf(session)) void wakeUps.note(identity, sessionEndedNote(session.id));
       },
     },
@@ -388,9 +346,24 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     ...(federation ? { forwardsFor: (id: string, method: string) => federation.forwardsFor(id, method) } : {}),
     now,
   });
-  registerRelayMethods(server, services);
+  registerRelayMethods(server, {
+    sessions,
+    presence,
+    forwarder,
+    queue: stores.queue,
+    router,
+    groups: stores.groups,
+    keyPackages: stores.keyPackages,
+    keyPackageBudget: coordination.keyPackageBudgets({ perTarget: limits.keyPackageFetchesPerTarget, now }),
+    federation,
+    limits,
+    timings,
+    limiters,
+    refusals,
+    logger,
+    now,
+  });
 
-  const sweeper = new Sweeper(stores, statuses, timings, logger, now);
   let connections = 0;
   // One observer for every connection (the transport reports its end once): no closures per socket.
   const observer: TransportObserver = {
@@ -410,7 +383,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     identity,
     stores,
     server,
-    services,
+    presence,
     metrics,
     sweeper,
     coordination,
@@ -427,7 +400,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       await federation?.stop();
       wakeUps.stop();
       await sweeper.stop();
-      if (input.coordination === undefined) await coordination.close();
+      if (!cluster) await coordination.close();
     },
     logger,
     budgets,

@@ -16,10 +16,10 @@ import type { RelayStores } from '../storage/contracts/relay-stores.js';
 import type { RelayConfig } from './config.js';
 import { createRelayCore, type RelayCore } from './core.js';
 import { withNodeFederation } from './federation/node-transport.js';
-import { createRelayApp } from './http-app.js';
-import { sessionTokenKey } from './identity.js';
-import { isGroupSession } from './recipients.js';
-import { tlsServerOptions } from './tls.js';
+import { createRelayApp } from './http/http-app.js';
+import { isGroupSession } from './routing/recipients.js';
+import { sessionTokenKey } from './support/identity.js';
+import { tlsServerOptions } from './support/tls.js';
 
 export interface Relay {
   /** Everything but the WebSocket upgrade, for `app.fetch` or mounting. */

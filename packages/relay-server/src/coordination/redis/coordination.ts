@@ -1,4 +1,4 @@
-import type { Logger } from '../../relay/logger.js';
+import type { Logger } from '../../relay/support/logger.js';
 import type { Coordination, CoordinationHealth, CoordinationLimits } from '../contracts/coordination.js';
 import { CoordinationUnavailableError } from '../contracts/errors.js';
 import {

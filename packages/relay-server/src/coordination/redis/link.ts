@@ -1,5 +1,5 @@
 import { createClient, ErrorReply, type RedisClientType } from '@redis/client';
-import type { Logger } from '../../relay/logger.js';
+import type { Logger } from '../../relay/support/logger.js';
 import type { CoordinationHealth } from '../contracts/coordination.js';
 import type { Script } from './scripts.js';
 

@@ -4,10 +4,13 @@ import type { OhanCard } from '@wmp/ohan-seal';
 import { TokenBuckets } from '../../coordination/memory/token-buckets.js';
 import type { AppendResult, PartitionedQueueCaps, QueueStore } from '../../storage/contracts/queue-store.js';
 import { RelayQueueFullError } from '../../storage/errors.js';
-import type { RoutedMessage } from '../forwarder.js';
-import type { Logger } from '../logger.js';
-import type { Presence } from '../presence.js';
-import { type StatusNotifier, type StatusParams, statusDetailOf } from '../statuses.js';
+import type { Presence } from '../presence/presence.js';
+import { outboxEntryId } from '../routing/outbox-entry.js';
+import type { OutboxEntry, RemoteHomes } from '../routing/remote-homes.js';
+import type { RoutedMessage } from '../routing/routed-message.js';
+import type { StatusNotifier } from '../statuses/statuses.js';
+import type { Logger } from '../support/logger.js';
+import { type StatusParams, statusDetailOf } from '../support/status-params.js';
 import { cardResolver, domainResolver, staticRouteResolver } from './builtin-resolvers.js';
 import { erdsRefusal, erdsUnsupported, hasErdsRequests } from './erds.js';
 import {
@@ -20,7 +23,6 @@ import {
 } from './federation-config.js';
 import { FederationMetrics } from './federation-metrics.js';
 import { type HomeResolver, type Resolution, ResolutionCache, resolveHome } from './home-resolver.js';
-import { outboxEntryId } from './outbox-entry.js';
 import { OutboxPump } from './outbox-pump.js';
 import { OutboxWatch } from './outbox-watch.js';
 import { PeerLink } from './peer-link.js';
@@ -35,8 +37,9 @@ export interface FederationDeps {
   readonly queue: QueueStore;
   /** The caps of each peer's outbox as a whole (`maxOutbox*` limits). */
   readonly outbox: PartitionedQueueCaps;
-  readonly statuses: StatusNotifier;
-  readonly presence: Presence;
+  /** Statuses of outbox entries a peer refused go to their senders. */
+  readonly statuses: Pick<StatusNotifier, 'send'>;
+  readonly presence: Pick<Presence, 'isOnline'>;
   /** Our own OHAN directory, if the relay has one. */
   readonly card?: (key: string) => Promise<OhanCard | undefined>;
   readonly logger: Logger;
@@ -65,7 +68,7 @@ interface PeerState {
  * outbox and a link per peer relay, knows which authenticated identities are peer relays, where
  * the statuses of senders reached through a peer go back, and counts it all.
  */
-export class Federation {
+export class Federation implements RemoteHomes {
   readonly mode: FederationMode;
   readonly timings: FederationTimings;
   readonly metrics = new FederationMetrics();
@@ -223,12 +226,7 @@ export class Federation {
    * request the peer gets: the content and `wmp` untouched but for the session (the peer's own),
    * `forward_to` (which of `to` this peer delivers) and the expiry.
    */
-  append(
-    origin: string,
-    recipient: string,
-    message: RoutedMessage,
-    entry: { readonly id: string; readonly sender: string; readonly notify: boolean; readonly expiresAt: number },
-  ): Promise<AppendResult> {
+  append(origin: string, recipient: string, message: RoutedMessage, entry: OutboxEntry): Promise<AppendResult> {
     const { session_id: _own, ...wmp } = message.params.wmp;
     const forwarded = {
       jsonrpc: '2.0',

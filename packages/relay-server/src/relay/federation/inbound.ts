@@ -1,4 +1,4 @@
-import { relayChainWith, verifyMessage, verifyRelayChain, WMP_SKEW_SECONDS } from '@wmp/jcs-signing';
+import { type RelayHop, relayChainWith, verifyMessage, verifyRelayChain, WMP_SKEW_SECONDS } from '@wmp/jcs-signing';
 import {
   InvalidParamsError,
   InvalidRequestError,
@@ -9,10 +9,22 @@ import {
   WmpError,
 } from '@wmp/jsonrpc-envelope';
 import type { SessionRecord, WmpContext } from '@wmp/session';
-import type { RoutedMessage } from '../forwarder.js';
-import { routedResult, routeToRecipients } from '../route.js';
-import type { RelayServices } from '../services.js';
+import { type Router, routedResult } from '../routing/route.js';
+import type { RoutedMessage } from '../routing/routed-message.js';
+import type { RelayTimings } from '../support/limits.js';
+import type { RefusalLog } from '../support/refusals.js';
 import type { Federation } from './federation.js';
+
+/** What taking a peer's forwarded message needs: federation itself, and routing beneath it. */
+export interface InboundDeps {
+  readonly federation: Federation;
+  readonly router: Pick<Router, 'routeToRecipients'>;
+  readonly timings: Pick<RelayTimings, 'maxMessageTtlSeconds' | 'messageTtlSeconds'>;
+  readonly refusals: RefusalLog;
+  /** This relay as a hop of relay_chain. */
+  hop(): RelayHop;
+  now(): number;
+}
 
 /** Most relay_chain entries a forwarded message may carry (DESIGN §3). */
 export const MAX_FEDERATION_HOPS = 8;
@@ -30,16 +42,15 @@ type Wmp = Record<string, unknown>;
  * entry appended. Every refusal is a typed error and nothing is queued.
  */
 export async function acceptForwarded(
-  s: RelayServices,
-  federation: Federation,
+  s: InboundDeps,
   params: Record<string, unknown>,
   ctx: WmpContext,
 ): Promise<unknown> {
   try {
-    return await accept(s, federation, params, ctx);
+    return await accept(s, params, ctx);
   } catch (e) {
     const reason = e instanceof WmpError ? reasonOf(e) : 'internal';
-    federation.metrics.refusedIn(reason);
+    s.federation.metrics.refusedIn(reason);
     s.refusals.note(`federation_${reason}`);
     throw e;
   }
@@ -50,12 +61,8 @@ function reasonOf(e: WmpError): string {
   return typeof reason === 'string' ? reason : String(e.code);
 }
 
-async function accept(
-  s: RelayServices,
-  federation: Federation,
-  params: Record<string, unknown>,
-  ctx: WmpContext,
-): Promise<unknown> {
+async function accept(s: InboundDeps, params: Record<string, unknown>, ctx: WmpContext): Promise<unknown> {
+  const { federation } = s;
   const peerId = ctx.sender as string;
   const session = ctx.session as SessionRecord;
   const wmp = params.wmp as Wmp;
@@ -86,7 +93,7 @@ async function accept(
   routedWmp.relay_chain = await relayChainWith(routed, s.hop());
   federation.learnReturnRoute(sender, peerId);
   federation.metrics.accepted++;
-  const outcome = await routeToRecipients(s, {
+  const outcome = await s.router.routeToRecipients({
     sender,
     notify: true,
     connection: ctx.connection,
@@ -117,10 +124,10 @@ function checkChainShape(chain: unknown, peerId: string, ourId: string): void {
  * that names no `expires_at`), and each hop no earlier than the one before it. -31011 with
  * `data.reason: relay_chain_timestamp` and the hop otherwise.
  */
-function checkChainTimes(chain: readonly Wmp[], expiresAt: unknown, s: RelayServices): void {
+function checkChainTimes(chain: readonly Wmp[], expiresAt: unknown, s: Pick<InboundDeps, 'timings' | 'now'>): void {
   const now = s.now();
   const skew = WMP_SKEW_SECONDS * 1000;
-  const { maxMessageTtlSeconds, messageTtlSeconds } = s.config.timings;
+  const { maxMessageTtlSeconds, messageTtlSeconds } = s.timings;
   const ageLimit = (expiresAt === undefined ? messageTtlSeconds : maxMessageTtlSeconds) * 1000;
   let previous = Number.NEGATIVE_INFINITY;
   chain.forEach((entry, hop) => {
@@ -169,8 +176,8 @@ function recipientsOf(params: Record<string, unknown>, wmp: Wmp): string[] {
 }
 
 /** The message's `expires_at`, bounded by our longest lifetime; else our default. */
-function expiryOf(expiresAt: unknown, s: RelayServices, now: number): number {
-  const { maxMessageTtlSeconds, messageTtlSeconds } = s.config.timings;
+function expiryOf(expiresAt: unknown, s: Pick<InboundDeps, 'timings' | 'now'>, now: number): number {
+  const { maxMessageTtlSeconds, messageTtlSeconds } = s.timings;
   const latest = now + maxMessageTtlSeconds * 1000;
   if (expiresAt === undefined) return Math.min(now + messageTtlSeconds * 1000, latest);
   const at = typeof expiresAt === 'string' ? Date.parse(expiresAt) : Number.NaN;

@@ -1,7 +1,7 @@
 import { ReconnectPolicy } from '@wmp/transports';
 import type { QueuedMessage, QueueStore } from '../../storage/contracts/queue-store.js';
-import type { Logger } from '../logger.js';
-import { outboxKey, parseOutboxEntryId } from './outbox-entry.js';
+import { outboxKey, parseOutboxEntryId } from '../routing/outbox-entry.js';
+import type { Logger } from '../support/logger.js';
 import type { PeerLink } from './peer-link.js';
 
 /** Entries read per outbox page. */

@@ -1,7 +1,7 @@
 import type { QueueStore } from '../../storage/contracts/queue-store.js';
-import type { Logger } from '../logger.js';
+import { OUTBOX_PREFIX, originOfOutboxKey } from '../routing/outbox-entry.js';
+import type { Logger } from '../support/logger.js';
 import { relayOriginOf } from './federation-config.js';
-import { OUTBOX_PREFIX, originOfOutboxKey } from './outbox-entry.js';
 import type { OutboxPump } from './outbox-pump.js';
 import type { PeerLink } from './peer-link.js';
 

@@ -1,13 +1,12 @@
 import { b64urlEncode, sha256, utf8 } from '@wmp/jcs-signing';
 import { BoundedMap } from '@wmp/jsonrpc-envelope';
-import type { Logger } from '../logger.js';
-import { type MessageStatus, type StatusNotifier, type StatusParams, statusDetailOf } from '../statuses.js';
+import type { StatusNotifier } from '../statuses/statuses.js';
+import type { Logger } from '../support/logger.js';
+import { type MessageStatus, STATUSES, type StatusParams, statusDetailOf } from '../support/status-params.js';
 import type { FederationMetrics } from './federation-metrics.js';
 
-const STATUSES: ReadonlySet<string> = new Set<MessageStatus>(['queued', 'delivered', 'expired', 'dropped']);
-
 export interface PeerStatusesDeps {
-  readonly statuses: StatusNotifier;
+  readonly statuses: Pick<StatusNotifier, 'send'>;
   readonly metrics: FederationMetrics;
   /**
    * Records `key` until `expiresAt` once for the whole relay (every node of a cluster): true for

@@ -1,0 +1,226 @@
+import type { QueueStore } from '../../storage/contracts/queue-store.js';
+import type { Presence } from '../presence/presence.js';
+import { type Endpoint, reachable } from '../support/endpoint.js';
+import type { Logger } from '../support/logger.js';
+import type { RelayMetrics } from '../support/metrics.js';
+import type { RelayEvents } from '../support/relay-events.js';
+import { type RoutedMessage, STATUS_METHOD } from './routed-message.js';
+
+/** Messages read per queue page while an endpoint catches up. */
+const PAGE = 100;
+
+/** Where a message goes out at one endpoint: on which session, with which params. */
+interface Target {
+  readonly session: string;
+  readonly params: RoutedMessage['params'];
+}
+
+/** What the forwarder reads, and what it tells: commits (the other nodes), first writes (the senders). */
+export interface ForwarderDeps {
+  readonly queue: Pick<QueueStore, 'after' | 'markDelivered'>;
+  readonly presence: Pick<Presence, 'endpoints' | 'isOnline'>;
+  readonly events: Pick<RelayEvents, 'committed' | 'watching' | 'delivered'>;
+  readonly metrics: RelayMetrics;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+/**
+ * Hands queued messages to live endpoints, in seq order, from the queue (DESIGN §3: forwarding
+ * is from the durable queue, so what a connection gets is what was committed). Each endpoint has
+ * a cursor; a message that arrives while the endpoint is caught up is sent at once without a
+ * read, otherwise one pump per endpoint reads the queue after its cursor.
+ */
+export class Forwarder {
+  readonly #queue: ForwarderDeps['queue'];
+  readonly #presence: ForwarderDeps['presence'];
+  readonly #events: ForwarderDeps['events'];
+  readonly #metrics: RelayMetrics;
+  readonly #logger: Logger;
+  readonly #now: () => number;
+  /** Seqs written to a live connection, per recipient, marked delivered together once per turn. */
+  #written = new Map<string, number[]>();
+  #marking = false;
+
+  constructor(deps: ForwarderDeps) {
+    this.#queue = deps.queue;
+    this.#presence = deps.presence;
+    this.#events = deps.events;
+    this.#metrics = deps.metrics;
+    this.#logger = deps.logger;
+    this.#now = deps.now;
+  }
+
+  /**
+   * `message` was committed for `identity` at `seq`: forward it to every endpoint of the
+   * identity here that takes it, and tell the other nodes. Returns how many endpoints here take
+   * it (0: the recipient is offline, or online on another node only).
+   */
+  offer(identity: string, seq: number, message: RoutedMessage): number {
+    const live = this.#offerHere(identity, seq, message);
+    void this.#events.committed(identity, seq);
+    return live;
+  }
+
+  /**
+   * `offer` of a message just routed: resolves true when the recipient is online nowhere (no
+   * endpoint here takes it and the wake-up reached no other node), which is when its sender hears
+   * `queued` (DESIGN §3). Costs a wake-up's round trip only when no endpoint here takes it.
+   */
+  async offerRouted(identity: string, seq: number, message: RoutedMessage): Promise<boolean> {
+    const live = this.#offerHere(identity, seq, message);
+    const woken = this.#events.committed(identity, seq);
+    if (live > 0) return false;
+    // This node's own subscription (endpoints here that take nothing now) is no other node.
+    const here = this.#presence.isOnline(identity) ? 1 : 0;
+    return (await woken) - here <= 0;
+  }
+
+  #offerHere(identity: string, seq: number, message: RoutedMessage): number {
+    let live = 0;
+    for (const endpoint of this.#presence.endpoints(identity)) {
+      // Not reachable now (an HTTP session without a stream): it is not online; the queue keeps
+      // the message and a pump sends it when the connection is reachable again.
+      if (!reachable(endpoint)) continue;
+      const target = this.#target(endpoint, message);
+      if (target !== undefined) live++;
+      if (endpoint.running || endpoint.cursor !== seq - 1) {
+        void this.pump(endpoint);
+        continue;
+      }
+      // Caught up: this is the next message for this endpoint, no need to read it back.
+      endpoint.cursor = seq;
+      if (target !== undefined) void this.#send(endpoint, target, message, seq);
+    }
+    return live;
+  }
+
+  /**
+   * A participant joined group `sessionId` on this endpoint's connection: the next pump reads the
+   * queue from the start again and sends, of what the endpoint had passed over, the messages of
+   * that group, in order and ahead of anything newer (DESIGN §3: a joiner gets the group's
+   * backlog at once). The caller pumps.
+   */
+  rewind(endpoint: Endpoint, sessionId: string): void {
+    const until = Math.max(endpoint.cursor, endpoint.replay?.until ?? 0);
+    if (until === 0) return; // nothing passed over yet: the next pump reads everything anyway
+    const sessions = endpoint.replay?.sessions ?? new Set<string>();
+    sessions.add(sessionId);
+    endpoint.replay = { until, sessions, restart: true };
+    // A pump that is reading now goes back to the start after its current message.
+    if (endpoint.running) endpoint.again = true;
+    else endpoint.cursor = 0;
+  }
+
+  /** Reads the endpoint's queue after its cursor and forwards what is for it; one pump at a time. */
+  async pump(endpoint: Endpoint): Promise<void> {
+    if (endpoint.running) {
+      endpoint.again = true;
+      return;
+    }
+    endpoint.running = true;
+    try {
+      // Wake-ups first, then the backlog: nothing committed in between is missed (DESIGN §3).
+      const watched = this.#events.watching(endpoint.identity);
+      if (watched !== undefined) await watched;
+      do {
+        endpoint.again = false;
+        let more = true;
+        while (more && !endpoint.connection.peer.closed && reachable(endpoint)) {
+          if (endpoint.replay?.restart) {
+            endpoint.replay.restart = false;
+            endpoint.cursor = 0;
+          }
+          const page = await this.#queue.after(endpoint.identity, endpoint.cursor, PAGE, this.#now());
+          more = page.more;
+          for (const queued of page.messages) {
+            if (endpoint.replay?.restart) {
+              more = true;
+              break;
+            }
+            if (!reachable(endpoint)) {
+              more = false;
+              break;
+            }
+            endpoint.cursor = queued.seq;
+            const message = JSON.parse(queued.body) as RoutedMessage;
+            const target = this.#target(endpoint, message, queued.seq);
+            if (target !== undefined) await this.#send(endpoint, target, message, queued.seq);
+          }
+        }
+        if (endpoint.replay && endpoint.cursor >= endpoint.replay.until) endpoint.replay = undefined;
+      } while (endpoint.again && !endpoint.connection.peer.closed);
+    } catch (e) {
+      this.#logger.warn('relay.forward_failed', { error: (e as { code?: string }).code ?? 'unknown' });
+    } finally {
+      endpoint.running = false;
+    }
+  }
+
+  /**
+   * Where a message goes out at this endpoint, or undefined when it is not for it: a group message
+   * on its group session when the connection is bound to it as the recipient, else (a listed
+   * participant who never joined, DESIGN §3) on the session the recipient registered on this
+   * connection, still naming its group session; a hop message on that registered session, while
+   * it holds; a kept status there too, when that session takes statuses. While a join replays the
+   * queue, only the joined groups' messages go out of the part read before.
+   */
+  #target(endpoint: Endpoint, message: RoutedMessage, seq?: number): Target | undefined {
+    const group = message.params.wmp.session_id;
+    const replay = endpoint.replay;
+    if (replay && seq !== undefined && seq <= replay.until && (group === undefined || !replay.sessions.has(group))) {
+      return undefined;
+    }
+    const sessions = endpoint.connection.sessions;
+    if (group !== undefined && sessions.get(group)?.identity === endpoint.identity) {
+      return { session: group, params: message.params };
+    }
+    const hop = endpoint.hopSession;
+    if (hop === undefined || endpoint.registeredUntil <= this.#now() || !sessions.has(hop)) return undefined;
+    if (group !== undefined) return { session: hop, params: message.params };
+    if (message.method === STATUS_METHOD && !endpoint.statuses) return undefined;
+    return { session: hop, params: { ...message.params, wmp: { ...message.params.wmp, session_id: hop } } };
+  }
+
+  async #send(endpoint: Endpoint, target: Target, message: RoutedMessage, seq: number): Promise<void> {
+    this.#metrics.deliveries++;
+    try {
+      await endpoint.connection.peer.notify(message.method, target.params, target.session);
+    } catch {
+      // A connection that went away keeps the message in the queue: it is replayed on resume.
+      return;
+    }
+    if (message.method !== STATUS_METHOD) this.#markWritten(endpoint.identity, seq);
+  }
+
+  /**
+   * Written to a live connection: `delivered` (DESIGN §3), recorded in the queue so that it is sent
+   * once whatever connection (or, in a cluster, node) wrote it. Marks of one turn go together.
+   */
+  #markWritten(identity: string, seq: number): void {
+    const seqs = this.#written.get(identity);
+    if (seqs) seqs.push(seq);
+    else this.#written.set(identity, [seq]);
+    if (this.#marking) return;
+    this.#marking = true;
+    setImmediate(() => void this.#flushMarks());
+  }
+
+  async #flushMarks(): Promise<void> {
+    this.#marking = false;
+    const written = this.#written;
+    this.#written = new Map();
+    await Promise.all(
+      [...written].map(async ([identity, seqs]) => {
+        try {
+          for (let i = 0; i < seqs.length; i += 500) {
+            const marked = await this.#queue.markDelivered(identity, seqs.slice(i, i + 500));
+            if (marked.length > 0) this.#events.delivered(marked);
+          }
+        } catch (e) {
+          this.#logger.warn('relay.mark_delivered_failed', { error: (e as { code?: string }).code ?? 'unknown' });
+        }
+      }),
+    );
+  }
+}

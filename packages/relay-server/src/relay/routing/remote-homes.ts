@@ -1,0 +1,29 @@
+import type { AppendResult } from '../../storage/contracts/queue-store.js';
+import type { RoutedMessage } from './routed-message.js';
+
+/** What an outbox entry records of the message it carries (its statuses name the sender). */
+export interface OutboxEntry {
+  readonly id: string;
+  readonly sender: string;
+  readonly notify: boolean;
+  readonly expiresAt: number;
+}
+
+/**
+ * Recipients at home at another relay, as routing sees them (DESIGN §3 federation): routing
+ * defines what it needs, federation (`Federation`) provides it, so routing never imports the room
+ * above it. Absent when federation is off.
+ */
+export interface RemoteHomes {
+  /**
+   * The origin of the peer relay `recipient` goes to, or undefined when it is kept here; a lookup
+   * is charged to `sender`.
+   */
+  remoteHomeOf(recipient: string, sender?: string): Promise<string | undefined>;
+  /** -31005 when the peer at `origin` does not support the message's ERDS requests (before anything is stored). */
+  checkErds(origin: string, params: Record<string, unknown>): Promise<void>;
+  /** Appends `message` for `recipient` to the outbox of the peer at `origin`, durably. */
+  append(origin: string, recipient: string, message: RoutedMessage, entry: OutboxEntry): Promise<AppendResult>;
+  /** Entries were committed to the outbox of `origin`: send them. */
+  kick(origin: string): void;
+}

@@ -1,0 +1,15 @@
+/**
+ * A routed message as stored in the queue and forwarded: a `wmp.message.deliver`, a
+ * `wmp.mls.group.*` message of a group session, or a `wmp.message.status` the relay kept for a
+ * sender who was offline when it arose; always a notification.
+ */
+export interface RoutedMessage {
+  readonly jsonrpc: '2.0';
+  readonly method: string;
+  readonly params: { readonly wmp: { readonly session_id?: string } & Record<string, unknown> } & Record<
+    string,
+    unknown
+  >;
+}
+
+export const STATUS_METHOD = 'wmp.message.status';

@@ -1,0 +1,185 @@
+import {
+  coreMethods,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  NotAuthorizedError,
+  type ParamsOf,
+  ParticipantNotFoundError,
+  RateLimitedError,
+} from '@wmp/jsonrpc-envelope';
+import { newMessageId, type SessionRecord, type WmpContext } from '@wmp/session';
+import type { MlsGroupStore } from '../../storage/contracts/mls-group-store.js';
+import { acceptForwarded, type InboundDeps } from '../federation/inbound.js';
+import { checkEncryptedDeliver } from '../mls/encrypted-deliver.js';
+import type { Presence } from '../presence/presence.js';
+import { checkRecipients, isGroupSession, recipientsOf } from '../routing/recipients.js';
+import { type Router, routedResult, routedStatus } from '../routing/route.js';
+import { wantsStatuses } from '../statuses/statuses.js';
+import type { RelayLimits, RelayTimings } from '../support/limits.js';
+import type { RefusalLog } from '../support/refusals.js';
+import { expiryOf } from './expiry.js';
+import { senderMessageId } from './message-ids.js';
+import type { Party } from './routed/route-record.js';
+
+/** What a deliver passes through: the checks here and in the MLS room, then routing. */
+export interface DeliverDeps {
+  readonly router: Pick<Router, 'routedMessage' | 'routeToRecipients'>;
+  /** The MLS group a group session's encrypted delivers are checked against. */
+  readonly groups: Pick<MlsGroupStore, 'get'>;
+  readonly presence: Pick<Presence, 'get'>;
+  /** Messages a peer relay forwards for its users: federation's, when it is on. */
+  readonly inbound: InboundDeps | undefined;
+  readonly limits: Pick<RelayLimits, 'maxFanoutBytes' | 'maxMessageBytes'>;
+  readonly timings: RelayTimings;
+  readonly refusals: RefusalLog;
+  now(): number;
+}
+
+/**
+ * `wmp.message.deliver` at the relay (DESIGN §3): the recipients' durable queues first, then
+ * live forwarding, statuses, and the request-form answer (-31014 when no queue took it). An
+ * encrypted deliver on a group session whose MLS group the relay orders is checked against the
+ * group's epoch first; the relay never decrypts it.
+ */
+export function deliverHook(s: DeliverDeps) {
+  return async (params: ParamsOf<'wmp.message.deliver'>, ctx: WmpContext): Promise<unknown> => {
+    const sender = ctx.sender;
+    const session = ctx.session as SessionRecord;
+    if (sender === undefined) throw new NotAuthorizedError({ reason: 'authenticate first' });
+    const request = (ctx.request.params ?? {}) as Record<string, unknown>;
+    const claimed = params.wmp.sender;
+    if (claimed !== undefined && claimed !== sender) {
+      // Only a peer relay forwards for others (the session engine left this check to us).
+      if (s.inbound === undefined) throw new NotAuthorizedError({ reason: 'sender is not the authenticated identity' });
+      return acceptForwarded(s.inbound, request, ctx);
+    }
+    const recipients = recipientsOf(params, session, sender);
+    const group = isGroupSession(session) ? session.id : undefined;
+    if (group !== undefined && params.wmp.encrypted === true) {
+      checkEncryptedDeliver(params, await s.groups.get(group));
+    }
+    if (group === undefined) checkRecipients(params.to ?? []);
+    return routeDeliver(s, {
+      params,
+      request,
+      session,
+      sender,
+      recipients,
+      group,
+      notify: wantsStatuses(session),
+      isRequest: ctx.requestId !== undefined,
+      ctx,
+    });
+  };
+}
+
+interface DeliverInput {
+  readonly params: ParamsOf<'wmp.message.deliver'>;
+  /** The params as they came (the content is forwarded untouched). */
+  readonly request: Record<string, unknown>;
+  /** The session it came on (its `offline.ttl`, its id and version in the answer). */
+  readonly session: SessionRecord;
+  readonly sender: string;
+  readonly recipients: readonly string[];
+  /** The session named in what is forwarded: a group or a routed session. */
+  readonly group: string | undefined;
+  /** The sender asked for statuses (they are kept for it while it is away). */
+  readonly notify: boolean;
+  readonly isRequest: boolean;
+  readonly ctx: WmpContext;
+}
+
+/**
+ * One deliver, stored and forwarded: expiry, the message id (a notification may carry the
+ * sender's own: its statuses name it; a request's result gives ours), the fan-out bound, the
+ * routed message, the durable append, and the request-form answer.
+ */
+async function routeDeliver(s: DeliverDeps, input: DeliverInput): Promise<unknown> {
+  const { params, request, session, sender, recipients, group, isRequest } = input;
+  const expiresAt = expiryOf(params.wmp.expires_at, session, s.timings, s.now());
+  const chosen = isRequest ? undefined : senderMessageId(params.wmp);
+  const messageId = chosen ?? newMessageId();
+  refuseLargeFanout(s, request, recipients.length);
+  const message = await s.router.routedMessage('wmp.message.deliver', request, sender, messageId, group);
+  const outcome = await s.router.routeToRecipients({
+    sender,
+    connection: input.ctx.connection,
+    notify: input.notify,
+    messageId,
+    expiresAt,
+    group,
+    messages: new Map(recipients.map((r) => [r, message])),
+    isRequest,
+    senderChoseId: chosen !== undefined,
+  });
+  if (!isRequest) return undefined;
+  if (outcome.accepted === 0 && outcome.full) throw outcome.full;
+  return routedResult(session, messageId, await routedStatus(outcome));
+}
+
+/**
+ * `wmp.message.deliver` on a session routed between two parties (transport §6.2): checked against
+ * the relay's schema (it stores what it forwards), then stored and forwarded to the other party
+ * like any deliver, naming the routed session; statuses go to the sender's hop connections.
+ */
+export async function deliverOnRoute(
+  s: DeliverDeps,
+  request: JsonRpcRequest | JsonRpcNotification,
+  session: SessionRecord,
+  sender: string,
+  to: Party,
+  ctx: WmpContext,
+): Promise<unknown> {
+  const params = coreMethods.validateParams('wmp.message.deliver', request.params) as ParamsOf<'wmp.message.deliver'>;
+  if (params.to?.some((r) => r !== to.id)) {
+    throw new ParticipantNotFoundError({ participant: params.to?.find((r) => r !== to.id) });
+  }
+  return routeDeliver(s, {
+    params,
+    request: (request.params ?? {}) as Record<string, unknown>,
+    session,
+    sender,
+    recipients: [to.id],
+    group: session.id,
+    notify: s.presence.get(sender, ctx.connection)?.statuses ?? false,
+    isRequest: 'id' in request,
+    ctx,
+  });
+}
+
+/**
+ * The fan-out cap (recipients x bytes) checked on the request alone, before the relay signs and
+ * serialises anything (DESIGN §7: cheap refusals first): a ~1 MiB deliver to 256 made-up
+ * recipients is refused for the cost of a walk over its content instead of a relay-chain
+ * signature over it and a serialisation. The content (all but `wmp`) is part of what is routed,
+ * and `jsonLengthAtLeast` never exceeds its UTF-8 bytes, so nothing the exact check in
+ * `routeToRecipients` would take is refused here. Only when the cap can be reached at all.
+ */
+function refuseLargeFanout(s: DeliverDeps, request: Record<string, unknown>, recipients: number): void {
+  const { maxFanoutBytes, maxMessageBytes } = s.limits;
+  if (recipients * maxMessageBytes <= maxFanoutBytes) return;
+  const { wmp: _wmp, ...content } = request;
+  if (recipients * jsonLengthAtLeast(content) <= maxFanoutBytes) return;
+  s.refusals.note('fanout');
+  throw new RateLimitedError({ reason: 'fan-out' });
+}
+
+/**
+ * A lower bound of the length of `value` as JSON, in O(nodes) rather than O(bytes): a string
+ * counts its UTF-16 length and its quotes (at most its UTF-8 bytes), everything else at least one
+ * character. The value was parsed under the message's depth limit.
+ */
+export function jsonLengthAtLeast(value: unknown): number {
+  if (typeof value === 'string') return value.length + 2;
+  if (value === null || typeof value !== 'object') return 1;
+  // Brackets, and one comma between two members.
+  if (Array.isArray(value)) {
+    let n = 1 + value.length;
+    for (const item of value) n += jsonLengthAtLeast(item);
+    return Math.max(2, n);
+  }
+  const entries = Object.entries(value);
+  let n = 1 + entries.length;
+  for (const [key, item] of entries) n += key.length + 3 + jsonLengthAtLeast(item);
+  return Math.max(2, n);
+}

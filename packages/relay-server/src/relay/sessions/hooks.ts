@@ -1,0 +1,177 @@
+import { type Connection, newMessageId, type ServerHooks, type SessionRecord } from '@wmp/session';
+import type { MlsGroupStore } from '../../storage/contracts/mls-group-store.js';
+import type { QueueStore } from '../../storage/contracts/queue-store.js';
+import type { Presence } from '../presence/presence.js';
+import type { Forwarder } from '../routing/forwarder.js';
+import { isGroupSession } from '../routing/recipients.js';
+import { STATUS_METHOD } from '../routing/routed-message.js';
+import { type StatusNotifier, wantsStatuses } from '../statuses/statuses.js';
+import type { Endpoint } from '../support/endpoint.js';
+import type { Logger } from '../support/logger.js';
+import type { RelayMetrics } from '../support/metrics.js';
+import type { RefusalLog } from '../support/refusals.js';
+import type { RelayLimiters } from '../support/relay-limiters.js';
+import { metaFor } from '../support/session-meta.js';
+import { refusedMessageId } from './message-ids.js';
+import { registrationsOf } from './registration.js';
+
+/** What the session engine's hooks reach: the queue, presence and its pumps, statuses, MLS group state. */
+export interface HookDeps {
+  readonly queue: Pick<QueueStore, 'ack' | 'ackThrough' | 'after' | 'undelivered'>;
+  readonly presence: Pick<Presence, 'ensure' | 'setHop' | 'connectionClosed' | 'dropSession'>;
+  readonly forwarder: Pick<Forwarder, 'pump' | 'rewind'>;
+  readonly statuses: Pick<StatusNotifier, 'terminal'>;
+  readonly groups: Pick<MlsGroupStore, 'delete'>;
+  readonly limiters: Pick<RelayLimiters, 'chargeRequests'>;
+  readonly refusals: RefusalLog;
+  readonly metrics: RelayMetrics;
+  readonly logger: Logger;
+  /** The relay's own identity: the statuses it keeps (queued as sent by it) are not counted as missed. */
+  readonly relayId: string;
+  now(): number;
+}
+
+/** Queue entries one poll returns at most. */
+const MAX_POLL = 100;
+
+/**
+ * Routes `identity` to `connection` again for a session carried onto it (resume, adoption): its
+ * hop registration while unexpired, or the group session it belongs to.
+ */
+function restoreRoute(
+  s: HookDeps,
+  session: SessionRecord,
+  identity: string,
+  connection: Connection,
+  unrouted: string,
+): Endpoint | undefined {
+  const until = registrationsOf(session)[identity];
+  let endpoint: Endpoint | undefined;
+  if (until !== undefined && until > s.now()) {
+    endpoint = s.presence.ensure(identity, connection, 0, true);
+    if (endpoint) s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
+  } else if (isGroupSession(session)) {
+    endpoint = s.presence.ensure(identity, connection, 0, true);
+  }
+  if (endpoint === undefined && (until !== undefined || isGroupSession(session))) {
+    s.logger.warn(unrouted, { reason: 'connections per identity' });
+  }
+  return endpoint;
+}
+
+/**
+ * The WmpServer hooks a relay fills in (besides `deliver`): acknowledgements remove from the
+ * queue and tell the sender `delivered`; a resume acknowledges through `last_received_id`,
+ * restores the registration on the new connection and replays the rest in order; poll reads the
+ * queue without removing anything; a join of a group session hands over the group's backlog; a
+ * session that ends takes its registrations (and its MLS group state) with it.
+ */
+export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
+  return {
+    async ack(params, ctx) {
+      if (ctx.sender === undefined) return;
+      s.statuses.terminal(await s.queue.ack(ctx.sender, params.message_ids), 'delivered');
+    },
+
+    async poll(params, ctx) {
+      if (ctx.sender === undefined) return { messages: [], has_more: false };
+      const limit = Math.min(params.limit ?? MAX_POLL, MAX_POLL);
+      const page = await s.queue.after(ctx.sender, params.since, limit, s.now());
+      return { messages: page.messages.map((m) => JSON.parse(m.body) as unknown), has_more: page.more };
+    },
+
+    async resume(session, identity, lastReceivedId, connection) {
+      if (identity === undefined) return 0;
+      if (lastReceivedId !== undefined) {
+        s.statuses.terminal(await s.queue.ackThrough(identity, lastReceivedId), 'delivered');
+      }
+      const endpoint = restoreRoute(s, session, identity, connection, 'relay.resume_unrouted');
+      // What it missed: messages never written to any of its connections (the rest it had; they
+      // are sent again, as unacknowledged, and deduplicated by id).
+      const count = await s.queue.undelivered(identity, s.now(), s.relayId);
+      // After the resume answer, so the client knows its session before the replay arrives.
+      if (endpoint) setTimeout(() => void s.forwarder.pump(endpoint), 0);
+      return count;
+    },
+
+    // An HTTP session another node began (a cluster without sticky sessions): it routes here now,
+    // as after a resume; what it missed is pumped once its event stream is open.
+    adopted(session, identity, connection) {
+      if (identity === undefined) return;
+      const endpoint = restoreRoute(s, session, identity, connection, 'relay.adopt_unrouted');
+      if (endpoint) setTimeout(() => void s.forwarder.pump(endpoint), 0);
+    },
+
+    // The creator of a group session authenticated on it: the connection bound to the group gets
+    // the group's traffic from every node (its presence counts), without a register (DESIGN §3).
+    // Nothing was routed on the group before (a pending session takes no messages): no pump.
+    authenticated(session, identity, connection) {
+      if (!isGroupSession(session)) return;
+      if (s.presence.ensure(identity, connection, 0, true) === undefined) {
+        s.logger.warn('relay.group_unrouted', { reason: 'connections per identity' });
+      }
+    },
+
+    // A participant joined a group session: what the queue holds for that group goes to this
+    // connection now, in order, after the join answer (DESIGN §3), without waiting for a register.
+    joined(session, identity, connection) {
+      if (!isGroupSession(session)) return;
+      const endpoint = s.presence.ensure(identity, connection, 0, true);
+      if (endpoint === undefined) {
+        s.logger.warn('relay.join_unrouted', { reason: 'connections per identity' });
+        return;
+      }
+      s.forwarder.rewind(endpoint, session.id);
+      setTimeout(() => void s.forwarder.pump(endpoint), 0);
+    },
+
+    /**
+     * A notification the relay refused (it cannot be answered): counted by code for /metrics,
+     * logged once per cause per interval, and a deliver's sender is told `dropped` with the
+     * reason when its session takes statuses (core §5.3.1), on the connection that sent it.
+     */
+    /** An unexpected failure (answered -32603): its kind, once per cause per interval. */
+    handlerFailed(method, error) {
+      const kind = (error as { code?: unknown }).code ?? (error as Error)?.name ?? 'unknown';
+      s.refusals.note(`internal_error:${method}:${String(kind)}`);
+    },
+
+    notificationRefused(method, error, connection, session, message) {
+      s.metrics.error(error.code);
+      s.refusals.note(`notification_${error.code}`);
+      if (method !== 'wmp.message.deliver' || session === undefined || !wantsStatuses(session)) return;
+      if (!connection.sessions.has(session.id) || connection.peer.closed) return;
+      // Each answer costs the sender a request: a flood of bad notifications earns no flood back.
+      const reason = (error.data as { reason?: unknown } | undefined)?.reason;
+      void s.limiters
+        .chargeRequests(connection.sessions.get(session.id)?.identity, connection, s.refusals)
+        .then(() =>
+          connection.peer.notify(
+            STATUS_METHOD,
+            {
+              wmp: metaFor(session.id, session.version),
+              // The id the sender chose, when it chose one: else one it never saw (it sent none).
+              message_id: refusedMessageId(message.params) ?? newMessageId(),
+              status: 'dropped',
+              reason: typeof reason === 'string' ? reason : error.message,
+            },
+            session.id,
+          ),
+        )
+        .catch(() => undefined);
+    },
+
+    connectionClosed(connection) {
+      s.presence.connectionClosed(connection);
+    },
+
+    sessionEnded(session) {
+      s.presence.dropSession(session.id);
+      if (isGroupSession(session)) {
+        s.groups.delete(session.id).catch((e: unknown) => {
+          s.logger.warn('relay.group_delete_failed', { error: (e as { code?: string }).code ?? 'unknown' });
+        });
+      }
+    },
+  };
+}

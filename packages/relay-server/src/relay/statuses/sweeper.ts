@@ -1,0 +1,82 @@
+import type { RelayStores } from '../../storage/contracts/relay-stores.js';
+import type { RelayTimings } from '../support/limits.js';
+import type { Logger } from '../support/logger.js';
+import type { StatusNotifier } from './statuses.js';
+
+/**
+ * Removes expired messages in bounded batches (one short transaction each, at most
+ * `sweepBatchesPerRun` per run) and tells each sender `expired`; then expired sessions, the MLS
+ * group state of expired sessions and expired key packages, in the same bounded batches. Runs on
+ * an unref'd interval, never two runs at once, so it neither keeps a process alive nor piles up;
+ * on stores several nodes share, under their sweep lock (one node sweeps a run).
+ */
+export class Sweeper {
+  readonly #stores: RelayStores;
+  readonly #statuses: Pick<StatusNotifier, 'terminal'>;
+  readonly #timings: RelayTimings;
+  readonly #logger: Logger;
+  readonly #now: () => number;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #running: Promise<void> | undefined;
+
+  constructor(
+    stores: RelayStores,
+    statuses: Pick<StatusNotifier, 'terminal'>,
+    timings: RelayTimings,
+    logger: Logger,
+    now: () => number,
+  ) {
+    this.#stores = stores;
+    this.#statuses = statuses;
+    this.#timings = timings;
+    this.#logger = logger;
+    this.#now = now;
+  }
+
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => void this.run(), this.#timings.sweepIntervalMs);
+    (this.#timer as { unref?: () => void }).unref?.();
+  }
+
+  /** One run (also callable directly); a run already going is joined, not doubled. */
+  run(): Promise<void> {
+    this.#running ??= this.#sweep().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  /** Stops the interval and waits for a run in progress. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#running;
+  }
+
+  /** One sweep, on one node of a cluster at a time (the others skip this run). */
+  async #sweep(): Promise<void> {
+    try {
+      const lock = this.#stores.withSweepLock;
+      if (lock === undefined) await this.#sweepAll();
+      else await lock.call(this.#stores, 'relay', () => this.#sweepAll());
+    } catch (e) {
+      this.#logger.warn('relay.sweep_failed', { error: (e as { code?: string }).code ?? 'unknown' });
+    }
+  }
+
+  async #sweepAll(): Promise<void> {
+    const { sweepBatch, sweepBatchesPerRun } = this.#timings;
+    const { queue, sessions, groups, keyPackages } = this.#stores;
+    const batch = Math.min(sweepBatch, 1000);
+    for (let i = 0; i < sweepBatchesPerRun; i++) {
+      const removed = await queue.sweepExpired(this.#now(), sweepBatch);
+      this.#statuses.terminal(removed, 'expired');
+      if (removed.length < batch) break;
+    }
+    await sessions.sweep(this.#now());
+    for (const sweep of [groups.sweepExpired.bind(groups), keyPackages.sweepExpired.bind(keyPackages)]) {
+      for (let i = 0; i < sweepBatchesPerRun; i++) if ((await sweep(this.#now(), batch)) < batch) break;
+    }
+  }
+}
