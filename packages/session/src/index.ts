@@ -1,3 +1,12 @@
+export {
+  MemoryReplayCache,
+  type MemoryReplayCacheOptions,
+  type ReplayCache,
+  ReplayCacheFullError,
+  type ReplayCacheRefusalReason,
+  ReplayCacheUnavailableError,
+  replayCacheRefusalReason,
+} from '@wmp/jcs-signing';
 export type { AuthAttempt, Authenticator } from './auth/authenticator.js';
 export { type BearerOptions, bearerAuthenticator } from './auth/bearer.js';
 export {
@@ -20,15 +29,6 @@ export { type DpopOptions, type DpopProofOptions, dpopAuthenticator, verifyDpopP
 export { identifierProblem } from './auth/identifier-syntax.js';
 export { JWS_ALGORITHMS, type JwsAlgorithm, type JwsSigner, signJws, webCryptoSigner } from './auth/jws.js';
 export { AUTH_FAILURE_REASONS, type AuthFailureReason } from './auth/reasons.js';
-export {
-  MemoryReplayCache,
-  type MemoryReplayCacheOptions,
-  type ReplayCache,
-  ReplayCacheFullError,
-  type ReplayCacheRefusalReason,
-  ReplayCacheUnavailableError,
-  replayCacheRefusalReason,
-} from './auth/replay-cache.js';
 export {
   type ExpectedResponder,
   type ResponderIdentity,

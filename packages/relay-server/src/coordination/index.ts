@@ -19,13 +19,6 @@ export {
   type KeyPackageBudgets,
   type KeyPackageRefund,
 } from './contracts/key-package-budgets.js';
-export {
-  DEFAULT_NONCE_MAX_ENTRIES,
-  MemoryNonceCache,
-  type NonceCache,
-  NonceCacheFullError,
-  type NonceCacheLimits,
-} from './contracts/nonce-cache.js';
 export type { PresenceDirectory } from './contracts/presence-directory.js';
 export type { RateLimiter, TokenBucketOptions } from './contracts/rate-limiter.js';
 export {
@@ -34,6 +27,7 @@ export {
   type ReplayCache,
   ReplayCacheFullError,
   type ReplayCacheLimits,
+  type ReplayScope,
 } from './contracts/replay-cache.js';
 export {
   DEFAULT_WAKE_UP_LIMITS,
