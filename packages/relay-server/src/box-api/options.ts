@@ -1,13 +1,13 @@
 import { MemoryReplayCache, type ReplayCache } from '@wmp/jcs-signing';
-import { DEFAULT_MAX_EVENT_BYTES, isBoxOrigin, OHAN_SKEW_SECONDS } from '@wmp/ohan-seal';
+import { DEFAULT_MAX_EVENT_BYTES, isBoxOrigin, OHAN_API_PATH, OHAN_SKEW_SECONDS } from '@wmp/ohan-seal';
 import type { ByteBudget } from '@wmp/transports';
 import type { Context } from 'hono';
 import type { RateLimiter } from '../coordination/contracts/rate-limiter.js';
 import type { WakeUps } from '../coordination/contracts/wake-ups.js';
 import type { BoxStore } from '../storage/contracts/box-store.js';
 
-/** Where the relay mounts the box app: its routes are relative to this. */
-export const BOX_API_PREFIX = '/ohan/v1';
+/** Where the relay mounts the box app (@wmp/ohan-seal's `OHAN_API_PATH`): its routes are relative to this. */
+export const BOX_API_PREFIX = OHAN_API_PATH;
 /** The protocol id `GET /limits` reports. */
 export const BOX_PROTOCOL = 'ohan.relay.1';
 

@@ -1,3 +1,4 @@
+import { OHAN_API_PATH } from '@wmp/ohan-seal';
 import type { Hono } from 'hono';
 import { Hono as HonoApp } from 'hono';
 import type { BoxAppInput } from './config.js';
@@ -117,7 +118,7 @@ export function createRelayApp(input: RelayAppInput): Hono {
 
   if (input.box) {
     const box = typeof input.box === 'function' ? input.box(core.stores) : input.box;
-    app.route('/ohan/v1', box);
+    app.route(OHAN_API_PATH, box);
   }
   app.route('/', input.binding);
   return app;
