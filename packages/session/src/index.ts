@@ -49,7 +49,14 @@ export type {
   SessionEvents,
 } from './client-session-types.js';
 export type { Connection, SessionBinding, WmpContext } from './context.js';
-export { ConnectionClosedError, PassedError, PeerError, RequestTimeoutError } from './errors.js';
+export {
+  ConnectionClosedError,
+  PassedError,
+  PeerError,
+  type PeerErrorCode,
+  RequestTimeoutError,
+  SessionError,
+} from './errors.js';
 export {
   builtInFlowTypes,
   type FlowControl,

@@ -6,6 +6,7 @@ export { type MtlsOptions, mtlsAuthenticator } from './auth/mtls.js';
 export { type X5cOptions, X509_SCHEMES, x5cAuthenticator } from './auth/x5c.js';
 export {
   CertificateParseError,
+  type CertificateParseFailure,
   checkLeafIdentity,
   type LeafInfo,
   leafInfo,
@@ -20,6 +21,7 @@ export type { CertificatePurpose } from './auth/x509-extensions.js';
 export {
   type X509Identity,
   X509IdentityError,
+  type X509IdentityFailure,
   type X509IdentityOptions,
   x509Identity,
 } from './auth/x509-identity.js';
