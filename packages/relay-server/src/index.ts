@@ -5,6 +5,7 @@
 export * from './box-api/index.js';
 // Coordination between nodes: contracts and memory adapters (Redis: `@wmp/relay-server/redis`).
 export * from './coordination/index.js';
+export { RelayServerError } from './errors.js';
 export type { RelayAuthContext, RelayAuthenticatorsInput } from './relay/auth-context.js';
 // The relay's browser-safe parts (createRelay itself is in the Node entry).
 export {

@@ -1,4 +1,5 @@
 import { ReplayCacheUnavailableError } from '@wmp/jcs-signing';
+import { RelayServerError } from '../../errors.js';
 
 // @wmp/jcs-signing's class (DPoP answers -31007 `replay_cache_unavailable` with it, the box 503);
 // a `ReplayCacheFullError` too, so every caller that fails closed on a full cache fails closed
@@ -10,10 +11,10 @@ export { ReplayCacheUnavailableError, ReplayCacheUnavailableError as NonceCacheU
  * (past the command timeout). Thrown only where a contract cannot answer without it
  * (`PresenceDirectory.nodesOf`); fixed message, the driver's error in `cause` for the logs.
  */
-export class CoordinationUnavailableError extends Error {
-  readonly code = 'ERR_COORDINATION_UNAVAILABLE';
+export class CoordinationUnavailableError extends RelayServerError {
+  declare readonly code: 'ERR_COORDINATION_UNAVAILABLE';
   constructor(options?: { cause?: unknown }) {
-    super('coordination unavailable', options);
+    super('ERR_COORDINATION_UNAVAILABLE', 'coordination unavailable', options);
     this.name = 'CoordinationUnavailableError';
   }
 }
