@@ -1,7 +1,7 @@
 // The SDK's local errors are one family: each a ClientSdkError with a stable code and a fixed
-// message; a relay's refusal is a WmpError instead.
-import { WmpError } from '@wmp/jsonrpc-envelope';
+// message.
 import { describe, expect, it } from 'vitest';
+import { expectErrorFamily } from '../../../test-support/error-family.js';
 import {
   ClientSdkError,
   ClientStoreError,
@@ -14,19 +14,13 @@ import {
 
 describe('the SDK errors', () => {
   it('all extend ClientSdkError, each with its stable code and a fixed message', () => {
-    const errors: [ClientSdkError, string, string][] = [
+    expectErrorFamily(ClientSdkError, [
       [new WmpClientError('ERR_CLIENT_URL'), 'ERR_CLIENT_URL', 'unusable URL (ws:, wss:, http: or https:)'],
       [new GroupError('ERR_GROUP_CLOSED'), 'ERR_GROUP_CLOSED', 'group closed'],
       [new IdentityError(), 'ERR_IDENTITY_INVALID', 'not a valid identity'],
       [new MailboxError('network', { relay: 'https://box.example' }), 'network', 'the box could not be reached'],
       [new ClientStoreError('ERR_STORE_CLOSED'), 'ERR_STORE_CLOSED', 'the store is closed'],
-    ];
-    for (const [error, code, message] of errors) {
-      expect(error).toBeInstanceOf(ClientSdkError);
-      expect(error).not.toBeInstanceOf(WmpError);
-      expect([error.code, error.message]).toEqual([code, message]);
-      expect(error.name).toBe(error.constructor.name);
-    }
+    ]);
   });
 
   it('are what the SDK throws: a malformed identity is a ClientSdkError that does not repeat it', () => {

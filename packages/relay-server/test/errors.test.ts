@@ -1,7 +1,7 @@
 // This package's own errors are one family: each a RelayServerError with a stable code and a fixed
-// message; what a peer is answered is a WmpError, apart.
-import { WmpError } from '@wmp/jsonrpc-envelope';
+// message.
 import { describe, expect, it } from 'vitest';
+import { expectErrorFamily } from '../../../test-support/error-family.js';
 import { RedisDeadlineError, RedisFailure } from '../src/coordination/redis/link.js';
 import {
   BoxApiError,
@@ -16,20 +16,14 @@ import { BoxFastPathError } from '../src/storage/postgres/postgres-box-writer.js
 describe('the relay-server errors', () => {
   it('all extend RelayServerError, each with its stable code and a fixed message', () => {
     const cause = new Error('ECONNREFUSED 10.0.0.7:6379');
-    const errors: [RelayServerError, string, string][] = [
+    expectErrorFamily(RelayServerError, [
       [new BoxApiError('unavailable'), 'unavailable', 'temporarily unavailable'],
       [new CoordinationUnavailableError({ cause }), 'ERR_COORDINATION_UNAVAILABLE', 'coordination unavailable'],
       [new StoreClosedError(), 'ERR_STORE_CLOSED', 'store is closed'],
       [new RedisFailure('full', cause), 'ERR_REDIS_FULL', 'redis full'],
       [new RedisDeadlineError(), 'ERR_REDIS_DEADLINE', 'redis did not answer in time'],
       [new BoxFastPathError(cause), 'ERR_BOX_FAST_PATH', 'box fast path failed'],
-    ];
-    for (const [error, code, message] of errors) {
-      expect(error).toBeInstanceOf(RelayServerError);
-      expect(error).not.toBeInstanceOf(WmpError);
-      expect([error.code, error.message]).toEqual([code, message]);
-      expect(error.name).toBe(error.constructor.name);
-    }
+    ]);
     expect(new StoreClosedError()).toBeInstanceOf(RelayStoreError);
   });
 

@@ -1,7 +1,7 @@
 // This package's local errors are one family: each a SessionError with a stable code and a fixed
-// message; a peer's answer is a WmpError instead.
-import { WmpError } from '@wmp/jsonrpc-envelope';
+// message.
 import { describe, expect, it } from 'vitest';
+import { expectErrorFamily } from '../../../test-support/error-family.js';
 import {
   ConnectionClosedError,
   DidResolutionError,
@@ -14,7 +14,7 @@ import { CertificateParseError, parseTrustAnchors, X509IdentityError } from '../
 
 describe('the session errors', () => {
   it('all extend SessionError, each with its stable code and a fixed message', () => {
-    const errors: [SessionError, string, string][] = [
+    expectErrorFamily(SessionError, [
       [new ConnectionClosedError(), 'ERR_CONNECTION_CLOSED', 'connection closed'],
       [new RequestTimeoutError(), 'ERR_REQUEST_TIMEOUT', 'request timed out'],
       [new PeerError('ERR_TOO_MANY_PENDING'), 'ERR_TOO_MANY_PENDING', 'too many pending requests'],
@@ -26,13 +26,7 @@ describe('the session errors', () => {
         'ERR_X509_IDENTITY',
         'privateKeyPem is not the key of the leaf certificate',
       ],
-    ];
-    for (const [error, code, message] of errors) {
-      expect(error).toBeInstanceOf(SessionError);
-      expect(error).not.toBeInstanceOf(WmpError);
-      expect([error.code, error.message]).toEqual([code, message]);
-      expect(error.name).toBe(error.constructor.name);
-    }
+    ]);
   });
 
   it('are what the package throws: a bad trust anchor is a CertificateParseError with its reason', () => {

@@ -2,6 +2,7 @@
 // message (no peer data), whichever binding it comes from.
 import { describe, expect, it } from 'vitest';
 import { codeOf } from '../../../test-support/code-of.js';
+import { expectErrorFamily } from '../../../test-support/error-family.js';
 import {
   FrameTooLargeError,
   HttpStatusError,
@@ -21,7 +22,7 @@ import {
 
 describe('the transport errors', () => {
   it('all extend TransportError, each with its stable code and a fixed message', () => {
-    const errors: [TransportError, string, string][] = [
+    expectErrorFamily(TransportError, [
       [new LineTooLongError(10), 'ERR_LINE_TOO_LONG', 'line too long'],
       [new FrameTooLargeError(99, 10), 'ERR_FRAME_TOO_LARGE', 'frame too large'],
       [new InvalidUtf8Error(), 'ERR_INVALID_UTF8', 'frame is not valid UTF-8'],
@@ -37,13 +38,7 @@ describe('the transport errors', () => {
         'ERR_PATH_TOO_LONG',
         'socket path too long',
       ],
-    ];
-    for (const [error, code, message] of errors) {
-      expect(error).toBeInstanceOf(TransportError);
-      expect(error).toBeInstanceOf(Error);
-      expect([error.code, error.message]).toEqual([code, message]);
-      expect(error.name).toBe(error.constructor.name);
-    }
+    ]);
   });
 
   it('are what the bindings throw and report', async () => {

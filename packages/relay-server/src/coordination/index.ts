@@ -1,6 +1,14 @@
 // The coordination layer's browser-safe parts: the contracts, their errors and the memory
 // adapters. The Redis adapters are behind `@wmp/relay-server/redis`.
 
+export {
+  DEFAULT_REPLAY_MAX_ENTRIES,
+  MemoryReplayCache,
+  type ReplayCache,
+  ReplayCacheFullError,
+  type ReplayCacheLimits,
+  type ReplayScope,
+} from '@wmp/jcs-signing';
 export type {
   Coordination,
   CoordinationHealth,
@@ -21,14 +29,6 @@ export {
 } from './contracts/key-package-budgets.js';
 export type { PresenceDirectory } from './contracts/presence-directory.js';
 export type { RateLimiter, TokenBucketOptions } from './contracts/rate-limiter.js';
-export {
-  DEFAULT_REPLAY_MAX_ENTRIES,
-  MemoryReplayCache,
-  type ReplayCache,
-  ReplayCacheFullError,
-  type ReplayCacheLimits,
-  type ReplayScope,
-} from './contracts/replay-cache.js';
 export {
   DEFAULT_WAKE_UP_LIMITS,
   type WakeHandler,

@@ -1,7 +1,7 @@
+import type { ReplayCache, ReplayCacheLimits } from '@wmp/jcs-signing';
 import type { KeyPackageBudgetOptions, KeyPackageBudgets } from './key-package-budgets.js';
 import type { PresenceDirectory } from './presence-directory.js';
 import type { RateLimiter, TokenBucketOptions } from './rate-limiter.js';
-import type { ReplayCache, ReplayCacheLimits } from './replay-cache.js';
 import type { WakeUpLimits, WakeUps } from './wake-ups.js';
 
 /**

@@ -2,14 +2,7 @@
 // is @wmp/jcs-signing's own `ReplayCache` (`useOnce(value, expiresAt, scope?)`, check and record in
 // one atomic step, `ReplayCacheFullError` rather than forget an unexpired entry), the layer both
 // the box's `verifyRequest` and DPoP reach, so each takes any adapter.
-export {
-  DEFAULT_REPLAY_MAX_ENTRIES,
-  MemoryReplayCache,
-  type ReplayCache,
-  ReplayCacheFullError,
-  type ReplayCacheLimits,
-  type ReplayScope,
-} from '@wmp/jcs-signing';
+// The coordination's three caches (`nonces`, `replays`, `statusClaims`) are each one.
 
 /** Default bound of the cache of statuses passed on from peers (2 min each: about 4k a second). */
 export const DEFAULT_STATUS_CLAIMS_MAX_ENTRIES = 500_000;
