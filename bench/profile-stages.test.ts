@@ -36,7 +36,7 @@ describe('stageOf (the per-message budget of bench/profile-summary.ts)', () => {
     const send = [
       at('writeOrBuffer', 'node:internal/streams/writable'),
       at('send', 'node_modules/ws/lib/sender.js'),
-      at('send', 'packages/transports/src/ws-server.ts'),
+      at('send', 'packages/transports/src/ws/ws-server.ts'),
       at('notify', 'packages/session/src/peer.ts'),
     ];
     expect(stageOf([...send, at('#send', 'packages/relay-server/src/relay/routing/forwarder.ts'), ROOT])).toBe(

@@ -27,9 +27,6 @@ function client() {
   return c;
 }
 
-const until = (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 10_000) =>
-  waitFor(check, timeoutMs, what);
-
 beforeAll(async () => {
   server = await startRedis({ name: 'client' });
 });
@@ -57,7 +54,7 @@ describe('node-redis on Redis 7.0', () => {
 
     await server.kill();
     await server.restart(); // the script cache is empty now
-    await until('the client to reconnect', async () => (await c.ping().catch(() => '')) === 'PONG');
+    await waitFor(async () => (await c.ping().catch(() => '')) === 'PONG', 10_000, 'the client to reconnect');
     await expect(c.evalSha(sha, { keys: ['bucket'], arguments: ['1'] })).rejects.toThrow(/NOSCRIPT/);
     expect(await c.bump('bucket', 60_000)).toBe(1); // defineScript retried with EVAL
   });
@@ -71,7 +68,7 @@ describe('node-redis on Redis 7.0', () => {
     const ttl = await c.pTTL('lock');
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(200);
-    await until('the lock to expire', async () => (await c.get('lock')) === null);
+    await waitFor(async () => (await c.get('lock')) === null, 10_000, 'the lock to expire');
     expect(await c.set('lock', 'c', { condition: 'NX', expiration: { type: 'PX', value: 200 } })).toBe('OK');
   });
 
@@ -84,7 +81,7 @@ describe('node-redis on Redis 7.0', () => {
     expect(await pub.sPublish('wake:{a}', 'one')).toBe(1);
     expect(await pub.sPublish('wake:{b}', 'two')).toBe(1);
     expect(await pub.sPublish('wake:{c}', 'nobody')).toBe(0);
-    await until('both messages', () => got.length === 2);
+    await waitFor(() => got.length === 2, 10_000, 'both messages');
     expect(got).toEqual([
       ['wake:{a}', 'one'],
       ['wake:{b}', 'two'],
@@ -108,10 +105,14 @@ describe('node-redis on Redis 7.0', () => {
 
     expect(await duringOutage).toBe('OK');
     // The subscription is restored by the client itself: publish until it arrives.
-    await until('the resubscribed channel to deliver', async () => {
-      await pub.sPublish('wake:{r}', 'after restart');
-      return got.includes('after restart');
-    });
+    await waitFor(
+      async () => {
+        await pub.sPublish('wake:{r}', 'after restart');
+        return got.includes('after restart');
+      },
+      10_000,
+      'the resubscribed channel to deliver',
+    );
     expect(reconnects).toBeGreaterThanOrEqual(1);
     expect(await pub.get('written')).toBe('while down');
   });

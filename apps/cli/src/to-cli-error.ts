@@ -12,8 +12,11 @@ import {
   WmpClientError,
 } from '@wmp/client-sdk';
 import { ErrorCode, WmpError } from '@wmp/jsonrpc-envelope';
+import { OHAN_API_PATH } from '@wmp/ohan-seal';
 import { CliError, NotFoundError, UnreachableError, UsageError } from './errors.js';
 import { tlsCliError } from './tls-errors.js';
+
+const NOT_A_BOX = `Check the URL: it must be a WMP relay with an OHAN box (${OHAN_API_PATH}).`;
 
 /** What to do about a WMP error answer, by code. */
 const WMP_HINTS: Readonly<Record<number, string>> = {
@@ -149,13 +152,13 @@ const MAILBOX: Readonly<Record<MailboxErrorCode, { kind: Kind; text: string; hin
   relay_error: {
     kind: 'failed',
     text: 'the relay answered with an HTTP error',
-    hint: 'Check the URL: it must be a WMP relay with an OHAN box (/ohan/v1).',
+    hint: NOT_A_BOX,
   },
   network: { kind: 'unreachable', text: 'box unreachable', hint: 'UNREACHABLE' },
   bad_response: {
     kind: 'failed',
     text: 'the box answered something unexpected',
-    hint: 'Check the URL: it must be a WMP relay with an OHAN box (/ohan/v1).',
+    hint: NOT_A_BOX,
   },
   no_relays: {
     kind: 'not_found',

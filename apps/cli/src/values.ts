@@ -4,12 +4,16 @@
 import { decodeEd25519Multikey, didKeyFromPublicKey, publicKeyFromDidJwk, publicKeyFromDidKey } from '@wmp/jcs-signing';
 import { isBoxOrigin } from '@wmp/ohan-seal';
 import { didWebUrl } from '@wmp/session';
+import { UsageError } from './errors.js';
 
 export type ValueKind = 'text' | 'int' | 'url' | 'did' | 'recipient' | 'identifier' | 'target' | 'path' | 'name';
 
 /** Why a value was refused, with an example of a good one (the caller adds the argument's name). */
-export class ValueError extends Error {
-  override readonly name = 'ValueError';
+export class ValueError extends UsageError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ValueError';
+  }
 }
 
 interface Limits {

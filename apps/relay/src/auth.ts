@@ -4,15 +4,16 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { type RelayConfig, type RelayTlsConfig, relayAuthenticators } from '@wmp/relay-server/node';
 import type { AuthSettings } from './auth-config.js';
+import { RelayAppError } from './errors.js';
 
 /** A start failure caused by one of the authentication flags (exit 2, naming the flag). */
-export class AuthFileError extends Error {
-  readonly code = 'ERR_AUTH_FILE';
+export class AuthFileError extends RelayAppError {
+  declare readonly code: 'ERR_AUTH_FILE';
   constructor(
     readonly flag: string,
     readonly problem: 'unreadable' | 'not_pem' | 'bad_certificates',
   ) {
-    super(`--${flag}: ${AUTH_FILE_PROBLEMS[problem]}`);
+    super('ERR_AUTH_FILE', `--${flag}: ${AUTH_FILE_PROBLEMS[problem]}`);
     this.name = 'AuthFileError';
   }
 }

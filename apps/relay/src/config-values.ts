@@ -7,8 +7,16 @@ import { type FederationConfig, type FederationMode, parseRoute } from '@wmp/rel
 import { envOf, MiB, OPTIONS } from './config-options.js';
 import type { OptionSpec } from './config-spec.js';
 import type { ClusterSettings, RelayKeySource } from './config-types.js';
+import { RelayAppError } from './errors.js';
 
-export class ConfigError extends Error {}
+/** A setting that cannot be used (exit 2): the message names the flag or variable. */
+export class ConfigError extends RelayAppError {
+  declare readonly code: 'ERR_CONFIG';
+  constructor(message: string) {
+    super('ERR_CONFIG', message);
+    this.name = 'ConfigError';
+  }
+}
 
 const UNITS: Readonly<Record<string, number>> = {
   '': 1,

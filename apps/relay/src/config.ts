@@ -2,6 +2,7 @@
 // variable, then the default), checked once at startup. Pure: no I/O, no process access. The
 // option table is config-options.ts, the value checks config-values.ts.
 import { parseArgs } from 'node:util';
+import { OHAN_API_PATH } from '@wmp/ohan-seal';
 import { DEFAULT_RELAY_TIMINGS, type LogLevel } from '@wmp/relay-server';
 import { authSettings } from './auth-config.js';
 import { defaultOf, envName, envOf, MiB, OPTIONS } from './config-options.js';
@@ -230,7 +231,7 @@ export function helpText(): string {
   return [
     'Usage: wmp-relay [options]',
     '',
-    'The WMP relay: WebSocket and HTTP+SSE at /wmp, the OHAN box at /ohan/v1, /health and /metrics on one port.',
+    `The WMP relay: WebSocket and HTTP+SSE at /wmp, the OHAN box at ${OHAN_API_PATH}, /health and /metrics on one port.`,
     'Every option can also be set by its environment variable; a flag wins over the variable.',
     'Byte sizes take an optional binary unit: 512KiB, 16MiB, 1GiB (or k, m, g).',
     '',

@@ -15,14 +15,20 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { RelayAppError } from './errors.js';
 
 /** The key file's name inside the data directory. */
 export const IDENTITY_FILE = 'relay-identity.key';
 /** The database file's name inside the data directory. */
 export const DATABASE_FILE = 'relay.db';
 
-export class IdentityFileError extends Error {
-  override readonly name = 'IdentityFileError';
+/** The relay key file cannot be used: the message names the file and what is wrong with it. */
+export class IdentityFileError extends RelayAppError {
+  declare readonly code: 'ERR_IDENTITY_FILE';
+  constructor(message: string) {
+    super('ERR_IDENTITY_FILE', message);
+    this.name = 'IdentityFileError';
+  }
 }
 
 export interface LoadedIdentity {

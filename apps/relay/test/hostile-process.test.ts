@@ -19,8 +19,8 @@ import {
   metric,
   queueCanary,
   RawSocket,
-  until,
 } from '../../../packages/relay-server/test/fixtures/hostile-client.js';
+import { waitFor } from '../../../test-support/wait-for.js';
 import { type RelayProcess, startRelayProcess } from './fixtures/relay-process.js';
 
 const dirs: string[] = [];
@@ -75,9 +75,9 @@ async function abandonBody(url: string, path: string): Promise<void> {
   });
   req.on('error', () => undefined);
   req.write('{"jsonrpc":"2.0","pad":"');
-  await until(async () => (await bodiesInFlight(url)) > 0, 'the relay to read the body');
+  await waitFor(async () => (await bodiesInFlight(url)) > 0, 15_000, 'the relay to read the body');
   req.destroy();
-  await until(async () => (await bodiesInFlight(url)) === 0, 'the relay to let go of the body');
+  await waitFor(async () => (await bodiesInFlight(url)) === 0, 15_000, 'the relay to let go of the body');
 }
 
 /** A request whose client goes away as soon as the answer starts (an event stream, say). */
@@ -143,7 +143,11 @@ describe('wmp-relay under a client that gives up mid-way (issue 12 item 11)', { 
     );
     // Whatever the HTTP adapter had to say about those requests has been said by the time the
     // relay let go of them all (their HTTP sessions end with the unauthenticated timeout).
-    await until(async () => (await metric(url, 'wmp_relay_connections')) === 0, 'the cut-off sessions to end', 30_000);
+    await waitFor(
+      async () => (await metric(url, 'wmp_relay_connections')) === 0,
+      30_000,
+      'the cut-off sessions to end',
+    );
     expect((await fetch(`${url}/health`)).status).toBe(200);
     expectJsonLinesOnly(relay);
   });
@@ -166,8 +170,9 @@ describe('wmp-relay under a client that gives up mid-way (issue 12 item 11)', { 
     const answers = await socket.batch(keys.map((k) => createRequest(k.did)));
     expect(answers.filter((a) => a.error?.code === -31007)).toHaveLength(10);
     const held = await flood(12, () => RawSocket.open(url), 4);
-    await until(
+    await waitFor(
       async () => (await metric(url, 'wmp_relay_refusals_total{cause="unauthenticated_slots"}')) === 9,
+      15_000,
       'nine refused connections',
     );
     const refused = () =>
@@ -176,7 +181,11 @@ describe('wmp-relay under a client that gives up mid-way (issue 12 item 11)', { 
         .split('\n')
         .filter((l) => l.includes('"relay.refused"'))
         .map((l) => JSON.parse(l) as { cause: string; count: number });
-    await until(() => refused().some((r) => r.cause === 'unauthenticated_slots'), 'the slots refusal in the log');
+    await waitFor(
+      () => refused().some((r) => r.cause === 'unauthenticated_slots'),
+      15_000,
+      'the slots refusal in the log',
+    );
     expect(refused().filter((r) => r.cause === 'session_store_full')).toMatchObject([{ count: 1 }]);
     expect(refused().filter((r) => r.cause === 'unauthenticated_slots')).toMatchObject([{ count: 1 }]);
     // The two that got in log in (the sweeper, every 30 s, would free their places too).
@@ -186,7 +195,7 @@ describe('wmp-relay under a client that gives up mid-way (issue 12 item 11)', { 
       expect((await socket.call(auth.method, auth.params)).result).toMatchObject({ authenticated: true });
     }
     for (const s of [...held, socket]) await s.close();
-    await until(async () => (await metric(url, 'wmp_relay_unauthenticated_connections')) === 0, 'free slots');
+    await waitFor(async () => (await metric(url, 'wmp_relay_unauthenticated_connections')) === 0, 15_000, 'free slots');
     await checkRelayHealthy(url, { maxRssBytes: rssAtStart + 128 * MiB, canary });
     expectJsonLinesOnly(relay);
   });

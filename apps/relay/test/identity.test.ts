@@ -12,6 +12,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { RelayAppError } from '../src/errors.js';
 import {
   DATABASE_FILE,
   IDENTITY_FILE,
@@ -64,6 +65,9 @@ describe('the relay key in the data directory', () => {
     mkdirSync(dir);
     writeFileSync(join(dir, IDENTITY_FILE), 'not a key\n', { mode: 0o600 });
     expect(() => loadOrCreateIdentity(dir)).toThrow(IdentityFileError);
+    // One family for the app's start-up errors, each with its stable code.
+    expect(() => loadOrCreateIdentity(dir)).toThrow(RelayAppError);
+    expect(() => loadOrCreateIdentity(dir)).toThrow(expect.objectContaining({ code: 'ERR_IDENTITY_FILE' }));
     expect(() => loadOrCreateIdentity(dir)).toThrow(/not a relay key .* refusing to replace it/);
     expect(readFileSync(join(dir, IDENTITY_FILE), 'utf8')).toBe('not a key\n');
   });

@@ -53,6 +53,7 @@ export type {
   UndeliveredMessage,
   WmpClientOptions,
 } from './client/types.js';
+export { ClientSdkError } from './errors.js';
 export { GroupError, type GroupErrorCode } from './group/errors.js';
 export { Group } from './group/group.js';
 export { GROUP_STORE_PREFIX, KEY_PACKAGES_STORE_KEY } from './group/record.js';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { freePort } from '../../../test-support/services/index.js';
 import { Identity } from '../src/identity/identity.js';
 import type { MessageStatusEvent } from '../src/node.js';
-import { clientTestbed, eventually, waitFor } from './client-testbed.js';
+import { clientTestbed, waitFor } from './client-testbed.js';
 
 const bed = clientTestbed();
 
@@ -60,8 +60,8 @@ describe('WmpClient across two federated relays', () => {
     );
     // Both clients acknowledged what they got, and each link what its peer kept for it: nothing
     // is left at either relay, so no status is still to come.
-    await eventually(async () => (await relay1.relay.stores.queue.totals()).count === 0, 20_000);
-    await eventually(async () => (await relay2.relay.stores.queue.totals()).count === 0, 20_000);
+    await waitFor(async () => (await relay1.relay.stores.queue.totals()).count === 0, 20_000);
+    await waitFor(async () => (await relay2.relay.stores.queue.totals()).count === 0, 20_000);
     expect(statuses.alice).toEqual([
       expect.objectContaining({ messageId: sent.messageId, status: 'delivered', recipient: bobIdentity.did }),
     ]);

@@ -3,7 +3,7 @@ import { ParticipantNotFoundError } from '@wmp/jsonrpc-envelope';
 import { describe, expect, it } from 'vitest';
 import { Identity } from '../src/identity/identity.js';
 import { type WmpClient, WmpClientError } from '../src/node.js';
-import { clientTestbed, eventually, waitFor } from './client-testbed.js';
+import { clientTestbed, waitFor } from './client-testbed.js';
 
 const bed = clientTestbed();
 
@@ -91,7 +91,7 @@ describe('group sessions at the relay', () => {
     expect(alice.client.groups).toEqual([]);
     await expect(group.send('after close')).rejects.toMatchObject({ code: 'ERR_CLIENT_UNKNOWN_GROUP' });
     // (`wmp.session.close` is a notification: wait until the relay has handled it.)
-    await eventually(async () => (await second.relay.stores.sessions.get(group.id)) === undefined);
+    await waitFor(async () => (await second.relay.stores.sessions.get(group.id)) === undefined);
     // Bob learns it when he uses it: the relay no longer knows the session, his resume of it is
     // refused, and the group is forgotten.
     await expect(bobGroup.send('anyone?')).rejects.toBeInstanceOf(WmpClientError);

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { Mailbox } from '../src/index.js';
 import { connect, mailboxFallback, type ReceivedMessage } from '../src/node.js';
-import { endpointOf, eventually, FAST_RECONNECT, waitFor } from './client-testbed.js';
+import { endpointOf, FAST_RECONNECT, waitFor } from './client-testbed.js';
 import { mailboxTestbed } from './mailbox-relays.js';
 
 const bed = mailboxTestbed();
@@ -27,7 +27,7 @@ describe('WmpClient with the mailbox fallback', () => {
 
     // Carol is offline: the relay queues it, and the fallback seals a copy into her box.
     const sent = await aliceClient.send(carol.identity.did, { text: 'sealed too' });
-    await eventually(async () => (await relay.count()) === 1);
+    await waitFor(async () => (await relay.count()) === 1);
     expect(errors).toEqual([]);
 
     // Carol comes online: the relay copy arrives; the sealed copy, fetched afterwards, is the same message.

@@ -2,7 +2,7 @@ import { randomBytes } from '@wmp/jcs-signing';
 import { describe, expect, it } from 'vitest';
 import type { StateChange } from '../src/node.js';
 import { FileStore } from '../src/node.js';
-import { clientTestbed, eventually, waitFor } from './client-testbed.js';
+import { clientTestbed, waitFor } from './client-testbed.js';
 
 const bed = clientTestbed();
 
@@ -78,7 +78,7 @@ describe('a relay restarted mid-session (same SQLite file, same port)', () => {
     expect(states.alice!.find((s) => s.attempt !== undefined)).toMatchObject({ state: 'reconnecting', attempt: 1 });
     expect([alice.client.sessionId, bob.client.sessionId]).toEqual(sessions);
     // Everything was acknowledged: the restarted relay holds nothing.
-    await eventually(async () => (await relay.relay.stores.queue.totals()).count === 0);
+    await waitFor(async () => (await relay.relay.stores.queue.totals()).count === 0);
   });
 
   it('a new client process resumes the session kept in its store and gets what was sent meanwhile, once', async () => {

@@ -7,7 +7,7 @@ import { randomBytes } from '@wmp/jcs-signing';
 import { createRelay, type Relay, type RelayConfig } from '@wmp/relay-server/node';
 import { SqliteStore } from '@wmp/relay-server/sqlite';
 import { afterAll, afterEach } from 'vitest';
-import { waitFor as waitForState } from '../../../test-support/wait-for.js';
+import { waitFor } from '../../../test-support/wait-for.js';
 import { Identity } from '../src/identity/identity.js';
 import { connect, type ReceivedMessage, type WmpClient, type WmpClientOptions } from '../src/node.js';
 
@@ -16,18 +16,7 @@ export type Binding = 'ws' | 'http';
 /** Quick backoff for tests (the spec's 1 s .. 30 s would make them slow). */
 export const FAST_RECONNECT = { initialDelayMs: 20, maxDelayMs: 200, maxAttempts: 40 } as const;
 
-export const waitFor = (check: () => boolean, timeoutMs = 12_000) => waitForState(check, timeoutMs);
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls an async check (yielding to the event loop between tries) until it holds. */
-export async function eventually(check: () => Promise<boolean>, timeoutMs = 12_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await sleep(10);
-  }
-}
+export { waitFor };
 
 /** The endpoint URL of a relay for a binding. */
 export function endpointOf(url: string, binding: Binding): string {

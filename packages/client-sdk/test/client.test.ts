@@ -14,7 +14,7 @@ import {
   WmpClientError,
 } from '../src/node.js';
 import { MemoryClientStore } from '../src/store/memory-store.js';
-import { clientTestbed, endpointOf, eventually, FAST_RECONNECT, waitFor } from './client-testbed.js';
+import { clientTestbed, endpointOf, FAST_RECONNECT, waitFor } from './client-testbed.js';
 
 const bed = clientTestbed();
 
@@ -56,7 +56,7 @@ describe('WmpClient through a relay', () => {
     expect(bob.client.lastReceivedId).toBe(sent.messageId);
 
     // Both acknowledged after handing over: nothing is left queued at the relay.
-    await eventually(async () => (await relay.stores.queue.totals()).count === 0);
+    await waitFor(async () => (await relay.stores.queue.totals()).count === 0);
     expect(bob.inbox).toHaveLength(1);
     expect(alice.inbox).toHaveLength(1);
   });
@@ -96,7 +96,7 @@ describe('WmpClient through a relay', () => {
     const bob = await bed.client(url, { binding: 'http', identity: bobIdentity });
     await waitFor(() => bob.inbox.length === 1);
     // The relay keeps Alice's `delivered` in her queue.
-    await eventually(async () => (await relay.stores.queue.stats(aliceIdentity.did)).count === 1);
+    await waitFor(async () => (await relay.stores.queue.stats(aliceIdentity.did)).count === 1);
 
     const statuses: MessageStatusEvent[] = [];
     const again = bed.track(
@@ -107,7 +107,7 @@ describe('WmpClient through a relay', () => {
     });
     await waitFor(() => statuses.length === 1);
     expect(statuses[0]).toMatchObject({ messageId: sent.messageId, status: 'delivered', recipient: bobIdentity.did });
-    await eventually(async () => (await relay.stores.queue.totals()).count === 0);
+    await waitFor(async () => (await relay.stores.queue.totals()).count === 0);
     expect(statuses).toHaveLength(1);
   });
 
@@ -170,7 +170,7 @@ describe('WmpClient through a relay', () => {
     await alice.client.send(bob.identity.did, 'next');
     await waitFor(() => bob.inbox.length === 2);
     expect(bob.inbox.map((m) => m.body)).toEqual(['once', 'next']);
-    await eventually(async () => (await relay.stores.queue.totals()).count === 0);
+    await waitFor(async () => (await relay.stores.queue.totals()).count === 0);
   });
 
   it('a request for an unknown method rejects with the typed -32601 error', async () => {
@@ -283,7 +283,7 @@ describe('WmpClient through a relay', () => {
     });
     expect(alice.client.sessionId).toMatch(/^ses-/);
     expect(await store.keys(`${prefix}seen/`)).toEqual([]);
-    await eventually(
+    await waitFor(
       async () => JSON.parse((await store.get(`${prefix}session`)) ?? '{}').session?.id === alice.client.sessionId,
     );
 

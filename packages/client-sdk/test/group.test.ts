@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes, toHex } from '@wmp/jcs-signing';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type ClientStore,
   ConnectionClosedError,
@@ -106,16 +106,6 @@ async function exchange(from: Member, to: readonly Member[], body: string): Prom
     expect(got.params.wmp).toMatchObject({ encrypted: true, epoch: sent.epoch });
     expect(got.params.ciphertext).toBeUndefined();
   }
-}
-
-/** Polls an async condition (the store) until it holds. */
-async function until(check: () => Promise<boolean>): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      if (!(await check())) throw new Error('timed out waiting');
-    },
-    { timeout: 8000, interval: 10 },
-  );
 }
 
 describe('Group: MLS groups through a relay', () => {
@@ -231,7 +221,7 @@ describe('Group: MLS groups through a relay', () => {
     for (const m of [alice, bob2, carol, dave]) expect(new Set(bodies(m)).size).toBe(m.inbox.length);
 
     // Everything was acknowledged (commits and Welcomes by the groups, messages by the clients).
-    await until(async () => (await relay.relay.stores.queue.totals()).count === 0);
+    await waitFor(async () => (await relay.relay.stores.queue.totals()).count === 0);
 
     // The relay never had the plaintext: not in its SQLite files.
     for (const m of [alice, bob2, carol, dave]) await m.client.close();
@@ -259,7 +249,7 @@ describe('Group: MLS groups through a relay', () => {
       () => 'accepted',
       (e: unknown) => e,
     );
-    await until(async () => (await alice.store.get(`group/${a.id}/state`))!.includes('"submission"'));
+    await waitFor(async () => (await alice.store.get(`group/${a.id}/state`))!.includes('"submission"'));
     await alice.client.close();
     expect(await update).toBeInstanceOf(ConnectionClosedError);
     expect(a.epoch).toBe(1);
@@ -315,7 +305,7 @@ describe('Group: MLS groups through a relay', () => {
     await expect(b.send('closed')).rejects.toMatchObject({ code: 'ERR_GROUP_CLOSED' });
     await a.send('first');
     let queued: Record<string, unknown> | undefined;
-    await until(async () => {
+    await waitFor(async () => {
       const page = await relay.stores.queue.after(bob.identity.did, undefined, 100, Date.now());
       const m = page.messages.map((q) => JSON.parse(q.body)).find((x) => x.method === 'wmp.message.deliver');
       queued = m?.params;

@@ -1,5 +1,6 @@
 // One suite for every ClientStore: the memory, file and IndexedDB stores must behave alike.
 import { describe, expect, it } from 'vitest';
+import { codeOf } from '../../../test-support/code-of.js';
 import { ClientStoreError, MAX_STORE_KEY_LENGTH } from '../src/index.js';
 import type { ClientStore } from '../src/store/store.js';
 
@@ -8,16 +9,6 @@ export interface StoreHarness {
   open(): Promise<ClientStore>;
   /** The same data through a new instance (a restart), when the store persists. */
   reopen?(store: ClientStore): Promise<ClientStore>;
-}
-
-async function codeOf(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    expect(e).toBeInstanceOf(ClientStoreError);
-    return (e as ClientStoreError).code;
-  }
 }
 
 export function storeSuite(name: string, harness: StoreHarness): void {
@@ -119,15 +110,15 @@ export function storeSuite(name: string, harness: StoreHarness): void {
       const store = await harness.open();
       await store.set('ok', 'v');
       const long = 'x'.repeat(MAX_STORE_KEY_LENGTH + 1);
-      expect(await codeOf(store.set('', 'v'))).toBe('ERR_STORE_INVALID_KEY');
-      expect(await codeOf(store.set(long, 'v'))).toBe('ERR_STORE_INVALID_KEY');
-      expect(await codeOf(store.set('lone\ud800', 'v'))).toBe('ERR_STORE_INVALID_KEY');
-      expect(await codeOf(store.get(''))).toBe('ERR_STORE_INVALID_KEY');
-      expect(await codeOf(store.delete(long))).toBe('ERR_STORE_INVALID_KEY');
-      expect(await codeOf(store.keys(long))).toBe('ERR_STORE_INVALID_KEY');
-      expect(await codeOf(store.keys(42 as unknown as string))).toBe('ERR_STORE_INVALID_KEY');
-      expect(await codeOf(store.set('k', 42 as unknown as string))).toBe('ERR_STORE_INVALID_VALUE');
-      expect(await codeOf(store.set('k', 'lone\udc00'))).toBe('ERR_STORE_INVALID_VALUE');
+      expect(await codeOf(store.set('', 'v'), ClientStoreError)).toBe('ERR_STORE_INVALID_KEY');
+      expect(await codeOf(store.set(long, 'v'), ClientStoreError)).toBe('ERR_STORE_INVALID_KEY');
+      expect(await codeOf(store.set('lone\ud800', 'v'), ClientStoreError)).toBe('ERR_STORE_INVALID_KEY');
+      expect(await codeOf(store.get(''), ClientStoreError)).toBe('ERR_STORE_INVALID_KEY');
+      expect(await codeOf(store.delete(long), ClientStoreError)).toBe('ERR_STORE_INVALID_KEY');
+      expect(await codeOf(store.keys(long), ClientStoreError)).toBe('ERR_STORE_INVALID_KEY');
+      expect(await codeOf(store.keys(42 as unknown as string), ClientStoreError)).toBe('ERR_STORE_INVALID_KEY');
+      expect(await codeOf(store.set('k', 42 as unknown as string), ClientStoreError)).toBe('ERR_STORE_INVALID_VALUE');
+      expect(await codeOf(store.set('k', 'lone\udc00'), ClientStoreError)).toBe('ERR_STORE_INVALID_VALUE');
       expect(await store.keys('')).toEqual(['ok']);
       expect(await store.get('ok')).toBe('v');
     });

@@ -5,8 +5,8 @@
  */
 export class JcsSigningError extends Error {
   readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = 'JcsSigningError';
     this.code = code;
   }

@@ -74,6 +74,20 @@ export {
   type VerifyRelayChainOptions,
   verifyRelayChain,
 } from './relay-chain.js';
+export {
+  DEFAULT_REPLAY_MAX_ENTRIES,
+  type ReplayCache,
+  type ReplayCacheLimits,
+  type ReplayScope,
+  replayCacheBounds,
+} from './replay-cache/contract.js';
+export {
+  ReplayCacheFullError,
+  type ReplayCacheRefusalReason,
+  ReplayCacheUnavailableError,
+  replayCacheRefusalReason,
+} from './replay-cache/errors.js';
+export { MemoryReplayCache, type MemoryReplayCacheOptions } from './replay-cache/memory-replay-cache.js';
 export { chainResolvers, didKeyResolver, type KeyResolver } from './resolver.js';
 export {
   MAX_X5C_CERTIFICATES,

@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, isInvalidEntry, parseMessage, parseSingleMessage, type WmpError } from '../src/index.js';
-
-function codeOf(fn: () => unknown): number | undefined {
-  try {
-    fn();
-  } catch (e) {
-    return (e as WmpError).code;
-  }
-  return undefined;
-}
+import { codeOf } from '../../../test-support/code-of.js';
+import { ErrorCode, isInvalidEntry, parseMessage, parseSingleMessage } from '../src/index.js';
 
 const req = (extra = '') =>
   `{"jsonrpc":"2.0","id":1,"method":"wmp.capability.list","params":{"wmp":{"version":"0.1"}}${extra}}`;
@@ -29,10 +21,10 @@ describe('parseMessage', () => {
     });
   });
 
-  it('accepts UTF-8 bytes and refuses malformed UTF-8 with -32700', () => {
+  it('accepts UTF-8 bytes and refuses malformed UTF-8 with -32700', async () => {
     expect(parseSingleMessage(new TextEncoder().encode(req()))).toMatchObject({ id: 1 });
     const bad = new Uint8Array([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d]);
-    expect(codeOf(() => parseMessage(bad))).toBe(ErrorCode.ParseError);
+    expect(await codeOf(() => parseMessage(bad))).toBe(ErrorCode.ParseError);
   });
 
   it.each([
@@ -65,8 +57,8 @@ describe('parseMessage', () => {
     ],
     ['an unsafe integer id', '{"jsonrpc":"2.0","id":9007199254740993,"method":"m"}', ErrorCode.InvalidRequest],
     ['an empty batch', '[]', ErrorCode.InvalidRequest],
-  ])('refuses %s', (_name, text, code) => {
-    expect(codeOf(() => parseMessage(text))).toBe(code);
+  ])('refuses %s', async (_name, text, code) => {
+    expect(await codeOf(() => parseMessage(text))).toBe(code);
   });
 
   it('keeps keys that only look alike', () => {
@@ -75,20 +67,20 @@ describe('parseMessage', () => {
     });
   });
 
-  it('accepts the largest safe integers and fractions of any size', () => {
+  it('accepts the largest safe integers and fractions of any size', async () => {
     const m = parseSingleMessage(
       '{"jsonrpc":"2.0","method":"m","params":[9007199254740991,-9007199254740991,1.5e-300,0.5]}',
     );
     expect(m).toMatchObject({ params: [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 1.5e-300, 0.5] });
     // Written as digits, 2^53+1 would silently become 2^53; from 1e21 on JSON uses exponents,
     // which everyone reads as the double it is.
-    expect(codeOf(() => parseSingleMessage('{"jsonrpc":"2.0","method":"m","params":[99999999999999999999]}'))).toBe(
-      ErrorCode.InvalidParams,
-    );
+    expect(
+      await codeOf(() => parseSingleMessage('{"jsonrpc":"2.0","method":"m","params":[99999999999999999999]}')),
+    ).toBe(ErrorCode.InvalidParams);
     expect(() => parseMessage('{"jsonrpc":"2.0","method":"m","params":[1e21,1e300]}')).not.toThrow();
   });
 
-  it('judges an unsafe integer with its message: -32602 to the id of the request whose params hold it', () => {
+  it('judges an unsafe integer with its message: -32602 to the id of the request whose params hold it', async () => {
     const request = parseMessage(
       '{"jsonrpc":"2.0","id":7,"method":"wmp.message.fetch","params":{"since_epoch":9007199254740993}}',
     );
@@ -118,31 +110,31 @@ describe('parseMessage', () => {
     const entries = (batch as unknown as { entries: unknown[] }).entries;
     expect(entries[0]).toMatchObject({ id: 1, method: 'm' });
     expect(entries[1]).toMatchObject({ id: 2, invalid: { code: ErrorCode.InvalidParams } });
-    expect(codeOf(() => parseSingleMessage('{"jsonrpc":"2.0","id":3,"method":"m","params":[9007199254740993]}'))).toBe(
-      ErrorCode.InvalidParams,
-    );
+    expect(
+      await codeOf(() => parseSingleMessage('{"jsonrpc":"2.0","id":3,"method":"m","params":[9007199254740993]}')),
+    ).toBe(ErrorCode.InvalidParams);
   });
 
-  it('enforces the nesting limit of 32 before parsing', () => {
+  it('enforces the nesting limit of 32 before parsing', async () => {
     const nest = (depth: number) =>
       `{"jsonrpc":"2.0","method":"m","params":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
     expect(() => parseMessage(nest(32))).not.toThrow();
-    expect(codeOf(() => parseMessage(nest(33)))).toBe(ErrorCode.InvalidRequest);
+    expect(await codeOf(() => parseMessage(nest(33)))).toBe(ErrorCode.InvalidRequest);
     // Far too deep for a recursive parser: refused, not a stack overflow.
-    expect(codeOf(() => parseMessage('['.repeat(1_000_000)))).toBe(ErrorCode.InvalidRequest);
+    expect(await codeOf(() => parseMessage('['.repeat(1_000_000)))).toBe(ErrorCode.InvalidRequest);
   });
 
-  it('enforces the size limit in UTF-8 bytes', () => {
+  it('enforces the size limit in UTF-8 bytes', async () => {
     const limits = { maxBytes: 100, maxDepth: 32, maxBatch: 100 };
     const fits = `{"jsonrpc":"2.0","method":"m","params":["${'a'.repeat(50)}"]}`;
     expect(() => parseMessage(fits, limits)).not.toThrow();
     // Same number of UTF-16 units, but "é" is two bytes in UTF-8.
     const over = `{"jsonrpc":"2.0","method":"m","params":["${'é'.repeat(50)}"]}`;
-    expect(codeOf(() => parseMessage(over, limits))).toBe(ErrorCode.InvalidRequest);
-    expect(codeOf(() => parseMessage(new TextEncoder().encode(over), limits))).toBe(ErrorCode.InvalidRequest);
+    expect(await codeOf(() => parseMessage(over, limits))).toBe(ErrorCode.InvalidRequest);
+    expect(await codeOf(() => parseMessage(new TextEncoder().encode(over), limits))).toBe(ErrorCode.InvalidRequest);
   });
 
-  it('answers a batch entry by entry and limits the batch to 100', () => {
+  it('answers a batch entry by entry and limits the batch to 100', async () => {
     const parsed = parseMessage(`[${req()}, 1, {"jsonrpc":"2.0","id":"x"}]`);
     expect(parsed.kind).toBe('batch');
     if (parsed.kind !== 'batch') return;
@@ -154,9 +146,9 @@ describe('parseMessage', () => {
     expect(isInvalidEntry(third) && third.id === 'x').toBe(true);
     const hundred = `[${Array.from({ length: 100 }, () => req()).join(',')}]`;
     expect(() => parseMessage(hundred)).not.toThrow();
-    expect(codeOf(() => parseMessage(`[${Array.from({ length: 101 }, () => req()).join(',')}]`))).toBe(
+    expect(await codeOf(() => parseMessage(`[${Array.from({ length: 101 }, () => req()).join(',')}]`))).toBe(
       ErrorCode.InvalidRequest,
     );
-    expect(codeOf(() => parseSingleMessage(`[${req()}]`))).toBe(ErrorCode.InvalidRequest);
+    expect(await codeOf(() => parseSingleMessage(`[${req()}]`))).toBe(ErrorCode.InvalidRequest);
   });
 });

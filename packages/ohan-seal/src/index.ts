@@ -35,6 +35,7 @@ export {
   EVENT_PROTOCOL,
   MAX_TTL_SECONDS,
   NONCE_TTL_SECONDS,
+  OHAN_API_PATH,
   OHAN_SKEW_SECONDS,
   SEAL_SUITE,
 } from './profile.js';

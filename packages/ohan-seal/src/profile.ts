@@ -3,6 +3,8 @@ export const EVENT_PROTOCOL = 'ohan.event.1';
 export const SEAL_SUITE = 'x25519-sha256-aesgcm-1';
 export const CARD_PROTOCOL = 'ohan.card.1';
 export const EVENT_KIND = 'sealed';
+/** Where a relay serves the box API (OHAN-04, `ohan.relay.1`): every route and signed target starts with it. */
+export const OHAN_API_PATH = '/ohan/v1';
 
 export const PAD_BLOCK = 256;
 export const GCM_NONCE_BYTES = 12;

@@ -168,8 +168,11 @@ export async function verifyRequest(
   if (signature.length !== 64 || !verifyEd25519(publicKey, utf8(text), signature)) return fail('signature');
   if (input.admit && !(await input.admit(claims.key))) return fail('rate_limited');
   if (input.remember && !(await input.remember(claims.key))) return { ok: true, key: claims.key };
-  // May throw NonceCacheFullError: the caller cannot tell a replay, so it must refuse the request.
-  if (await input.nonces.seen(claims.nonce, NONCE_TTL_SECONDS, claims.key, input.source)) return fail('replay');
+  // A nonce is single use per signer, for as long as a request could be fresh. May throw
+  // ReplayCacheFullError (NonceCacheFullError): the caller cannot tell a replay, so it must refuse.
+  const scope = input.source === undefined ? { key: claims.key } : { key: claims.key, source: input.source };
+  const fresh = await input.nonces.useOnce(`${claims.key} ${claims.nonce}`, now + NONCE_TTL_SECONDS * 1000, scope);
+  if (!fresh) return fail('replay');
   return { ok: true, key: claims.key };
 }
 

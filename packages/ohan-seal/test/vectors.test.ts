@@ -142,7 +142,8 @@ describe('OHAN vectors: signed request header and card', () => {
 
   it('verifies it once, and refuses a replay or any changed part', async () => {
     const now = Date.parse(rh.claims.ts);
-    const nonces = new MemoryNonceCache();
+    // The cache judges expiry by its own clock: the box's, here the vector's time.
+    const nonces = new MemoryNonceCache({ now: () => now });
     const check = (over: object, header = rh.header as string) =>
       verifyRequest(header, { ...request, now, nonces, ...over });
     await expect(check({ origin: 'https://other.example' })).resolves.toEqual({ ok: false, reason: 'origin' });
@@ -163,7 +164,8 @@ describe('OHAN vectors: signed request header and card', () => {
 
   it('leaves no nonce behind when `remember` says the key has nothing to replay (issue 23 item 7)', async () => {
     const now = Date.parse(rh.claims.ts);
-    const nonces = new MemoryNonceCache();
+    // The cache judges expiry by its own clock: the box's, here the vector's time.
+    const nonces = new MemoryNonceCache({ now: () => now });
     const asked: string[] = [];
     const forget = (key: string) => {
       asked.push(key);

@@ -5,6 +5,7 @@
 export * from './box-api/index.js';
 // Coordination between nodes: contracts and memory adapters (Redis: `@wmp/relay-server/redis`).
 export * from './coordination/index.js';
+export { RelayServerError } from './errors.js';
 // The relay's browser-safe parts (createRelay itself is in the Node entry).
 export { type RelayConfig, relayStoreLimits } from './relay/config.js';
 // Relay-to-relay routing (DESIGN §3 federation).

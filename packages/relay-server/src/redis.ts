@@ -9,8 +9,7 @@ export {
 export { RedisKeyPackageBudgets } from './coordination/redis/key-package-budgets.js';
 export { RedisKeys } from './coordination/redis/keys.js';
 export { type LinkOptions as RedisLinkOptions, RedisLink } from './coordination/redis/link.js';
-export { DEFAULT_COUNT_GRANULARITY_MS, RedisNonceCache } from './coordination/redis/nonce-cache.js';
 export { RedisPresenceDirectory } from './coordination/redis/presence-directory.js';
-export { RedisReplayCache } from './coordination/redis/replay-cache.js';
+export { DEFAULT_COUNT_GRANULARITY_MS, RedisReplayCache } from './coordination/redis/replay-cache.js';
 export { RedisTokenBuckets } from './coordination/redis/token-buckets.js';
 export { MAX_PENDING_WAKE_UPS, RedisWakeUps } from './coordination/redis/wake-ups.js';

@@ -8,7 +8,6 @@ export {
   coordinationSuite,
   holdsFor,
   keyPackageBudgetsSuite,
-  nonceCacheSuite,
   presenceDirectorySuite,
   rateLimiterSuite,
   replayCacheSuite,

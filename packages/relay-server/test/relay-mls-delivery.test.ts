@@ -1,5 +1,5 @@
 import { WmpSession } from '@wmp/session';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CLIENT_CAPABILITIES,
   type Client,
@@ -40,16 +40,6 @@ async function join(
     session_id: groupId,
   });
   return got;
-}
-
-/** Polls an async check of the relay's state until it holds (bounded). */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      if (!(await check())) throw new Error('timed out waiting');
-    },
-    { timeout: 5000, interval: 10 },
-  );
 }
 
 describe('wmp.message.fetch (the MLS relay queue)', () => {
@@ -175,7 +165,7 @@ describe('statuses for a sender who is offline when they arise', () => {
     await waitFor(() => bob.inbox.length === 1);
     await bob.session.notify('wmp.message.ack', { message_ids: [message_id], status: 'received' });
     const queue = testbed.relay!.stores.queue;
-    await eventually(async () => (await queue.stats(alice.keypair.did)).count === 1);
+    await waitFor(async () => (await queue.stats(alice.keypair.did)).count === 1);
 
     // Alice resumes: the status arrives, once (a kept status is no missed message); her
     // acknowledgement removes it, with no status about it.
@@ -184,7 +174,7 @@ describe('statuses for a sender who is offline when they arise', () => {
     const delivered = alice.statuses[1]!;
     expect(delivered).toMatchObject({ message_id, status: 'delivered', recipient: bob.keypair.did });
     await alice.session.notify('wmp.message.ack', { message_ids: [delivered.wmp.message_id], status: 'received' });
-    await eventually(async () => (await queue.stats(alice.keypair.did)).count === 0);
+    await waitFor(async () => (await queue.stats(alice.keypair.did)).count === 0);
     // A marker from Alice to Bob, acknowledged: a status to Bob, or a second one to Alice, caused
     // by her acknowledgement would have come before the marker and its `delivered`.
     const marker = ((await alice.session.send([bob.keypair.did], 'marker')) as any).message_id;

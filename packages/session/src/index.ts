@@ -1,4 +1,13 @@
 export {
+  MemoryReplayCache,
+  type MemoryReplayCacheOptions,
+  type ReplayCache,
+  ReplayCacheFullError,
+  type ReplayCacheRefusalReason,
+  ReplayCacheUnavailableError,
+  replayCacheRefusalReason,
+} from '@wmp/jcs-signing';
+export {
   ASSERTION_REJECTION_REASONS,
   type AssertionChecker,
   type AssertionContext,
@@ -37,15 +46,6 @@ export { identifierProblem } from './auth/identifier-syntax.js';
 export { JWS_ALGORITHMS, type JwsAlgorithm, type JwsSigner, signJws, webCryptoSigner } from './auth/jws.js';
 export { AUTH_FAILURE_REASONS, type AuthFailureReason } from './auth/reasons.js';
 export {
-  MemoryReplayCache,
-  type MemoryReplayCacheOptions,
-  type ReplayCache,
-  ReplayCacheFullError,
-  type ReplayCacheRefusalReason,
-  ReplayCacheUnavailableError,
-  replayCacheRefusalReason,
-} from './auth/replay-cache.js';
-export {
   type ExpectedResponder,
   type ResponderIdentity,
   responderAuth,
@@ -74,7 +74,14 @@ export {
   type DocumentFetchOptions,
   fetchJsonObject,
 } from './documents/fetch-document.js';
-export { ConnectionClosedError, PassedError, PeerError, RequestTimeoutError } from './errors.js';
+export {
+  ConnectionClosedError,
+  PassedError,
+  PeerError,
+  type PeerErrorCode,
+  RequestTimeoutError,
+  SessionError,
+} from './errors.js';
 export {
   type ApprovalDecision,
   type ApprovalFlowOptions,

@@ -251,7 +251,7 @@ export class Peer<C extends BaseContext = BaseContext> {
   ): Promise<unknown> {
     if (this.closed) return Promise.reject(new ConnectionClosedError());
     if (this.#pending !== undefined && this.#pending.size >= this.#maxPending) {
-      return Promise.reject(new PeerError('ERR_TOO_MANY_PENDING', 'too many pending requests'));
+      return Promise.reject(new PeerError('ERR_TOO_MANY_PENDING'));
     }
     options.signal?.throwIfAborted();
     this.#nextId ??= requestIdSequence();

@@ -7,6 +7,7 @@ export { type X5cOptions, X509_SCHEMES, x5cAuthenticator } from './auth/x5c.js';
 export { type X5cSignatureOptions, x5cSignatureVerifier, x509MessageSigner } from './auth/x5c-signatures.js';
 export {
   CertificateParseError,
+  type CertificateParseFailure,
   checkLeafIdentity,
   type LeafInfo,
   leafInfo,
@@ -21,6 +22,7 @@ export type { CertificatePurpose } from './auth/x509-extensions.js';
 export {
   type X509Identity,
   X509IdentityError,
+  type X509IdentityFailure,
   type X509IdentityOptions,
   x509Identity,
 } from './auth/x509-identity.js';

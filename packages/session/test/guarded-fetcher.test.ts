@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { get } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeOf } from '../../../test-support/code-of.js';
 import { createGuardedFetcher, OutboundFetchError, type ResolveAll } from '../src/node.js';
 
 /** A plain HTTP server on 127.0.0.1 that counts requests: `/doc` a JSON document, `/moved` a redirect, `/never` no answer, `/huge` 1 MiB. */
@@ -34,32 +35,37 @@ afterAll(async () => {
 /** Every name "resolves" to the loopback server: what a hostile DNS answer would do. */
 const toLoopback: ResolveAll = async () => [{ address: '127.0.0.1', family: 4 }];
 
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return e instanceof OutboundFetchError ? e.code : `other: ${String(e)}`;
-  }
-}
-
 const doc = { maxBytes: 4096, timeoutMs: 2000 };
 
 describe('the guarded fetcher', () => {
   it('refuses plain http, loopback, private and metadata addresses by default, before any connection', async () => {
     const guard = createGuardedFetcher({ resolveAll: toLoopback });
     const before = requests;
-    expect(await codeOf(guard.fetchDocument(`http://127.0.0.1:${port}/doc`, doc))).toBe('not_allowed');
-    expect(await codeOf(guard.fetchDocument(`https://127.0.0.1:${port}/doc`, doc))).toBe('address_refused');
-    expect(await codeOf(guard.fetchDocument(`https://[::1]:${port}/doc`, doc))).toBe('address_refused');
-    expect(await codeOf(guard.fetchDocument('https://169.254.169.254/latest/meta-data', doc))).toBe('address_refused');
-    expect(await codeOf(guard.fetchDocument('https://10.1.2.3/', doc))).toBe('address_refused');
-    expect(await codeOf(guard.fetchDocument('https://[fd00::1]/', doc))).toBe('address_refused');
-    expect(await codeOf(guard.fetchDocument('https://[::ffff:127.0.0.1]/', doc))).toBe('address_refused');
+    expect(await codeOf(guard.fetchDocument(`http://127.0.0.1:${port}/doc`, doc), OutboundFetchError)).toBe(
+      'not_allowed',
+    );
+    expect(await codeOf(guard.fetchDocument(`https://127.0.0.1:${port}/doc`, doc), OutboundFetchError)).toBe(
+      'address_refused',
+    );
+    expect(await codeOf(guard.fetchDocument(`https://[::1]:${port}/doc`, doc), OutboundFetchError)).toBe(
+      'address_refused',
+    );
+    expect(await codeOf(guard.fetchDocument('https://169.254.169.254/latest/meta-data', doc), OutboundFetchError)).toBe(
+      'address_refused',
+    );
+    expect(await codeOf(guard.fetchDocument('https://10.1.2.3/', doc), OutboundFetchError)).toBe('address_refused');
+    expect(await codeOf(guard.fetchDocument('https://[fd00::1]/', doc), OutboundFetchError)).toBe('address_refused');
+    expect(await codeOf(guard.fetchDocument('https://[::ffff:127.0.0.1]/', doc), OutboundFetchError)).toBe(
+      'address_refused',
+    );
     // A name is judged by the address it resolves to, and the connection goes to that address only.
-    expect(await codeOf(guard.fetchDocument(`https://rebound.example:${port}/doc`, doc))).toBe('address_refused');
-    expect(await codeOf(guard.fetchDocument('ftp://relay.example/', doc))).toBe('not_allowed');
-    expect(await codeOf(guard.fetchDocument('https://user:pw@relay.example/', doc))).toBe('not_allowed');
+    expect(await codeOf(guard.fetchDocument(`https://rebound.example:${port}/doc`, doc), OutboundFetchError)).toBe(
+      'address_refused',
+    );
+    expect(await codeOf(guard.fetchDocument('ftp://relay.example/', doc), OutboundFetchError)).toBe('not_allowed');
+    expect(await codeOf(guard.fetchDocument('https://user:pw@relay.example/', doc), OutboundFetchError)).toBe(
+      'not_allowed',
+    );
     expect(requests).toBe(before);
   });
 
@@ -70,10 +76,14 @@ describe('the guarded fetcher', () => {
     expect(got.status).toBe(200);
     expect(JSON.parse(new TextDecoder().decode(got.body))).toEqual({ ok: true });
     // The name looks like loopback, the address it resolves to is not: no plain http to it.
-    expect(await codeOf(guard.fetchDocument(`http://127.attacker.example:${port}/doc`, doc))).toBe('address_refused');
+    expect(await codeOf(guard.fetchDocument(`http://127.attacker.example:${port}/doc`, doc), OutboundFetchError)).toBe(
+      'address_refused',
+    );
     const toPrivate: ResolveAll = async () => [{ address: '10.0.0.7', family: 4 }];
     const privateGuard = createGuardedFetcher({ allowPrivate: true, resolveAll: toPrivate });
-    expect(await codeOf(privateGuard.fetchDocument('http://intranet.example/', doc))).toBe('address_refused');
+    expect(await codeOf(privateGuard.fetchDocument('http://intranet.example/', doc), OutboundFetchError)).toBe(
+      'address_refused',
+    );
   });
 
   it('reaches an origin the operator configured as given, and only that origin', async () => {
@@ -82,19 +92,28 @@ describe('the guarded fetcher', () => {
     expect((await guard.fetchDocument(`${trusted}/doc`, doc)).status).toBe(200);
     expect(guard.permits(`${trusted}/wmp`)).toBe(true);
     expect(guard.permits(`ws://127.0.0.1:${port}/wmp`)).toBe(true);
-    expect(await codeOf(guard.fetchDocument(`http://127.0.0.1:${port + 1}/doc`, doc))).toBe('not_allowed');
+    expect(await codeOf(guard.fetchDocument(`http://127.0.0.1:${port + 1}/doc`, doc), OutboundFetchError)).toBe(
+      'not_allowed',
+    );
     expect(guard.permits(`http://127.0.0.1:${port + 1}`)).toBe(false);
   });
 
   it('follows no redirect, cuts a large answer, gives up on a server that never answers', async () => {
     const guard = createGuardedFetcher({ allowPrivate: true });
-    expect(await codeOf(guard.fetchDocument(`http://127.0.0.1:${port}/moved`, doc))).toBe('redirect');
-    expect(await codeOf(guard.fetchDocument(`http://127.0.0.1:${port}/huge`, doc))).toBe('too_large');
-    expect(await codeOf(guard.fetchDocument(`http://127.0.0.1:${port}/never`, { ...doc, timeoutMs: 200 }))).toBe(
-      'timeout',
+    expect(await codeOf(guard.fetchDocument(`http://127.0.0.1:${port}/moved`, doc), OutboundFetchError)).toBe(
+      'redirect',
     );
+    expect(await codeOf(guard.fetchDocument(`http://127.0.0.1:${port}/huge`, doc), OutboundFetchError)).toBe(
+      'too_large',
+    );
+    expect(
+      await codeOf(
+        guard.fetchDocument(`http://127.0.0.1:${port}/never`, { ...doc, timeoutMs: 200 }),
+        OutboundFetchError,
+      ),
+    ).toBe('timeout');
     const short = createGuardedFetcher({ allowPrivate: true, timeoutMs: 200 });
-    expect(await codeOf(short.fetch(`http://127.0.0.1:${port}/never`))).toBe('timeout');
+    expect(await codeOf(short.fetch(`http://127.0.0.1:${port}/never`), OutboundFetchError)).toBe('timeout');
   });
 
   it('gives a socket client (a WebSocket to a peer) the checking lookup: a refused address is never connected to', async () => {

@@ -42,13 +42,6 @@ export function harness(options: WmpServerOptions = {}): Harness {
   };
 }
 
-export async function codeOf(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return (e as { code?: unknown }).code ?? e;
-  }
-}
+export { codeOf } from '../../../test-support/code-of.js';
 
 export const tick = (ms = 10) => new Promise((r) => setTimeout(r, ms));

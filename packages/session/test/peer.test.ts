@@ -1,5 +1,6 @@
 import { ErrorCode, InvalidParamsError, WmpError } from '@wmp/jsonrpc-envelope';
 import { describe, expect, it, vi } from 'vitest';
+import { waitFor } from '../../../test-support/wait-for.js';
 import { ConnectionClosedError, InMemoryTransport, Peer, RequestTimeoutError } from '../src/index.js';
 
 async function pair(options: ConstructorParameters<typeof Peer>[1] = {}) {
@@ -16,9 +17,6 @@ function capture(t: InMemoryTransport): unknown[] {
   t.onmessage = (frame) => got.push(JSON.parse(String(frame)));
   return got;
 }
-
-/** Waits until `check` holds (it throws until then). */
-const until = (check: () => void) => vi.waitFor(check, { timeout: 3000, interval: 2 });
 
 describe('Peer', () => {
   it('correlates requests and responses both ways, and answers {} for an empty result', async () => {
@@ -41,7 +39,7 @@ describe('Peer', () => {
     await a.send({ jsonrpc: '2.0', method: 'unknown.note', params: {} } as never);
     // A request after them: its answer is the only frame that may come back, after both were handled.
     await a.send({ jsonrpc: '2.0', id: 1, method: 'marker' } as never);
-    await until(() => expect(got).toHaveLength(1));
+    await waitFor(() => got.length === 1);
     expect(got).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }]);
     expect(seen).toEqual([{ x: 1 }]);
   });
@@ -80,7 +78,7 @@ describe('Peer', () => {
     // (an answer to the notification) would have come by then; a request after the batch shows
     // the peer still answers, and is answered on its own (it may overtake the batch).
     a.send({ jsonrpc: '2.0', id: 4, method: 'echo', params: { marker: true } } as never);
-    await until(() => expect(got.some(Array.isArray) && got.some((m) => (m as { id?: unknown }).id === 4)).toBe(true));
+    await waitFor(() => got.some(Array.isArray) && got.some((m) => (m as { id?: unknown }).id === 4));
     expect(got).toHaveLength(2);
     expect(got.find(Array.isArray)).toEqual([
       { jsonrpc: '2.0', id: 1, result: { n: 1 } },
@@ -103,7 +101,7 @@ describe('Peer', () => {
     b.receiveRaw(`{"jsonrpc":"2.0","id":2,"method":"echo","params":${'['.repeat(40)}${']'.repeat(40)}}`);
     b.receiveRaw('{"jsonrpc":"2.0","id":9,"method":"echo","params":{"ok":true}}');
     // The last one, well-formed, is answered after everything before it.
-    await until(() => expect((got.at(-1) as { id?: unknown } | undefined)?.id).toBe(9));
+    await waitFor(() => (got.at(-1) as { id?: unknown } | undefined)?.id === 9);
     expect(got.map((m) => (m as { error?: { code: number } }).error?.code ?? 'ok')).toEqual([
       -32700,
       -32600,
@@ -123,7 +121,7 @@ describe('Peer', () => {
       return new Promise(() => undefined);
     });
     const calls = [client.request('slow'), client.request('slow')];
-    await until(() => expect(started).toBe(2));
+    await waitFor(() => started === 2);
     await b.close();
     for (const c of calls) await expect(c).rejects.toBeInstanceOf(ConnectionClosedError);
     await expect(client.request('slow')).rejects.toBeInstanceOf(ConnectionClosedError);
@@ -164,15 +162,15 @@ describe('Peer', () => {
       );
     });
     void client.request('wait').catch(() => undefined);
-    await until(() => expect(started).toBe(true));
+    await waitFor(() => started === true);
     await a.close();
-    await until(() => expect(aborted).toBe(true));
+    await waitFor(() => aborted === true);
   });
 
   it('hands out a signal already aborted when it is first read after the close', async () => {
     const { server, a } = await pair();
     await a.close();
-    await until(() => expect(server.closed).toBe(true));
+    await waitFor(() => server.closed === true);
     expect(server.signal.aborted).toBe(true);
     expect(server.signal.reason).toBeInstanceOf(ConnectionClosedError);
   });
@@ -230,7 +228,7 @@ describe('Peer', () => {
     server.onclose = () => order.push('onclose');
     await server.start();
     await a.close();
-    await until(() => expect(order).toEqual(['onClose:true:true', 'onclose']));
+    await waitFor(() => order.join() === 'onClose:true:true,onclose');
     await server.close();
     expect(order).toEqual(['onClose:true:true', 'onclose']);
   });

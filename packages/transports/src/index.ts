@@ -3,6 +3,7 @@ export { abortableSleep } from './abortable-sleep.js';
 
 export { ByteBudget } from './byte-budget.js';
 export { clientAddress, plainAddress, trustedProxySet } from './client-address.js';
+export { TransportError } from './errors.js';
 export {
   FrameTooLargeError,
   FramingError,
@@ -19,10 +20,18 @@ export {
   nativeEndianness,
 } from './framing/length-prefixed.js';
 export { NdjsonReadBuffer, type NdjsonReadBufferOptions, serializeNdjson } from './framing/ndjson.js';
-export { type BodyRead, type BodyReadOptions, readBody, readBoundedBody } from './http-body.js';
-export { type FetchLike, HttpClientTransport, type HttpClientTransportOptions } from './http-client.js';
-export { HttpStatusError, HttpTransportError, type HttpTransportErrorCode } from './http-errors.js';
-export { DEFAULT_WMP_PATH, WMP_SESSION_ID_HEADER, WMP_SESSION_TOKEN_HEADER, WMP_SSE_EVENT } from './http-protocol.js';
+export { type BodyRead, type BodyReadOptions, readBody, readBoundedBody } from './http/http-body.js';
+export { type FetchLike, HttpClientTransport, type HttpClientTransportOptions } from './http/http-client.js';
+export { HttpStatusError, HttpTransportError, type HttpTransportErrorCode } from './http/http-errors.js';
+export {
+  DEFAULT_WMP_PATH,
+  WMP_SESSION_ID_HEADER,
+  WMP_SESSION_TOKEN_HEADER,
+  WMP_SSE_EVENT,
+} from './http/http-protocol.js';
+export { formatSseComment, formatSseEvent, formatSseRetry, type SseOutgoingEvent } from './http/sse-format.js';
+export { type SseEvent, SseParseError, SseParser, type SseParserOptions } from './http/sse-parser.js';
+export { readSseStream } from './http/sse-reader.js';
 export {
   type ReconnectAttempt,
   ReconnectFailedError,
@@ -31,15 +40,12 @@ export {
   type ReconnectPolicyOptions,
   reconnect,
 } from './reconnect.js';
-export { formatSseComment, formatSseEvent, formatSseRetry, type SseOutgoingEvent } from './sse-format.js';
-export { type SseEvent, SseParseError, SseParser, type SseParserOptions } from './sse-parser.js';
-export { readSseStream } from './sse-reader.js';
 export {
   WebSocketClientTransport,
   type WebSocketClientTransportOptions,
   type WebSocketConstructorLike,
   type WebSocketLike,
-} from './ws-client.js';
-export { WebSocketTransportError, type WebSocketTransportErrorCode } from './ws-errors.js';
-export { WMP_SUBPROTOCOL, WsCloseCode } from './ws-protocol.js';
-export { toWebSocketUrl } from './ws-url.js';
+} from './ws/ws-client.js';
+export { WebSocketTransportError, type WebSocketTransportErrorCode } from './ws/ws-errors.js';
+export { WMP_SUBPROTOCOL, WsCloseCode } from './ws/ws-protocol.js';
+export { toWebSocketUrl } from './ws/ws-url.js';

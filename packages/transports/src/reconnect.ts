@@ -6,6 +6,7 @@
  */
 
 import { abortableSleep } from './abortable-sleep.js';
+import { TransportError } from './errors.js';
 
 export interface ReconnectPolicyOptions {
   /** Ceiling of the delay before the first attempt, in ms. Default 1000. */
@@ -100,11 +101,11 @@ function checkAttempt(attempt: number): void {
 }
 
 /** Every attempt failed. `cause` is the last attempt's error. */
-export class ReconnectFailedError extends Error {
-  readonly code = 'ERR_RECONNECT_FAILED';
+export class ReconnectFailedError extends TransportError {
+  declare readonly code: 'ERR_RECONNECT_FAILED';
   readonly attempts: number;
   constructor(attempts: number, cause: unknown) {
-    super('reconnection failed', { cause });
+    super('ERR_RECONNECT_FAILED', 'reconnection failed', { cause });
     this.name = 'ReconnectFailedError';
     this.attempts = attempts;
   }

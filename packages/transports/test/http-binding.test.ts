@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { ErrorCode, type JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import type { TransportMessageExtra } from '@wmp/session';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../test-support/wait-for.js';
 import {
   createHttpBinding,
   type HttpBinding,
@@ -159,21 +160,11 @@ async function stream(url: string, headers: Record<string, string>) {
     },
     done,
     async take(n: number): Promise<SseEvent[]> {
-      await until(() => events.length >= n);
+      await waitFor(() => events.length >= n);
       return events.slice(0, n);
     },
     close: () => abort.abort(),
   };
-}
-
-/** Polls `check` (state, not time) until it holds, for at most `ms`. */
-async function until(check: () => boolean, ms = 3_000): Promise<void> {
-  await vi.waitFor(
-    () => {
-      if (!check()) throw new Error('condition not met in time');
-    },
-    { timeout: ms, interval: 5 },
-  );
 }
 
 const note = (n: number): JsonRpcMessage => ({ jsonrpc: '2.0', method: 'wmp.message.deliver', params: { n } });
@@ -295,10 +286,10 @@ describe('HTTP binding: POST', () => {
       auth,
     );
     expect(batch.status).toBe(202);
-    await until(() => s.peers[0]!.frames.length === 3);
+    await waitFor(() => s.peers[0]!.frames.length === 3);
     // A session-less notification gets a throwaway transport that is closed at once.
     expect((await post(s.url, { jsonrpc: '2.0', method: 'a' })).status).toBe(202);
-    await until(() => s.binding.sessionCount === 1);
+    await waitFor(() => s.binding.sessionCount === 1);
     expect(s.peers[1]!.closes).toBe(1);
   });
 
@@ -397,7 +388,7 @@ describe('HTTP binding: POST', () => {
     expect(full.status).toBe(503);
     expect(((await full.json()) as { error: { code: number } }).error.code).toBe(ErrorCode.RateLimited);
     const waiting = post(s.url, { jsonrpc: '2.0', id: 1, method: 'never.answer' }, auth);
-    await until(() => s.peers[0]!.frames.length === 2);
+    await waitFor(() => s.peers[0]!.frames.length === 2);
     expect((await post(s.url, ping(2), auth)).status).toBe(429);
     expect((await waiting).status).toBe(504);
   });
@@ -405,7 +396,7 @@ describe('HTTP binding: POST', () => {
   it('closes idle sessions', async () => {
     const s = await served({ sessionIdleMs: 50 });
     const { auth } = await open(s);
-    await until(() => s.peers[0]!.closes === 1, 5_000);
+    await waitFor(() => s.peers[0]!.closes === 1, 5_000);
     expect(s.binding.sessionCount).toBe(0);
     expect(await (await post(s.url, ping(1), auth)).json()).toMatchObject({
       id: 1,
@@ -452,7 +443,7 @@ describe('HTTP binding: the end of a WMP session (issue 23 item 4)', () => {
     live = false;
     const second = await stream(s.url, auth);
     expect(second.res.status).toBe(404);
-    await until(() => first.ended);
+    await waitFor(() => first.ended);
     expect(s.binding.sessionCount).toBe(0);
     expect(s.peers[0]!.closes).toBe(1);
     expect(await (await post(s.url, ping(2, id), auth)).json()).toMatchObject({
@@ -465,16 +456,16 @@ describe('HTTP binding: the end of a WMP session (issue 23 item 4)', () => {
     const { id, auth } = await open(s);
     const events = await stream(s.url, auth);
     const inFlight = post(s.url, { jsonrpc: '2.0', id: 'slow', method: 'slow.op', params: {} }, auth);
-    await until(() => s.peers[0]!.frames.some((f) => f.includes('slow.op')));
+    await waitFor(() => s.peers[0]!.frames.some((f) => f.includes('slow.op')));
     s.peers[0]!.transport.sessionEnded();
-    await until(() => events.ended);
+    await waitFor(() => events.ended);
     expect(await (await post(s.url, ping(3, id), auth)).json()).toMatchObject({
       error: { code: ErrorCode.SessionNotFound },
     });
     const answer = await inFlight;
     expect(answer.status).toBe(200);
     expect(await answer.text()).toContain('"done":true');
-    await until(() => s.peers[0]!.closes === 1);
+    await waitFor(() => s.peers[0]!.closes === 1);
     expect(s.binding.sessionCount).toBe(0);
   });
 });
@@ -510,7 +501,7 @@ describe('HTTP binding: SSE streams', () => {
     // Only 3 events are kept: 3, 4, 5.
     expect((await byQuery.take(3)).map((e) => e.id)).toEqual(['3', '4', '5']);
     await t.send(note(6));
-    for (const sub of [live, byHeader, byQuery]) await until(() => sub.events.some((e) => e.id === '6'));
+    for (const sub of [live, byHeader, byQuery]) await waitFor(() => sub.events.some((e) => e.id === '6'));
   });
 
   it('holds events sent while no stream is open for the next subscriber', async () => {
@@ -552,7 +543,7 @@ describe('HTTP binding: SSE streams', () => {
     const a = await stream(s.url, auth);
     const b = await stream(s.url, auth);
     const waiting = post(s.url, { jsonrpc: '2.0', id: 1, method: 'never.answer' }, auth);
-    await until(() => s.peers[0]!.frames.length === 2);
+    await waitFor(() => s.peers[0]!.frames.length === 2);
     await s.binding.close();
     await a.done;
     await b.done;

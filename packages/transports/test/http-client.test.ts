@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import { Hono } from 'hono';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../test-support/wait-for.js';
 import {
   createHttpBinding,
   HttpClientTransport,
@@ -16,16 +17,6 @@ const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-/** Polls `check` (state, not time) until it holds, for at most `ms`. */
-async function until(check: () => boolean, ms = 3_000): Promise<void> {
-  await vi.waitFor(
-    () => {
-      if (!check()) throw new Error('condition not met in time');
-    },
-    { timeout: ms, interval: 5 },
-  );
-}
 
 async function listen(app: Hono): Promise<{ base: string; server: Server }> {
   return new Promise((resolve) => {
@@ -101,9 +92,9 @@ describe('HttpClientTransport', () => {
     expect(server.extras[1]).toEqual({ sessionId: 'ses-abc' });
 
     // The event stream opened by itself once the session was known.
-    await until(() => server.transports[0] !== undefined);
+    await waitFor(() => server.transports[0] !== undefined);
     await server.transports[0]!.send({ jsonrpc: '2.0', method: 'wmp.message.deliver', params: { n: 1 } });
-    await until(() => seen.frames.length === 3);
+    await waitFor(() => seen.frames.length === 3);
     expect(seen.frames[2]).toMatchObject({ method: 'wmp.message.deliver', params: { n: 1 } });
 
     // Notifications get 202: nothing to deliver.
@@ -179,9 +170,9 @@ describe('HttpClientTransport', () => {
     cleanups.push(() => client.close());
     const seen = record(client);
     await client.start();
-    await until(() => seen.frames.length === 2);
+    await waitFor(() => seen.frames.length === 2);
     expect(seen.frames.map((f) => ('method' in f ? f.method : ''))).toEqual(['one', 'two']);
-    await until(() => seenLastIds.length >= 3);
+    await waitFor(() => seenLastIds.length >= 3);
     expect(seenLastIds.slice(0, 3)).toEqual([undefined, 'evt-5', 'evt-5']);
     expect(seenQueries[0]).toBe('ses-x');
   });
@@ -199,7 +190,7 @@ describe('HttpClientTransport', () => {
     cleanups.push(() => gone.close());
     const goneSeen = record(gone);
     await gone.start();
-    await until(() => goneSeen.errors.length === 1);
+    await waitFor(() => goneSeen.errors.length === 1);
     expect(goneSeen.errors[0]).toMatchObject({ status: 404 });
 
     const flaky = new HttpClientTransport({
@@ -210,7 +201,7 @@ describe('HttpClientTransport', () => {
     cleanups.push(() => flaky.close());
     const flakySeen = record(flaky);
     await flaky.start();
-    await until(() => flakySeen.errors.some((e) => (e as HttpTransportError).code === 'ERR_HTTP_EVENTS_GAVE_UP'));
+    await waitFor(() => flakySeen.errors.some((e) => (e as HttpTransportError).code === 'ERR_HTTP_EVENTS_GAVE_UP'));
     expect(gets).toBe(4);
   });
 
@@ -228,7 +219,7 @@ describe('HttpClientTransport', () => {
     cleanups.push(() => client.close());
     record(client);
     await client.start();
-    await until(() => gets >= 3);
+    await waitFor(() => gets >= 3);
   });
 
   it('refuses insecure endpoints unless allowed or loopback', () => {

@@ -2,8 +2,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Peer } from '@wmp/session';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { waitFor } from '../../../test-support/wait-for.js';
 import {
   attachWebSocketServer,
   createHttpBinding,
@@ -18,16 +19,6 @@ const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-/** Polls `check` (state, not time) until it holds, for at most `ms`. */
-async function until(check: () => boolean, ms = 3_000): Promise<void> {
-  await vi.waitFor(
-    () => {
-      if (!check()) throw new Error('condition not met in time');
-    },
-    { timeout: ms, interval: 5 },
-  );
-}
 
 function serverPeer(peers: Peer[]) {
   return async (transport: ConstructorParameters<typeof Peer>[0]) => {
@@ -98,9 +89,9 @@ describe('bindings under the real Peer', () => {
     const empty = await post('[]');
     expect(await empty.json()).toMatchObject({ id: null, error: { code: -32600 } });
 
-    await until(() => peers.length === 1);
+    await waitFor(() => peers.length === 1);
     await peers[0]!.notify('wmp.message.deliver', { n: 1 });
-    await until(() => notes.length === 1);
+    await waitFor(() => notes.length === 1);
     expect(notes[0]).toEqual({ n: 1 });
   });
 
@@ -118,7 +109,7 @@ describe('bindings under the real Peer', () => {
     await client.start();
     cleanups.push(() => client.close());
     await expect(client.request('echo', { a: 1 })).resolves.toEqual({ params: { a: 1 }, sessionId: null });
-    await until(() => peers.length === 1);
+    await waitFor(() => peers.length === 1);
     await expect(peers[0]!.request('echo', { b: 2 })).resolves.toEqual({ back: { b: 2 } });
   });
 });

@@ -1,10 +1,10 @@
 import { DEFAULT_PARSE_LIMITS } from '@wmp/jsonrpc-envelope';
 import { describe, expect, it, vi } from 'vitest';
-import { classifyPostBody } from '../src/http-frames.js';
-import { PendingPost } from '../src/http-pending.js';
-import { acceptsEventStream, isJsonContentType, parseEventId } from '../src/http-protocol.js';
-import { ReplayBuffer } from '../src/http-replay.js';
-import { bearerToken, constantTimeEqual, createSessionToken } from '../src/http-token.js';
+import { classifyPostBody } from '../src/http/http-frames.js';
+import { PendingPost } from '../src/http/http-pending.js';
+import { acceptsEventStream, isJsonContentType, parseEventId } from '../src/http/http-protocol.js';
+import { ReplayBuffer } from '../src/http/http-replay.js';
+import { bearerToken, constantTimeEqual, createSessionToken } from '../src/http/http-token.js';
 
 const limits = DEFAULT_PARSE_LIMITS;
 

@@ -17,6 +17,7 @@ import {
 } from '@wmp/session';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
+import { waitFor } from '../../../test-support/wait-for.js';
 import {
   attachWebSocketServer,
   connectUnixSocket,
@@ -126,16 +127,6 @@ const bindings: Record<string, Binding> = {
   },
 };
 
-/** Polls `check` (state, not time) until it holds, for at most `ms`. */
-const until = async (check: () => boolean, ms = 3000) => {
-  await vi.waitFor(
-    () => {
-      if (!check()) throw new Error('timed out');
-    },
-    { timeout: ms, interval: 5 },
-  );
-};
-
 describe.each(Object.entries(bindings))('a session over %s', (name, bind) => {
   it('is created, authenticated, used, dropped, resumed and closed', async () => {
     const server = responder();
@@ -152,7 +143,7 @@ describe.each(Object.entries(bindings))('a session over %s', (name, bind) => {
     session.on('message', (p) => bodies.push(p.body));
 
     await expect(session.send([alice.did], 'one')).resolves.toMatchObject({ status: 'delivered' });
-    await until(() => bodies.length === 1);
+    await waitFor(() => bodies.length === 1);
     const { flowId, done } = await session.startFlow('approval', {});
     await session.request('wmp.flow.action', { flow_id: flowId, action: 'approve' });
     await expect(done).resolves.toEqual({ approved: true });
@@ -162,15 +153,15 @@ describe.each(Object.entries(bindings))('a session over %s', (name, bind) => {
     await first.close();
     // A dropped connection is let go at once; HTTP has none to drop (a DELETE would log out): its
     // HTTP session ends when the session resumes on a new one.
-    if (name !== 'HTTP + SSE') await until(() => server.connectionsOf(session.id).length === 0);
+    if (name !== 'HTTP + SSE') await waitFor(() => server.connectionsOf(session.id).length === 0);
     const other = await WmpSession.open(await open(), { signer: generateKeypair(), capabilities: { messaging: {} } });
     await other.close();
 
     const second = await open();
     expect(await session.resume(second)).toBe(0);
-    await until(() => server.connectionsOf(session.id).length === 1);
+    await waitFor(() => server.connectionsOf(session.id).length === 1);
     await expect(session.send([alice.did], 'two')).resolves.toMatchObject({ status: 'delivered' });
-    await until(() => bodies.length === 2);
+    await waitFor(() => bodies.length === 2);
     expect(bodies).toEqual(['one', 'two']);
     await session.close();
     // A close is a notification: wait until the server has removed the session.

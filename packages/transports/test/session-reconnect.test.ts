@@ -2,8 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateKeypair } from '@wmp/jcs-signing';
 import { type Connection, Peer, type SessionRecord, WmpServer, WmpSession } from '@wmp/session';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { waitFor } from '../../../test-support/wait-for.js';
 import { attachWebSocketServer, ReconnectPolicy, reconnect, WebSocketClientTransport } from '../src/node.js';
 
 /**
@@ -61,16 +62,6 @@ async function connectPeer(url: string): Promise<Peer> {
   return peer;
 }
 
-/** Polls `check` (state, not time) until it holds, for at most `ms`. */
-const until = async (check: () => boolean, ms = 3000) => {
-  await vi.waitFor(
-    () => {
-      if (!check()) throw new Error('timed out');
-    },
-    { timeout: ms, interval: 5 },
-  );
-};
-
 describe('reconnect and resume over WebSocket', () => {
   it('a killed socket is resumed, and what was sent meanwhile arrives once, in order', async () => {
     const { server, push } = mailboxServer();
@@ -83,7 +74,7 @@ describe('reconnect and resume over WebSocket', () => {
     session.on('message', (p) => got.push((p.body as { n: number }).n));
 
     for (const n of [1, 2, 3]) await push(session, n);
-    await until(() => got.length === 3);
+    await waitFor(() => got.length === 3);
 
     // Kill the connection on the server side, mid-session.
     const closed = new Promise<void>((r) => {
@@ -100,13 +91,13 @@ describe('reconnect and resume over WebSocket', () => {
       return session.resume(await connectPeer(url));
     }, policy);
     expect(missed).toBe(3);
-    await until(() => got.length >= 6);
+    await waitFor(() => got.length >= 6);
     expect(session.lastReceivedId).toBe('msg-6');
 
     // The session goes on: new messages arrive live (and a replayed one twice would have come
     // before this one), and requests work.
     await push(session, 7);
-    await until(() => got.includes(7));
+    await waitFor(() => got.includes(7));
     expect(got).toEqual([1, 2, 3, 4, 5, 6, 7]);
     await expect(session.request('wmp.capability.list')).resolves.toMatchObject({ capabilities: { messaging: {} } });
   });

@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import { Hono } from 'hono';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
+import { waitFor } from '../../../test-support/wait-for.js';
 import {
   type AttachWebSocketServerOptions,
   attachWebSocketServer,
@@ -29,16 +30,6 @@ function record(t: { onmessage?: unknown; onerror?: unknown; onclose?: unknown }
   target.onerror = (e) => seen.errors.push(e);
   target.onclose = () => seen.closes++;
   return seen;
-}
-
-/** Polls `check` (state, not time) until it holds, for at most `ms`. */
-async function until(check: () => boolean, ms = 3_000): Promise<void> {
-  await vi.waitFor(
-    () => {
-      if (!check()) throw new Error('condition not met in time');
-    },
-    { timeout: ms, interval: 5 },
-  );
 }
 
 interface Harness {
@@ -109,16 +100,16 @@ describe('WebSocket binding over a real server', () => {
 
     await client.send(request(1));
     await client.send([request(2), { jsonrpc: '2.0', method: 'wmp.note' }]);
-    await until(() => serverSeen.frames.length === 2);
+    await waitFor(() => serverSeen.frames.length === 2);
     expect(JSON.parse(serverSeen.frames[0]!)).toEqual(request(1));
     expect(JSON.parse(serverSeen.frames[1]!)).toHaveLength(2);
 
     await server.send({ jsonrpc: '2.0', id: 1, result: { ok: true } }, { relatedRequestId: 1 });
-    await until(() => clientSeen.frames.length === 1);
+    await waitFor(() => clientSeen.frames.length === 1);
     expect(JSON.parse(clientSeen.frames[0]!)).toEqual({ jsonrpc: '2.0', id: 1, result: { ok: true } });
 
     await client.close();
-    await until(() => serverSeen.closes === 1);
+    await waitFor(() => serverSeen.closes === 1);
     expect(clientSeen.closes).toBe(1);
     await expect(client.send(request(3))).rejects.toMatchObject({ code: 'ERR_WS_NOT_OPEN' });
     await expect(server.send(request(3))).rejects.toBeInstanceOf(WebSocketTransportError);
@@ -160,7 +151,7 @@ describe('WebSocket binding over a real server', () => {
     ws.send(Buffer.from('{"jsonrpc":"2.0","method":"a"}'), { binary: true });
     const [code] = await closed;
     expect(code).toBe(WsCloseCode.UnsupportedData);
-    await until(() => seen.closes === 1);
+    await waitFor(() => seen.closes === 1);
     expect(seen.frames).toEqual([]);
     expect(seen.errors.map((e) => (e as WebSocketTransportError).code)).toContain('ERR_WS_BINARY_FRAME');
   });
@@ -177,7 +168,7 @@ describe('WebSocket binding over a real server', () => {
     ws.send(`"${'x'.repeat(1024)}"`);
     const [code] = await closed;
     expect(code).toBe(WsCloseCode.MessageTooBig);
-    await until(() => seen.closes === 1);
+    await waitFor(() => seen.closes === 1);
     expect(seen.frames).toEqual([]);
     expect(seen.errors).toHaveLength(1);
     // A frame at the limit still passes.
@@ -187,7 +178,7 @@ describe('WebSocket binding over a real server', () => {
     const seen2 = record(server2);
     await server2.start();
     ws2.send(`"${'x'.repeat(1022)}"`);
-    await until(() => seen2.frames.length === 1);
+    await waitFor(() => seen2.frames.length === 1);
   });
 
   it('terminates a peer that stops answering pings, and keeps one that answers', async () => {
@@ -211,7 +202,7 @@ describe('WebSocket binding over a real server', () => {
     expect(code).toBe(1006); // terminated, no close frame
     expect(Date.now() - started).toBeGreaterThanOrEqual(200);
     expect(pings.length).toBeGreaterThanOrEqual(4);
-    await until(() => silentSeen.closes === 1);
+    await waitFor(() => silentSeen.closes === 1);
     expect(silentSeen.errors.map((e) => (e as WebSocketTransportError).code)).toContain('ERR_WS_PONG_TIMEOUT');
 
     // Time is what this checks: the answering peer outlives a pong timeout (250 ms) after the
@@ -220,7 +211,7 @@ describe('WebSocket binding over a real server', () => {
     expect(livelySeen.closes).toBe(0);
     const livelyServerSeen = record(livelyServer);
     await lively.send(request(9));
-    await until(() => livelyServerSeen.frames.length === 1);
+    await waitFor(() => livelyServerSeen.frames.length === 1);
   });
 
   it('answers upgrades on other paths with 404', async () => {
@@ -260,7 +251,7 @@ describe('WebSocket binding over a real server', () => {
     const serverSeen = record(server);
     await server.start();
     await h.close();
-    await until(() => seen.closes === 1 && serverSeen.closes === 1);
+    await waitFor(() => seen.closes === 1 && serverSeen.closes === 1);
   });
 
   it('reports a throwing onmessage as an error and keeps the connection', async () => {
@@ -278,7 +269,7 @@ describe('WebSocket binding over a real server', () => {
     await server.start();
     await client.send(request(1));
     await client.send(request(2));
-    await until(() => calls === 2);
+    await waitFor(() => calls === 2);
     expect(seen.errors.map((e) => e.message)).toEqual(['handler bug', 'handler bug']);
     expect(seen.closes).toBe(0);
   });
@@ -307,7 +298,7 @@ describe('WebSocket binding over a real server', () => {
     const client = new WebSocketClientTransport({ url: `ws://127.0.0.1:${port}/wmp`, WebSocket });
     await client.start();
     await client.send(request(1));
-    await until(() => frames.length === 1);
+    await waitFor(() => frames.length === 1);
     expect(attachment.connections).toBe(1);
     await client.close();
   });
@@ -328,7 +319,7 @@ describe('WebSocket binding over a real server', () => {
     const seen = record(client);
     await client.start();
     expect(await closeCode).toBe(WsCloseCode.UnsupportedData);
-    await until(() => seen.closes === 1);
+    await waitFor(() => seen.closes === 1);
     expect(seen.frames).toEqual([]);
     expect(seen.errors.map((e) => (e as WebSocketTransportError).code)).toEqual(['ERR_WS_BINARY_FRAME']);
   });
@@ -342,7 +333,7 @@ describe('WebSocket binding over a real server', () => {
     const client = new WebSocketClientTransport({ url: `ws://127.0.0.1:${port}/wmp`, WebSocket });
     const seen = record(client);
     await expect(client.start()).rejects.toMatchObject({ code: 'ERR_WS_CONNECT' });
-    await until(() => seen.closes === 1);
+    await waitFor(() => seen.closes === 1);
     await expect(client.start()).rejects.toMatchObject({ code: 'ERR_WS_ALREADY_STARTED' });
   });
 

@@ -1,3 +1,5 @@
+import { ClientSdkError } from '../errors.js';
+
 /** Why a `WmpClient` call failed on this side (a peer's refusal is a `WmpError` instead). */
 export type WmpClientErrorCode =
   /** The URL is not `ws:`, `wss:`, `http:` or `https:`, or does not parse. */
@@ -44,11 +46,10 @@ const MESSAGES: Readonly<Record<WmpClientErrorCode, string>> = Object.freeze({
 });
 
 /** A local failure of a `WmpClient`: a stable `code` and a fixed message that carries no peer data. */
-export class WmpClientError extends Error {
-  readonly code: WmpClientErrorCode;
+export class WmpClientError extends ClientSdkError {
+  declare readonly code: WmpClientErrorCode;
   constructor(code: WmpClientErrorCode, options?: { cause?: unknown }) {
-    super(MESSAGES[code], options);
+    super(code, MESSAGES[code], options);
     this.name = 'WmpClientError';
-    this.code = code;
   }
 }

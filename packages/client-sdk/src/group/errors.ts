@@ -1,4 +1,5 @@
 import { ErrorCode, WmpError } from '@wmp/jsonrpc-envelope';
+import { ClientSdkError } from '../errors.js';
 
 /** Why a `Group` call failed, or why an incoming group message was not handed over. */
 export type GroupErrorCode =
@@ -61,13 +62,12 @@ const MESSAGES: Readonly<Record<GroupErrorCode, string>> = Object.freeze({
  * A failure of a `Group`: a stable `code`, a fixed message that carries no peer data, and for
  * MLS refusals the stable `reason` of mls-bridge or of the relay (`data.reason` of -31004).
  */
-export class GroupError extends Error {
-  readonly code: GroupErrorCode;
+export class GroupError extends ClientSdkError {
+  declare readonly code: GroupErrorCode;
   readonly reason: string | undefined;
   constructor(code: GroupErrorCode, options: { reason?: string | undefined; cause?: unknown } = {}) {
-    super(MESSAGES[code], options.cause === undefined ? undefined : { cause: options.cause });
+    super(code, MESSAGES[code], options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GroupError';
-    this.code = code;
     this.reason = options.reason;
   }
 }

@@ -1,12 +1,10 @@
 import type { Signer } from '@wmp/jcs-signing';
 import { parseStrictJson } from '@wmp/jsonrpc-envelope';
-import { type OhanCard, type OhanEvent, signRequest } from '@wmp/ohan-seal';
+import { OHAN_API_PATH, type OhanCard, type OhanEvent, signRequest } from '@wmp/ohan-seal';
 import { type FetchLike, readBoundedBody } from '@wmp/transports';
 import { type BoxLimitsInfo, parseBoxLimits } from './box-limits.js';
 import { MailboxError } from './errors.js';
 
-/** Where the box API lives on a relay (DESIGN §4.6). */
-export const BOX_PATH = '/ohan/v1';
 /** Events asked for per page (the box serves at most 500). */
 export const PAGE_LIMIT = 100;
 /** Ids per `POST /delivered` (the box's bound). */
@@ -187,7 +185,7 @@ export class BoxClient {
 
   /** Sends one request under the caller's deadline; a non-2xx answer becomes the box's error. */
   async #send(method: string, path: string, options: CallOptions): Promise<Response> {
-    const target = BOX_PATH + path;
+    const target = OHAN_API_PATH + path;
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     if (options.signed) {

@@ -1,4 +1,5 @@
 import { type BoxErrorCode, isBoxErrorCode } from '@wmp/ohan-seal';
+import { ClientSdkError } from '../errors.js';
 
 /**
  * Why a mailbox call failed. The box's own answers keep their wire codes (DESIGN §4.6 and the
@@ -60,16 +61,15 @@ export interface MailboxErrorDetails {
 }
 
 /** A failed mailbox call: a stable `code`, a fixed message, and where it happened. */
-export class MailboxError extends Error {
-  readonly code: MailboxErrorCode;
+export class MailboxError extends ClientSdkError {
+  declare readonly code: MailboxErrorCode;
   readonly relay: string | undefined;
   readonly status: number | undefined;
   readonly reason: string | undefined;
 
   constructor(code: MailboxErrorCode, details: MailboxErrorDetails = {}, options?: { cause?: unknown }) {
-    super(MESSAGES[code], options);
+    super(code, MESSAGES[code], options);
     this.name = 'MailboxError';
-    this.code = code;
     this.relay = details.relay;
     this.status = details.status;
     this.reason = details.reason;

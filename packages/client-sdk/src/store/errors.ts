@@ -1,3 +1,5 @@
+import { ClientSdkError } from '../errors.js';
+
 /** Why a store refused a call. */
 export type ClientStoreErrorCode = 'ERR_STORE_INVALID_KEY' | 'ERR_STORE_INVALID_VALUE' | 'ERR_STORE_CLOSED';
 
@@ -8,11 +10,10 @@ const MESSAGES: Readonly<Record<ClientStoreErrorCode, string>> = Object.freeze({
 });
 
 /** A refused store call: a stable `code` and a fixed message (never the key or the value). */
-export class ClientStoreError extends Error {
-  readonly code: ClientStoreErrorCode;
+export class ClientStoreError extends ClientSdkError {
+  declare readonly code: ClientStoreErrorCode;
   constructor(code: ClientStoreErrorCode) {
-    super(MESSAGES[code]);
+    super(code, MESSAGES[code]);
     this.name = 'ClientStoreError';
-    this.code = code;
   }
 }

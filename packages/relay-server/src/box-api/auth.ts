@@ -1,4 +1,5 @@
-import { NonceCacheFullError, verifyRequest } from '@wmp/ohan-seal';
+import { ReplayCacheFullError } from '@wmp/jcs-signing';
+import { verifyRequest } from '@wmp/ohan-seal';
 import type { Context } from 'hono';
 import type { BoxContext } from './context.js';
 import { BoxApiError } from './errors.js';
@@ -55,7 +56,7 @@ export async function authenticate(
       ...(source === undefined ? {} : { source }),
     });
   } catch (error) {
-    if (error instanceof NonceCacheFullError) throw new BoxApiError('unavailable');
+    if (error instanceof ReplayCacheFullError) throw new BoxApiError('unavailable');
     throw error;
   }
   if (!verdict.ok) throw new BoxApiError(verdict.reason === 'rate_limited' ? 'rate_limited' : 'unauthorized');

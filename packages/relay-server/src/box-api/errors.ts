@@ -1,4 +1,5 @@
 import type { BoxErrorCode } from '@wmp/ohan-seal';
+import { RelayServerError } from '../errors.js';
 
 export type { BoxErrorCode };
 
@@ -40,15 +41,14 @@ const MESSAGES: Readonly<Record<BoxErrorCode, string>> = Object.freeze({
 });
 
 /** A refusal the app answers with `{"error":{"code","message"[,"reason"]}}` and the code's status. */
-export class BoxApiError extends Error {
-  readonly code: BoxErrorCode;
+export class BoxApiError extends RelayServerError {
+  declare readonly code: BoxErrorCode;
   readonly status: number;
   /** Which validation step refused an event or card (`invalid_event`, `invalid_card` only). */
   readonly reason: string | undefined;
   constructor(code: BoxErrorCode, options: { message?: string; reason?: string } = {}) {
-    super(options.message ?? MESSAGES[code]);
+    super(code, options.message ?? MESSAGES[code]);
     this.name = 'BoxApiError';
-    this.code = code;
     this.status = BOX_ERROR_STATUS[code];
     this.reason = options.reason;
   }

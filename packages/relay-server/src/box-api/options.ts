@@ -1,18 +1,13 @@
-import {
-  DEFAULT_MAX_EVENT_BYTES,
-  isBoxOrigin,
-  MemoryNonceCache,
-  type NonceCache,
-  OHAN_SKEW_SECONDS,
-} from '@wmp/ohan-seal';
+import { MemoryReplayCache, type ReplayCache } from '@wmp/jcs-signing';
+import { DEFAULT_MAX_EVENT_BYTES, isBoxOrigin, OHAN_API_PATH, OHAN_SKEW_SECONDS } from '@wmp/ohan-seal';
 import type { ByteBudget } from '@wmp/transports';
 import type { Context } from 'hono';
 import type { RateLimiter } from '../coordination/contracts/rate-limiter.js';
 import type { WakeUps } from '../coordination/contracts/wake-ups.js';
 import type { BoxStore } from '../storage/contracts/box-store.js';
 
-/** Where the relay mounts the box app: its routes are relative to this. */
-export const BOX_API_PREFIX = '/ohan/v1';
+/** Where the relay mounts the box app (@wmp/ohan-seal's `OHAN_API_PATH`): its routes are relative to this. */
+export const BOX_API_PREFIX = OHAN_API_PATH;
 /** The protocol id `GET /limits` reports. */
 export const BOX_PROTOCOL = 'ohan.relay.1';
 
@@ -45,8 +40,8 @@ export interface BoxAppOptions {
   readonly origin: string;
   /** Directory box (cards routes on, publish needs cards). Must agree with `store.limits.directory`. */
   readonly directory: boolean;
-  /** Request nonces: in memory (or Redis), never on disk. Default: a bounded `MemoryNonceCache`. */
-  readonly nonces?: NonceCache;
+  /** Request nonces: in memory (or Redis), never on disk. Default: a bounded `MemoryReplayCache`. */
+  readonly nonces?: ReplayCache;
   /** The box's clock in ms (default `Date.now`): event and request times are judged by it. */
   readonly now?: () => number;
   /** Largest event JSON accepted (default 96 KiB), reported as `max_event_bytes`. */
@@ -76,7 +71,7 @@ export interface BoxAppOptions {
    * The source of a request as the host knows it (the relay: the client address behind the
    * proxies it trusts; undefined: not limited, e.g. loopback). This app never sees sockets. With
    * it, every route is limited per source too, before any work is done, and the nonces of one
-   * source hold only a share of the cache (`NonceCache.seen`'s `source`), so throwaway keys from
+   * source hold only a share of the cache (`ReplayScope.source` of each nonce), so throwaway keys from
    * one place cannot fill it.
    */
   readonly sourceOf?: (c: Context) => string | undefined;
@@ -115,7 +110,7 @@ export interface ResolvedBoxOptions {
   readonly store: BoxStore;
   readonly origin: string;
   readonly directory: boolean;
-  readonly nonces: NonceCache;
+  readonly nonces: ReplayCache;
   readonly now: () => number;
   readonly maxEventBytes: number;
   readonly maxBodyBytes: number;
@@ -169,7 +164,7 @@ export function resolveBoxOptions(options: BoxAppOptions): ResolvedBoxOptions {
     store: options.store,
     origin: options.origin,
     directory: options.directory,
-    nonces: options.nonces ?? new MemoryNonceCache({ now }),
+    nonces: options.nonces ?? new MemoryReplayCache({ now }),
     now,
     maxEventBytes,
     maxBodyBytes: positive(options.maxBodyBytes, maxEventBytes, 'maxBodyBytes', 256),

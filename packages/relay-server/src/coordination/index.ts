@@ -1,6 +1,14 @@
 // The coordination layer's browser-safe parts: the contracts, their errors and the memory
 // adapters. The Redis adapters are behind `@wmp/relay-server/redis`.
 
+export {
+  DEFAULT_REPLAY_MAX_ENTRIES,
+  MemoryReplayCache,
+  type ReplayCache,
+  ReplayCacheFullError,
+  type ReplayCacheLimits,
+  type ReplayScope,
+} from '@wmp/jcs-signing';
 export type {
   Coordination,
   CoordinationHealth,
@@ -19,22 +27,8 @@ export {
   type KeyPackageBudgets,
   type KeyPackageRefund,
 } from './contracts/key-package-budgets.js';
-export {
-  DEFAULT_NONCE_MAX_ENTRIES,
-  MemoryNonceCache,
-  type NonceCache,
-  NonceCacheFullError,
-  type NonceCacheLimits,
-} from './contracts/nonce-cache.js';
 export type { PresenceDirectory } from './contracts/presence-directory.js';
 export type { RateLimiter, TokenBucketOptions } from './contracts/rate-limiter.js';
-export {
-  DEFAULT_REPLAY_MAX_ENTRIES,
-  MemoryReplayCache,
-  type ReplayCache,
-  ReplayCacheFullError,
-  type ReplayCacheLimits,
-} from './contracts/replay-cache.js';
 export {
   DEFAULT_WAKE_UP_LIMITS,
   type WakeHandler,

@@ -1,4 +1,5 @@
 import { QueueFullError as WmpQueueFullError } from '@wmp/jsonrpc-envelope';
+import { RelayServerError } from '../errors.js';
 
 export type RelayStoreErrorCode =
   | 'ERR_STORE_CLOSED'
@@ -13,12 +14,11 @@ export type RelayStoreErrorCode =
  * bounds, a failed commit, an unknown schema. Stable `code`, fixed messages (no paths, no keys),
  * so a relay can log them and answer -32603 / 500 without leaking anything.
  */
-export class RelayStoreError extends Error {
-  readonly code: RelayStoreErrorCode;
+export class RelayStoreError extends RelayServerError {
+  declare readonly code: RelayStoreErrorCode;
   constructor(code: RelayStoreErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(code, message, options);
     this.name = 'RelayStoreError';
-    this.code = code;
   }
 }
 

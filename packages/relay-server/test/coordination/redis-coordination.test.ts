@@ -87,16 +87,25 @@ describe('Redis coordination: what is kept in Redis, and how long', () => {
     expect(await raw.exists(key)).toBe(0);
   });
 
-  it('keeps a signer’s nonces in one zset that expires with its last nonce, and counts the total', async () => {
+  it('records a nonce with SET PXAT, its signer’s share in one zset that expires with its last entry, and counts the total', async () => {
     const c = await node('lua3:');
-    expect(await c.nonces.seen('n1', 300, 'signer')).toBe(false);
-    expect(await c.nonces.seen('n2', 10, 'signer')).toBe(false);
-    const key = 'lua3:nonce:{signer}';
-    expect(await raw.zCard(key)).toBe(2);
-    const ttl = await raw.pTTL(key);
+    const at = Date.now() + 300_000;
+    expect(await c.nonces.useOnce('signer n1', at, { key: 'signer', source: '203.0.113.7' })).toBe(true);
+    expect(await c.nonces.useOnce('signer n2', Date.now() + 10_000, { key: 'signer' })).toBe(true);
+    expect(Math.abs((await raw.pExpireTime('lua3:nonce:{signer n1}')) - at)).toBeLessThanOrEqual(1);
+    const share = 'lua3:nonce-key:{signer}';
+    expect(await raw.zRange(share, 0, -1)).toEqual(['signer n2', 'signer n1']);
+    const ttl = await raw.pTTL(share);
     expect(ttl).toBeGreaterThan(299_000);
     expect(ttl).toBeLessThanOrEqual(300_000);
+    expect(await raw.zRange('lua3:nonce-src:{203.0.113.7}', 0, -1)).toEqual(['signer n1']);
     expect(await raw.hGet('lua3:nonce-totals', 'sum')).toBe('2');
+    // A value with no scope counts in the total only.
+    expect(await c.replays.useOnce('dpop:thumb:jti', at)).toBe(true);
+    expect(await raw.keys('lua3:replay*')).toEqual(
+      expect.arrayContaining(['lua3:replay:{dpop:thumb:jti}', 'lua3:replay-totals']),
+    );
+    expect(await raw.keys('lua3:replay-key*')).toEqual([]);
   });
 
   it('records a jti with SET PXAT at its expiry', async () => {
@@ -119,10 +128,10 @@ describe('Redis coordination: what is kept in Redis, and how long', () => {
 
   it('runs its scripts again after the server forgot them (SCRIPT FLUSH: NOSCRIPT, then EVAL)', async () => {
     const c = await node('lua6:');
-    expect(await c.nonces.seen('before', 300, 'k')).toBe(false);
+    expect(await c.nonces.useOnce('before', Date.now() + 300_000, { key: 'k' })).toBe(true);
     await raw.scriptFlush();
-    expect(await c.nonces.seen('after', 300, 'k')).toBe(false);
-    expect(await c.nonces.seen('before', 300, 'k')).toBe(true);
+    expect(await c.nonces.useOnce('after', Date.now() + 300_000, { key: 'k' })).toBe(true);
+    expect(await c.nonces.useOnce('before', Date.now() + 300_000, { key: 'k' })).toBe(false);
     expect(c.health()).toBe('ok');
   });
 

@@ -3,8 +3,8 @@
 // (SIGSTOP), a full server (maxmemory), and starts without Redis. Waits on events and state only.
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
 import { createClient } from '@redis/client';
+import { ReplayCacheFullError } from '@wmp/jcs-signing';
 import { NonceCacheFullError } from '@wmp/ohan-seal';
-import { ReplayCacheFullError } from '@wmp/session';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedis } from '../../../../test-support/services/index.js';
 import {
@@ -97,7 +97,7 @@ describe('Redis SIGKILL and restart', () => {
     expect([a.health(), b.health()]).toEqual(['degraded', 'degraded']);
 
     // Replays cannot be checked: refused, typed, as "full" for callers that know only that.
-    const nonce = await rejection(Promise.resolve(a.nonces.seen('n-1', 300, 'signer')));
+    const nonce = await rejection(a.nonces.useOnce('n-1', Date.now() + 300_000, { key: 'signer' }));
     expect(nonce).toBeInstanceOf(NonceCacheUnavailableError);
     expect(nonce).toBeInstanceOf(NonceCacheFullError);
     expect(isCoordinationUnavailable(nonce)).toBe(true);
@@ -138,8 +138,8 @@ describe('Redis SIGKILL and restart', () => {
     const shared = [a, b].map((n) => n.rateLimiter('after', { perSecond: SLOW, burst: 1 }));
     expect(await shared[0]!.take('k')).toBe(true);
     expect(await shared[1]!.take('k')).toBe(false);
-    expect(await a.nonces.seen('n-2', 300, 'signer')).toBe(false);
-    expect(await b.nonces.seen('n-2', 300, 'signer')).toBe(true);
+    expect(await a.nonces.useOnce('n-2', Date.now() + 300_000, { key: 'signer' })).toBe(true);
+    expect(await b.nonces.useOnce('n-2', Date.now() + 300_000, { key: 'signer' })).toBe(false);
   });
 });
 
@@ -209,8 +209,10 @@ describe('one node cut off from Redis', () => {
     proxy.cut();
     await within('a degraded', 5000, aDegraded);
     expect(b.health()).toBe('ok');
-    await expect(Promise.resolve(a.nonces.seen('n', 300, 'signer'))).rejects.toBeInstanceOf(NonceCacheUnavailableError);
-    expect(await b.nonces.seen('n', 300, 'signer')).toBe(false); // b still checks replays
+    await expect(a.nonces.useOnce('n', Date.now() + 300_000, { key: 'signer' })).rejects.toBeInstanceOf(
+      NonceCacheUnavailableError,
+    );
+    expect(await b.nonces.useOnce('n', Date.now() + 300_000, { key: 'signer' })).toBe(true); // b still checks replays
     expect(await a.wakeUps.publish(who, 7)).toBe(0); // kept for later
     await a.presence.withdraw('did:key:z6MkGone', a.nodeId); // kept for later
     await a.presence.announce('did:key:z6MkCame', a.nodeId, 60_000); // kept for later
@@ -239,7 +241,7 @@ describe('a hung Redis (SIGSTOP)', () => {
     process.kill(pid, 'SIGSTOP');
     try {
       const started = Date.now();
-      await expect(Promise.resolve(a.nonces.seen('n', 300, 'signer'))).rejects.toBeInstanceOf(
+      await expect(a.nonces.useOnce('n', Date.now() + 300_000, { key: 'signer' })).rejects.toBeInstanceOf(
         NonceCacheUnavailableError,
       );
       expect(Date.now() - started).toBeLessThan(3000);
@@ -251,7 +253,7 @@ describe('a hung Redis (SIGSTOP)', () => {
       process.kill(pid, 'SIGCONT');
     }
     await until('a healthy again', () => a.health() === 'ok');
-    expect(await a.nonces.seen('n2', 300, 'signer')).toBe(false);
+    expect(await a.nonces.useOnce('n2', Date.now() + 300_000, { key: 'signer' })).toBe(true);
   });
 });
 
@@ -304,7 +306,7 @@ describe('a full Redis (maxmemory, noeviction)', () => {
           }
         });
       }
-      const error = await rejection(Promise.resolve(c.nonces.seen('n', 300, 'signer')));
+      const error = await rejection(c.nonces.useOnce('n', Date.now() + 300_000, { key: 'signer' }));
       expect(error).toBeInstanceOf(NonceCacheFullError);
       expect(isCoordinationUnavailable(error)).toBe(false);
       expect(await c.rateLimiter('requests', { perSecond: SLOW, burst: 1 }).take('k')).toBe(true);

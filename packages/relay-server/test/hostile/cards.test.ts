@@ -5,8 +5,9 @@
 import { generateKeypair, type Keypair } from '@wmp/jcs-signing';
 import { createCard, generateEncKeypair } from '@wmp/ohan-seal';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../../../test-support/wait-for.js';
 import { BOX_API_PREFIX } from '../../src/node.js';
-import { hostileTestbed, post, TestClock, until } from '../fixtures/hostile-client.js';
+import { hostileTestbed, post, TestClock } from '../fixtures/hostile-client.js';
 
 const testbed = hostileTestbed();
 const BITS = 8;
@@ -84,7 +85,11 @@ describe('directory cards (issue 12 item 9)', { timeout: 60_000 }, () => {
     // The expired card's place is free again (a sweep runs every 50 ms).
     const newcomer = generateKeypair();
     const newcomerCard = await card(newcomer, bed.url);
-    await until(async () => (await postCard(bed.url, newcomerCard)).status === 201, "the expired card's place");
+    await waitFor(
+      async () => (await postCard(bed.url, newcomerCard)).status === 201,
+      15_000,
+      "the expired card's place",
+    );
     expect((await lookup(bed.url, keyOf(newcomer))).status).toBe(200);
     await bed.checkHealthy();
   });

@@ -4,6 +4,7 @@
 // JSON-RPC error carrying the request's id.
 import { generateKeypair } from '@wmp/jcs-signing';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../../../test-support/wait-for.js';
 import {
   createRequest,
   health,
@@ -13,7 +14,6 @@ import {
   post,
   RawSocket,
   unsignedCreate,
-  until,
 } from '../fixtures/hostile-client.js';
 
 const testbed = hostileTestbed();
@@ -30,7 +30,7 @@ describe('connection slots (issue 12 item 3)', { timeout: 60_000 }, () => {
     const login = await talker.login();
     // Closed by the relay (policy), without having sent a byte.
     expect((await idle!.closed).code).toBe(1008);
-    await until(async () => (await unauthenticated(bed.url)) === 0, 'the slot to be given back');
+    await waitFor(async () => (await unauthenticated(bed.url)) === 0, 15_000, 'the slot to be given back');
     // The logged-in connection outlived the timeout and still works.
     expect(talker.isClosed).toBe(false);
     expect((await talker.call('wmp.relay.register', { wmp: login.wmp })).result).toMatchObject({ registered: true });
@@ -43,7 +43,7 @@ describe('connection slots (issue 12 item 3)', { timeout: 60_000 }, () => {
     const answers = await Promise.all(Array.from({ length: 5 }, () => unsignedCreate(bed.url)));
     for (const a of answers) expect(a.status).toBe(200);
     expect(await connections(bed.url)).toBe(base + 5);
-    await until(async () => (await connections(bed.url)) === base, 'the HTTP sessions to be closed');
+    await waitFor(async () => (await connections(bed.url)) === base, 15_000, 'the HTTP sessions to be closed');
     // The session a create opened is gone with it.
     const gone = answers[0]!;
     const again = await post(
@@ -69,7 +69,7 @@ describe('connection slots (issue 12 item 3)', { timeout: 60_000 }, () => {
   it('caps unauthenticated connections: WebSocket 1013, HTTP 503 with the request id, /health degraded', async () => {
     const bed = await testbed.setup({ limits: { maxUnauthenticatedConnections: 3 } });
     const held = await idleSockets(bed.url, 3);
-    await until(async () => (await unauthenticated(bed.url)) === 3, 'three unauthenticated connections');
+    await waitFor(async () => (await unauthenticated(bed.url)) === 3, 15_000, 'three unauthenticated connections');
     expect(await health(bed.url)).toMatchObject({ status: 200, body: { status: 'degraded', connections: 'full' } });
 
     // A fourth WebSocket is accepted at the HTTP level and closed at once as overloaded.
@@ -87,13 +87,13 @@ describe('connection slots (issue 12 item 3)', { timeout: 60_000 }, () => {
 
     // One of the held connections logs in: its slot is no longer an unauthenticated one.
     await held[0]!.login();
-    await until(async () => (await unauthenticated(bed.url)) === 2, 'the slot to be freed');
+    await waitFor(async () => (await unauthenticated(bed.url)) === 2, 15_000, 'the slot to be freed');
     const next = await RawSocket.open(bed.url);
     expect(await next.call('wmp.session.create', createRequest(did()).params)).toMatchObject({ result: {} });
     for (const s of held) await s.close();
     await next.close();
     // Refused connections were never counted as open ones (nothing is left of them).
-    await until(async () => (await connections(bed.url)) === 0, 'every connection to be gone from the count');
+    await waitFor(async () => (await connections(bed.url)) === 0, 15_000, 'every connection to be gone from the count');
     await bed.checkHealthy();
   });
 
@@ -105,7 +105,7 @@ describe('connection slots (issue 12 item 3)', { timeout: 60_000 }, () => {
       await s.login();
       held.push(s);
     }
-    await until(async () => (await connections(bed.url)) === 4, 'four connections');
+    await waitFor(async () => (await connections(bed.url)) === 4, 15_000, 'four connections');
     // Refused at the upgrade already (503), before any WebSocket exists.
     await expect(RawSocket.open(bed.url)).rejects.toThrow('upgrade refused: 503');
     expect((await post(bed.url, createRequest(did(), {}, 'full-1'))).body).toMatchObject({
@@ -114,7 +114,7 @@ describe('connection slots (issue 12 item 3)', { timeout: 60_000 }, () => {
     });
     expect(await metric(bed.url, 'wmp_relay_refusals_total{cause="connection_slots"}')).toBeGreaterThanOrEqual(1);
     await held[0]!.close();
-    await until(async () => (await connections(bed.url)) === 3, 'a free slot');
+    await waitFor(async () => (await connections(bed.url)) === 3, 15_000, 'a free slot');
     await bed.checkHealthy();
   });
 });

@@ -3,7 +3,8 @@
 // else's queue: each bounded, and the relay keeps serving.
 import { generateKeypair } from '@wmp/jcs-signing';
 import { describe, expect, it } from 'vitest';
-import { hostileTestbed, type Login, metric, must, RawSocket, until } from '../fixtures/hostile-client.js';
+import { waitFor } from '../../../../test-support/wait-for.js';
+import { hostileTestbed, type Login, metric, must, RawSocket } from '../fixtures/hostile-client.js';
 
 const testbed = hostileTestbed();
 
@@ -110,8 +111,9 @@ describe('fan-out (issue 12 item 1)', { timeout: 60_000 }, () => {
     const v = await RawSocket.open(bed.url);
     const vl = await v.login(victim);
     await v.register(vl);
-    await until(
+    await waitFor(
       () => friends.every((id) => v.received.some((m) => m.params?.wmp?.message_id === id)),
+      15_000,
       "the friends' messages",
     );
     await bed.checkHealthy();

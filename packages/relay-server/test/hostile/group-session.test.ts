@@ -2,7 +2,8 @@
 // creator changes a group session's capabilities or security (-31002 for others, the session
 // unchanged); a participant's wmp.session.close ends its own part, and the creator goes on.
 import { describe, expect, it } from 'vitest';
-import { hostileTestbed, type Login, must, RawSocket, until, VERSION } from '../fixtures/hostile-client.js';
+import { waitFor } from '../../../../test-support/wait-for.js';
+import { hostileTestbed, type Login, must, RawSocket, VERSION } from '../fixtures/hostile-client.js';
 
 const testbed = hostileTestbed();
 
@@ -43,10 +44,14 @@ describe('group sessions (issue 12 item 8)', { timeout: 60_000 }, () => {
     const { a, b, group, bOnGroup } = await groupOf(bed.url);
     b.send({ jsonrpc: '2.0', method: 'wmp.session.close', params: { wmp: bOnGroup.wmp, reason: 'complete' } });
     // B's part is gone: the group session is no longer bound to B's connection.
-    await until(async () => {
-      const answer = await b.call('wmp.capability.list', { wmp: bOnGroup.wmp });
-      return answer.error?.code === -31002;
-    }, "B's part to end");
+    await waitFor(
+      async () => {
+        const answer = await b.call('wmp.capability.list', { wmp: bOnGroup.wmp });
+        return answer.error?.code === -31002;
+      },
+      15_000,
+      "B's part to end",
+    );
     expect(await bed.relay.stores.sessions.get(group.sessionId)).toBeDefined();
     expect(must(await a.call('wmp.capability.list', { wmp: group.wmp }))).toBeDefined();
     expect(must(await a.deliver(group, [bOnGroup.did], 'after B left'))).toMatchObject({ status: 'queued' });
@@ -59,8 +64,9 @@ describe('group sessions (issue 12 item 8)', { timeout: 60_000 }, () => {
     );
     // The creator's close ends it for everyone.
     a.send({ jsonrpc: '2.0', method: 'wmp.session.close', params: { wmp: group.wmp, reason: 'complete' } });
-    await until(
+    await waitFor(
       async () => (await bed.relay.stores.sessions.get(group.sessionId)) === undefined,
+      15_000,
       'the group session to end',
     );
     await bed.checkHealthy();

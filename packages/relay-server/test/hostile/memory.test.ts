@@ -4,6 +4,7 @@
 // size limit (413).
 import { generateKeypair } from '@wmp/jcs-signing';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../../../test-support/wait-for.js';
 import {
   createRequest,
   hostileTestbed,
@@ -17,7 +18,6 @@ import {
   rpc,
   slowPost,
   slowReader,
-  until,
 } from '../fixtures/hostile-client.js';
 
 const testbed = hostileTestbed();
@@ -50,7 +50,7 @@ describe('memory held for others (issue 12 item 7)', { timeout: 60_000 }, () => 
     await send(bed.url, [reader.login.did], 24, 500 * KiB);
     reader.socket.resume();
     expect((await reader.socket.closed).code).toBe(1013);
-    await until(async () => (await budgetUsed(bed.url, 'outbound')) === 0, 'its buffer to be given back');
+    await waitFor(async () => (await budgetUsed(bed.url, 'outbound')) === 0, 15_000, 'its buffer to be given back');
     await bed.checkHealthy();
   });
 
@@ -70,7 +70,7 @@ describe('memory held for others (issue 12 item 7)', { timeout: 60_000 }, () => 
     for (const r of readers) r.socket.resume();
     const codes = await Promise.all(readers.map((r) => r.socket.closed.then((c) => c.code)));
     expect(codes).toContain(1013);
-    await until(async () => (await budgetUsed(bed.url, 'outbound')) === 0, 'the budget to be given back');
+    await waitFor(async () => (await budgetUsed(bed.url, 'outbound')) === 0, 15_000, 'the budget to be given back');
     await bed.checkHealthy();
   });
 
@@ -92,9 +92,9 @@ describe('memory held for others (issue 12 item 7)', { timeout: 60_000 }, () => 
     );
     // 800 KB went out on the four streams; each session would keep the last 4 MiB of it for
     // Last-Event-ID replay, the relay keeps 64 KiB in all.
-    await until(async () => (await budgetRefusals(bed.url, 'replay')) > 0, 'the replay budget to refuse');
+    await waitFor(async () => (await budgetRefusals(bed.url, 'replay')) > 0, 15_000, 'the replay budget to refuse');
     expect(await budgetUsed(bed.url, 'replay')).toBeLessThanOrEqual(64 * KiB);
-    await until(() => streams.every((s) => s.bytes() > 10 * 20 * KiB), 'the streams to carry the messages');
+    await waitFor(() => streams.every((s) => s.bytes() > 10 * 20 * KiB), 15_000, 'the streams to carry the messages');
     for (const s of streams) await s.close();
     await bed.checkHealthy();
   });
@@ -107,7 +107,7 @@ describe('memory held for others (issue 12 item 7)', { timeout: 60_000 }, () => 
     expect(JSON.parse(answer.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
     expect(slow.written()).toBeLessThan(30_000);
     slow.stop();
-    await until(async () => (await budgetUsed(bed.url, 'bodies')) === 0, 'the body budget to be given back');
+    await waitFor(async () => (await budgetUsed(bed.url, 'bodies')) === 0, 15_000, 'the body budget to be given back');
     await bed.checkHealthy();
   });
 
@@ -116,14 +116,14 @@ describe('memory held for others (issue 12 item 7)', { timeout: 60_000 }, () => 
       limits: { bodyBytesInFlight: 64 * KiB, maxUnauthenticatedBodyBytes: 60 * KiB },
     });
     const held = slowPost(bed.url, { total: 60_000, first: 40_000, chunk: 1, everyMs: 200 });
-    await until(async () => (await budgetUsed(bed.url, 'bodies')) >= 40_000, 'the first body to be held');
+    await waitFor(async () => (await budgetUsed(bed.url, 'bodies')) >= 40_000, 15_000, 'the first body to be held');
     const second = slowPost(bed.url, { total: 60_000, first: 40_000, chunk: 1, everyMs: 200 });
     const refused = await second.answer;
     expect(refused.status).toBe(503);
     expect(JSON.parse(refused.body)).toMatchObject({ error: { code: -31007 } });
     second.stop();
     held.stop();
-    await until(async () => (await budgetUsed(bed.url, 'bodies')) === 0, 'the held body to be given back');
+    await waitFor(async () => (await budgetUsed(bed.url, 'bodies')) === 0, 15_000, 'the held body to be given back');
     await bed.checkHealthy();
   });
 

@@ -4,6 +4,7 @@
 // is -31007 (never -32603) and shows on /health.
 import { generateKeypair } from '@wmp/jcs-signing';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../../../test-support/wait-for.js';
 import {
   authenticateRequest,
   createRequest,
@@ -12,7 +13,6 @@ import {
   metric,
   RawSocket,
   type RpcAnswer,
-  until,
 } from '../fixtures/hostile-client.js';
 
 const testbed = hostileTestbed();
@@ -88,7 +88,7 @@ describe('the session store under a flood of creates (issue 12 item 2)', { timeo
     const keypair = generateKeypair();
     const auth = await authenticateRequest(keypair, late.wmp.session_id, late.challenge);
     expect((await socket.call(auth.method, auth.params)).error?.code).toBeOneOf([-31000, -31001, -31002]);
-    await until(async () => (await pending(bed.url)) === 0, 'the pending sessions to be swept');
+    await waitFor(async () => (await pending(bed.url)) === 0, 15_000, 'the pending sessions to be swept');
     expect((await health(bed.url)).body).toMatchObject({ status: 'ok', sessions: 'ok' });
     await other.login();
     await bed.checkHealthy();
@@ -112,7 +112,7 @@ describe('the session store under a flood of creates (issue 12 item 2)', { timeo
     expect(await metric(bed.url, 'wmp_relay_errors_total{code="-32603"}')).toBe(0);
 
     bed.clock.advance(3_000);
-    await until(async () => (await health(bed.url)).body.status === 'ok', 'the store to free itself');
+    await waitFor(async () => (await health(bed.url)).body.status === 'ok', 15_000, 'the store to free itself');
     await bed.checkHealthy();
   });
 });

@@ -5,6 +5,7 @@
 import { generateKeypair, relayChainWith, verifyRelayChain } from '@wmp/jcs-signing';
 import { BOX_ERROR_CODES } from '@wmp/ohan-seal';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../../../test-support/wait-for.js';
 import { BoxApiError } from '../../src/box-api/errors.js';
 import {
   createRequest,
@@ -15,7 +16,6 @@ import {
   must,
   RawSocket,
   refusalsLogged,
-  until,
   VERSION,
 } from '../fixtures/hostile-client.js';
 import { asMessage } from '../fixtures/relay-clients.js';
@@ -117,8 +117,9 @@ describe('the small ones (issue 12 item 11)', { timeout: 60_000 }, () => {
     expect(answers.filter((a) => a.error?.code === -31007)).toHaveLength(18);
     // This connection holds one unauthenticated slot of three: two more are taken, 18 refused.
     const sockets = await flood(20, () => RawSocket.open(bed.url), 4);
-    await until(
+    await waitFor(
       async () => (await metric(bed.url, 'wmp_relay_refusals_total{cause="unauthenticated_slots"}')) === 18,
+      15_000,
       'the refused connections',
     );
     const logged = refusalsLogged(bed.logs);
@@ -127,7 +128,11 @@ describe('the small ones (issue 12 item 11)', { timeout: 60_000 }, () => {
       { cause: 'unauthenticated_slots', count: 1 },
     ]);
     for (const s of [...sockets, socket]) await s.close();
-    await until(async () => (await metric(bed.url, 'wmp_relay_unauthenticated_connections')) === 0, 'free slots');
+    await waitFor(
+      async () => (await metric(bed.url, 'wmp_relay_unauthenticated_connections')) === 0,
+      15_000,
+      'free slots',
+    );
     await bed.checkHealthy();
   });
 });

@@ -6,6 +6,7 @@ import { MAX_KEY_PACKAGES_PER_PUBLISH, rfc3339 } from '@wmp/jsonrpc-envelope';
 import { MlsGroup } from '@wmp/mls-bridge';
 import { WmpSession } from '@wmp/session';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../../../test-support/wait-for.js';
 import { MAX_EPOCH_LAG } from '../../src/node.js';
 import {
   authenticateRequest,
@@ -15,7 +16,6 @@ import {
   metric,
   must,
   RawSocket,
-  until,
   VERSION,
 } from '../fixtures/hostile-client.js';
 import { CLIENT_CAPABILITIES, openClient } from '../fixtures/relay-clients.js';
@@ -277,7 +277,11 @@ describe('limits nothing tested before (issue 12 item 12)', { timeout: 60_000 },
       wmp: { version: VERSION, session_id: sessionId, sender: me.did },
     });
     expect(used.error?.code).toBe(-31002);
-    await until(async () => (await metric(bed.url, 'wmp_relay_pending_sessions')) >= 1, 'the pending session');
+    await waitFor(
+      async () => (await metric(bed.url, 'wmp_relay_pending_sessions')) >= 1,
+      15_000,
+      'the pending session',
+    );
     await bed.checkHealthy();
   });
 });

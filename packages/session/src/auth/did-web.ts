@@ -1,6 +1,7 @@
 import { b64urlDecode, b64urlEncode, decodeEd25519Multikey, fromUtf8, type KeyResolver } from '@wmp/jcs-signing';
 import { BoundedMap, ipLiteralOf, isLoopbackHost, isPrivateAddress, parseStrictJson } from '@wmp/jsonrpc-envelope';
 import { readCappedBody } from '../capped-body.js';
+import { SessionError } from '../errors.js';
 
 /**
  * did:web (W3C CCG did:web method) for `signed_challenge` and for the `kid` of non-repudiation
@@ -25,10 +26,11 @@ export type DidResolutionFailure =
   | 'unsupported_key';
 
 /** Why a DID document or a key in it could not be had. `reason` is a fixed vocabulary. */
-export class DidResolutionError extends Error {
+export class DidResolutionError extends SessionError {
+  declare readonly code: 'ERR_DID_RESOLUTION';
   readonly reason: DidResolutionFailure;
   constructor(reason: DidResolutionFailure) {
-    super(`did resolution failed: ${reason}`);
+    super('ERR_DID_RESOLUTION', `did resolution failed: ${reason}`);
     this.name = 'DidResolutionError';
     this.reason = reason;
   }

@@ -1,11 +1,16 @@
-import { b64urlEncode, timingSafeEqualString, utf8 } from '@wmp/jcs-signing';
+import {
+  b64urlEncode,
+  type ReplayCache,
+  replayCacheRefusalReason,
+  timingSafeEqualString,
+  utf8,
+} from '@wmp/jcs-signing';
 import { NotAuthorizedError, RateLimitedError } from '@wmp/jsonrpc-envelope';
 import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, type JWK, jwtVerify } from 'jose';
 import type { Authenticator } from './authenticator.js';
 import { type BearerOptions, boundThumbprint, verifyAccessToken } from './bearer.js';
 import { JWS_ALGORITHMS } from './jws.js';
 import { authFailure } from './reasons.js';
-import { type ReplayCache, replayCacheRefusalReason } from './replay-cache.js';
 
 /**
  * DPoP (RFC 9449) for WMP: `auth: {type: 'dpop', token, proof}` (wmp-tables §5.1). WMP has no

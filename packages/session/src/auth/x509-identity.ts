@@ -1,3 +1,4 @@
+import { SessionError } from '../errors.js';
 import type { JwsAlgorithm, JwsSigner } from './jws.js';
 import { decodeJws, importParams, importVerifyKey, signJws, verifyDecodedJws, webCryptoSigner } from './jws.js';
 import {
@@ -37,11 +38,38 @@ export interface X509IdentityOptions {
   readonly rsaAlgorithm?: 'PS256' | 'RS256';
 }
 
-/** A problem with our own certificate or key (never a peer's). */
-export class X509IdentityError extends Error {
-  constructor(message: string) {
-    super(message);
+/** What is wrong with our own certificate or key (never a peer's). */
+export type X509IdentityFailure =
+  | 'bad_pem'
+  | 'no_certificate'
+  | 'no_private_key'
+  | 'not_a_certificate'
+  | 'identity_not_proved'
+  | 'unsupported_key'
+  | 'key_type_mismatch'
+  | 'key_mismatch'
+  | 'not_a_message_signing_key';
+
+const IDENTITY_MESSAGES: Readonly<Record<X509IdentityFailure, string>> = {
+  bad_pem: 'certificatesPem or privateKeyPem is not valid PEM',
+  no_certificate: 'no CERTIFICATE in certificatesPem',
+  no_private_key: 'privateKeyPem must hold a PKCS#8 PRIVATE KEY',
+  not_a_certificate: 'certificatesPem holds something that is not a certificate',
+  identity_not_proved: 'the leaf certificate does not prove the identifier',
+  unsupported_key: 'the leaf key is not Ed25519, P-256, P-384 or RSA',
+  key_type_mismatch: 'privateKeyPem is not a key of the leaf certificate’s type',
+  key_mismatch: 'privateKeyPem is not the key of the leaf certificate',
+  not_a_message_signing_key: 'message signatures need a P-256 or Ed25519 leaf key',
+};
+
+/** A problem with our own certificate or key; `reason` says which, `cause` what lay beneath. */
+export class X509IdentityError extends SessionError {
+  declare readonly code: 'ERR_X509_IDENTITY';
+  readonly reason: X509IdentityFailure;
+  constructor(reason: X509IdentityFailure, options?: { cause?: unknown }) {
+    super('ERR_X509_IDENTITY', IDENTITY_MESSAGES[reason], options);
     this.name = 'X509IdentityError';
+    this.reason = reason;
   }
 }
 
@@ -56,18 +84,17 @@ export async function x509Identity(options: X509IdentityOptions): Promise<X509Id
     ders = pemBlocks(options.certificatesPem, 'CERTIFICATE', 10);
     keyDer = pemBlocks(options.privateKeyPem, 'PRIVATE KEY', 1)[0];
   } catch (e) {
-    if (e instanceof CertificateParseError) throw new X509IdentityError(`bad PEM: ${e.message}`);
+    if (e instanceof CertificateParseError) throw new X509IdentityError('bad_pem', { cause: e });
     throw e;
   }
-  if (ders.length === 0) throw new X509IdentityError('no CERTIFICATE in certificatesPem');
-  if (!keyDer) throw new X509IdentityError('privateKeyPem must hold a PKCS#8 PRIVATE KEY');
+  if (ders.length === 0) throw new X509IdentityError('no_certificate');
+  if (!keyDer) throw new X509IdentityError('no_private_key');
   let leaf: Awaited<ReturnType<typeof leafInfo>>;
   try {
     leaf = await leafInfo(parseCertificateDer(ders[0]!));
     for (const der of ders.slice(1)) parseCertificateDer(der);
   } catch (e) {
-    if (e instanceof CertificateParseError)
-      throw new X509IdentityError('certificatesPem holds something that is not a certificate');
+    if (e instanceof CertificateParseError) throw new X509IdentityError('not_a_certificate', { cause: e });
     throw e;
   }
   const dnsName = leaf.dnsNames.find((n) => !n.includes('*'));
@@ -81,7 +108,7 @@ export async function x509Identity(options: X509IdentityOptions): Promise<X509Id
   try {
     checkLeafIdentity(id, leaf);
   } catch {
-    throw new X509IdentityError(`the leaf certificate does not prove ${id}`);
+    throw new X509IdentityError('identity_not_proved');
   }
   const key = leaf.key;
   const alg: JwsAlgorithm | undefined =
@@ -94,7 +121,7 @@ export async function x509Identity(options: X509IdentityOptions): Promise<X509Id
         : key?.kty === 'RSA'
           ? (options.rsaAlgorithm ?? 'PS256')
           : undefined;
-  if (!alg) throw new X509IdentityError('the leaf key is not Ed25519, P-256, P-384 or RSA');
+  if (!alg) throw new X509IdentityError('unsupported_key');
   let privateKey: CryptoKey;
   try {
     privateKey = await crypto.subtle.importKey(
@@ -105,7 +132,7 @@ export async function x509Identity(options: X509IdentityOptions): Promise<X509Id
       ['sign'],
     );
   } catch {
-    throw new X509IdentityError('privateKeyPem is not a key of the leaf certificate’s type');
+    throw new X509IdentityError('key_type_mismatch');
   }
   const signer = webCryptoSigner(privateKey, alg);
   // The key must be the leaf's: sign once and verify with the certificate.
@@ -114,7 +141,7 @@ export async function x509Identity(options: X509IdentityOptions): Promise<X509Id
   try {
     await verifyDecodedJws(decodeJws(jws), probe, await importVerifyKey(alg, 'spki', leaf.spki));
   } catch {
-    throw new X509IdentityError('privateKeyPem is not the key of the leaf certificate');
+    throw new X509IdentityError('key_mismatch');
   }
   return { id, x5c: ders.map(encodeBase64), signer };
 }

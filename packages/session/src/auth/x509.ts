@@ -1,6 +1,7 @@
 import { toHex } from '@wmp/jcs-signing';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import { SessionError } from '../errors.js';
 import type { KeyDescription } from './jws.js';
 import { authFailure } from './reasons.js';
 import { extension, OID } from './x509-extensions.js';
@@ -30,11 +31,30 @@ export interface ParsedCertificate {
   readonly cert: pkijs.Certificate;
 }
 
+/** Why certificates did not parse: a fixed vocabulary, each with its fixed message. */
+export type CertificateParseFailure =
+  | 'not_base64'
+  | 'too_many_blocks'
+  | 'not_a_certificate'
+  | 'no_certificate_block'
+  | 'no_trust_anchors';
+
+const PARSE_MESSAGES: Readonly<Record<CertificateParseFailure, string>> = {
+  not_base64: 'not base64',
+  too_many_blocks: 'too many PEM blocks',
+  not_a_certificate: 'not a certificate',
+  no_certificate_block: 'no CERTIFICATE block',
+  no_trust_anchors: 'no trust anchors',
+};
+
 /** A certificate that did not parse: the caller decides what that means (operator input or peer input). */
-export class CertificateParseError extends Error {
-  constructor(message: string) {
-    super(message);
+export class CertificateParseError extends SessionError {
+  declare readonly code: 'ERR_CERTIFICATE_PARSE';
+  readonly reason: CertificateParseFailure;
+  constructor(reason: CertificateParseFailure) {
+    super('ERR_CERTIFICATE_PARSE', PARSE_MESSAGES[reason]);
     this.name = 'CertificateParseError';
+    this.reason = reason;
   }
 }
 
@@ -42,7 +62,7 @@ const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 function decodeBase64(text: string): Uint8Array {
   const clean = text.replace(/\s+/g, '');
-  if (clean.length % 4 !== 0 || !B64.test(clean)) throw new CertificateParseError('not base64');
+  if (clean.length % 4 !== 0 || !B64.test(clean)) throw new CertificateParseError('not_base64');
   const binary = atob(clean);
   const out = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
@@ -60,7 +80,7 @@ export function pemBlocks(text: string, label: string, maxBlocks = 1000): Uint8A
   const re = new RegExp(`-----BEGIN ${label}-----([^-]*)-----END ${label}-----`, 'g');
   const out: Uint8Array[] = [];
   for (const m of text.matchAll(re)) {
-    if (out.length >= maxBlocks) throw new CertificateParseError('too many PEM blocks');
+    if (out.length >= maxBlocks) throw new CertificateParseError('too_many_blocks');
     out.push(decodeBase64(m[1]!));
   }
   return out;
@@ -74,7 +94,7 @@ export function parseCertificateDer(der: Uint8Array): ParsedCertificate {
     if (asn1.offset === -1 || asn1.offset !== der.byteLength) throw new Error('trailing or bad BER');
     cert = new pkijs.Certificate({ schema: asn1.result });
   } catch {
-    throw new CertificateParseError('not a certificate');
+    throw new CertificateParseError('not_a_certificate');
   }
   return { der, cert };
 }
@@ -85,10 +105,10 @@ export function parseTrustAnchors(anchors: TrustAnchors): ParsedCertificate[] {
   const out: ParsedCertificate[] = [];
   for (const item of items) {
     const ders = typeof item === 'string' ? pemBlocks(item, 'CERTIFICATE') : [item];
-    if (typeof item === 'string' && ders.length === 0) throw new CertificateParseError('no CERTIFICATE block');
+    if (typeof item === 'string' && ders.length === 0) throw new CertificateParseError('no_certificate_block');
     for (const der of ders) out.push(parseCertificateDer(der));
   }
-  if (out.length === 0) throw new CertificateParseError('no trust anchors');
+  if (out.length === 0) throw new CertificateParseError('no_trust_anchors');
   return out;
 }
 

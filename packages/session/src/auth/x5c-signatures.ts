@@ -71,10 +71,10 @@ export function x5cSignatureVerifier(options: X5cSignatureOptions): X5cChainVeri
 export async function x509MessageSigner(identity: X509Identity): Promise<X5cSigner> {
   const alg = identity.signer.alg;
   if (alg !== 'ES256' && alg !== 'EdDSA') {
-    throw new X509IdentityError('message signatures need a P-256 or Ed25519 leaf key');
+    throw new X509IdentityError('not_a_message_signing_key');
   }
   const first = identity.x5c[0];
-  if (first === undefined) throw new X509IdentityError('no certificate');
+  if (first === undefined) throw new X509IdentityError('no_certificate');
   const der = Uint8Array.from(atob(first), (c) => c.charCodeAt(0));
   const fingerprint = (await leafInfo(parseCertificateDer(der))).sha256;
   return {

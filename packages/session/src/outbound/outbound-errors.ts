@@ -1,3 +1,5 @@
+import { SessionError } from '../errors.js';
+
 /**
  * Why the guarded fetcher did not fetch (or read) something. Stable codes and fixed messages that
  * never hold the URL, an address or any of the answer: callers pass them on to whoever asked.
@@ -13,11 +15,10 @@ const MESSAGES: Readonly<Record<OutboundFailure, string>> = {
   too_large: 'the answer is too large',
 };
 
-export class OutboundFetchError extends Error {
-  readonly code: OutboundFailure;
+export class OutboundFetchError extends SessionError {
+  declare readonly code: OutboundFailure;
   constructor(code: OutboundFailure) {
-    super(MESSAGES[code]);
+    super(code, MESSAGES[code]);
     this.name = 'OutboundFetchError';
-    this.code = code;
   }
 }

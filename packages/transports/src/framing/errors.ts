@@ -1,17 +1,17 @@
+import { TransportError } from '../errors.js';
+
 /**
  * Framing errors. A stream transport reports each one through `onerror`; `fatal` says whether the
  * byte stream can still be read. A line that is too long or not UTF-8 costs only that frame,
  * because the next newline resynchronises NDJSON. A length prefix over the limit cannot be
  * skipped safely (the prefix itself may be garbage), so it ends the stream.
  */
-export class FramingError extends Error {
-  readonly code: string;
+export class FramingError extends TransportError {
   /** True when the stream cannot be read any further. */
   readonly fatal: boolean;
   constructor(code: string, message: string, fatal: boolean) {
-    super(message);
+    super(code, message);
     this.name = 'FramingError';
-    this.code = code;
     this.fatal = fatal;
   }
 }

@@ -1,8 +1,7 @@
+import type { ReplayCache, ReplayCacheLimits } from '@wmp/jcs-signing';
 import type { KeyPackageBudgetOptions, KeyPackageBudgets } from './key-package-budgets.js';
-import type { NonceCache, NonceCacheLimits } from './nonce-cache.js';
 import type { PresenceDirectory } from './presence-directory.js';
 import type { RateLimiter, TokenBucketOptions } from './rate-limiter.js';
-import type { ReplayCache, ReplayCacheLimits } from './replay-cache.js';
 import type { WakeUpLimits, WakeUps } from './wake-ups.js';
 
 /**
@@ -14,7 +13,9 @@ export type CoordinationHealth = 'ok' | 'degraded';
 
 /** The bounds of the shared caches, the same for every adapter. */
 export interface CoordinationLimits {
-  readonly nonces?: NonceCacheLimits;
+  /** Box request nonces: default 200,000 entries, a key's share 1/16, a source's 1/8. */
+  readonly nonces?: ReplayCacheLimits;
+  /** DPoP `jti`s and other single-use values: default 200,000 entries. */
   readonly replays?: ReplayCacheLimits;
   /** Statuses from peer relays passed on (`statusClaims`); default 500,000 entries. */
   readonly statusClaims?: ReplayCacheLimits;
@@ -32,8 +33,8 @@ export interface CoordinationLimits {
 export interface Coordination {
   /** This node's id (in presence entries, logs, metrics). */
   readonly nodeId: string;
-  /** Nonces of signed box requests. */
-  readonly nonces: NonceCache;
+  /** Nonces of signed box requests (`verifyRequest` scopes each to its signer and source). */
+  readonly nonces: ReplayCache;
   /** DPoP `jti`s and other single-use values. */
   readonly replays: ReplayCache;
   /**

@@ -1,14 +1,12 @@
-import { MemoryNonceCache } from '@wmp/ohan-seal';
-import { MemoryReplayCache } from '@wmp/session';
+import { MemoryReplayCache } from '@wmp/jcs-signing';
 import type { Coordination, CoordinationHealth, CoordinationLimits } from '../contracts/coordination.js';
 import {
   DEFAULT_KEY_PACKAGE_BUDGET_NAME,
   type KeyPackageBudgetOptions,
   type KeyPackageBudgets,
 } from '../contracts/key-package-budgets.js';
-import { DEFAULT_NONCE_MAX_ENTRIES, nonceMaxPerKey, nonceMaxPerSource } from '../contracts/nonce-cache.js';
 import type { RateLimiter, TokenBucketOptions } from '../contracts/rate-limiter.js';
-import { DEFAULT_REPLAY_MAX_ENTRIES, DEFAULT_STATUS_CLAIMS_MAX_ENTRIES } from '../contracts/replay-cache.js';
+import { DEFAULT_STATUS_CLAIMS_MAX_ENTRIES } from '../contracts/replay-cache.js';
 import { MAX_NODE_NOTE_CHARS, type WakeUpLimits } from '../contracts/wake-ups.js';
 import { MemoryKeyPackageBudgets } from './key-package-budgets.js';
 import { MemoryPresenceDirectory } from './presence-directory.js';
@@ -28,7 +26,7 @@ export interface MemoryCoordinationOptions {
  * embedders run many relay nodes on one store in one process.
  */
 export class MemoryCoordinationHub {
-  readonly nonces: MemoryNonceCache;
+  readonly nonces: MemoryReplayCache;
   readonly replays: MemoryReplayCache;
   readonly statusClaims: MemoryReplayCache;
   readonly presence: MemoryPresenceDirectory;
@@ -43,20 +41,13 @@ export class MemoryCoordinationHub {
   constructor(options: MemoryCoordinationOptions = {}) {
     this.#limits = options.limits ?? {};
     this.#now = options.now ?? Date.now;
-    const nonces = this.#limits.nonces ?? {};
-    this.nonces = new MemoryNonceCache({
-      maxEntries: nonces.maxEntries ?? DEFAULT_NONCE_MAX_ENTRIES,
-      maxPerKey: nonceMaxPerKey(nonces),
-      maxPerSource: nonceMaxPerSource(nonces),
-      now: this.#now,
-    });
-    this.replays = new MemoryReplayCache({
-      maxEntries: this.#limits.replays?.maxEntries ?? DEFAULT_REPLAY_MAX_ENTRIES,
-      now: this.#now,
-    });
+    const now = this.#now;
+    this.nonces = new MemoryReplayCache({ ...this.#limits.nonces, now });
+    this.replays = new MemoryReplayCache({ ...this.#limits.replays, now });
     this.statusClaims = new MemoryReplayCache({
-      maxEntries: this.#limits.statusClaims?.maxEntries ?? DEFAULT_STATUS_CLAIMS_MAX_ENTRIES,
-      now: this.#now,
+      maxEntries: DEFAULT_STATUS_CLAIMS_MAX_ENTRIES,
+      ...this.#limits.statusClaims,
+      now,
     });
     this.presence = new MemoryPresenceDirectory({ now: this.#now });
   }

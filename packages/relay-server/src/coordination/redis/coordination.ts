@@ -12,10 +12,9 @@ import { MAX_NODE_NOTE_CHARS, type WakeUpLimits } from '../contracts/wake-ups.js
 import { RedisKeyPackageBudgets } from './key-package-budgets.js';
 import { RedisKeys } from './keys.js';
 import { type LinkOptions, RedisLink } from './link.js';
-import { DEFAULT_COUNT_GRANULARITY_MS, RedisNonceCache } from './nonce-cache.js';
 import { RedisPresenceDirectory } from './presence-directory.js';
-import { RedisReplayCache } from './replay-cache.js';
-import { ANNOUNCE, NODES, NONCE, REFUND, RESERVE, TAKE, USE_ONCE } from './scripts.js';
+import { DEFAULT_COUNT_GRANULARITY_MS, RedisReplayCache } from './replay-cache.js';
+import { ANNOUNCE, NODES, REFUND, RESERVE, TAKE, USE_ONCE } from './scripts.js';
 import { RedisTokenBuckets } from './token-buckets.js';
 import { RedisWakeUps } from './wake-ups.js';
 
@@ -38,7 +37,7 @@ export interface RedisCoordinationOptions extends LinkOptions {
   readonly logger?: Logger;
 }
 
-const SCRIPTS = [TAKE, RESERVE, REFUND, NONCE, USE_ONCE, ANNOUNCE, NODES];
+const SCRIPTS = [TAKE, RESERVE, REFUND, USE_ONCE, ANNOUNCE, NODES];
 
 /**
  * The cluster's coordination on one Redis (7.0 or later; persistence not needed, everything in it
@@ -47,7 +46,7 @@ const SCRIPTS = [TAKE, RESERVE, REFUND, NONCE, USE_ONCE, ANNOUNCE, NODES];
  */
 export class RedisCoordination implements Coordination {
   readonly nodeId: string;
-  readonly nonces: RedisNonceCache;
+  readonly nonces: RedisReplayCache;
   readonly replays: RedisReplayCache;
   readonly statusClaims: RedisReplayCache;
   readonly presence: RedisPresenceDirectory;
@@ -74,16 +73,10 @@ export class RedisCoordination implements Coordination {
     // Loaded at start and first on every reconnect, so the scripts below rarely meet NOSCRIPT.
     link.onReady('commands', () => loadScripts(link));
     loadScripts(link);
-    this.nonces = new RedisNonceCache(link, this.#keys, limits.nonces, granularity);
-    this.replays = new RedisReplayCache(link, this.#keys, limits.replays, granularity);
-    this.statusClaims = new RedisReplayCache(
-      link,
-      this.#keys,
-      limits.statusClaims,
-      granularity,
-      'status',
-      DEFAULT_STATUS_CLAIMS_MAX_ENTRIES,
-    );
+    this.nonces = new RedisReplayCache(link, this.#keys, 'nonce', limits.nonces, granularity);
+    this.replays = new RedisReplayCache(link, this.#keys, 'replay', limits.replays, granularity);
+    const statusClaims = { maxEntries: DEFAULT_STATUS_CLAIMS_MAX_ENTRIES, ...limits.statusClaims };
+    this.statusClaims = new RedisReplayCache(link, this.#keys, 'status', statusClaims, granularity);
     this.presence = new RedisPresenceDirectory(link, this.#keys);
     this.wakeUps = new RedisWakeUps(link, this.#keys, 'wake', wakeOptions(limits.wakeUps));
     this.boxWakeUps = new RedisWakeUps(link, this.#keys, 'box', wakeOptions(limits.boxWakeUps ?? limits.wakeUps));
@@ -111,8 +104,8 @@ export class RedisCoordination implements Coordination {
 
   /**
    * `degraded` while either connection is down or commands fail for want of the server (until
-   * the next answer or PING). Meanwhile: `nonces.seen` rejects with `NonceCacheUnavailableError`
-   * (the box answers 503), `replays.useOnce` with `ReplayCacheUnavailableError`, `nodesOf` with
+   * the next answer or PING). Meanwhile: `useOnce` of `nonces`, `replays` and `statusClaims`
+   * rejects with `ReplayCacheUnavailableError` (the box answers 503, DPoP -31007), `nodesOf` with
    * `CoordinationUnavailableError`; rate limits and budgets count per node; announce, withdraw,
    * publish and subscribe resolve and catch up after reconnect.
    */

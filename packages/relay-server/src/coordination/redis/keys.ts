@@ -19,27 +19,19 @@ export class RedisKeys {
     return `${this.prefix}kp:${name}:{${target}}`;
   }
 
-  /** A signer's nonces (zset); requests with no key share one. */
-  nonces(key: string | undefined): string {
-    return key === undefined ? `${this.prefix}nonce-nokey` : `${this.prefix}nonce:{${key}}`;
+  /** An entry of the single-use cache `space` (`nonce`: box requests, `replay`: DPoP jtis, `status`: peer statuses). */
+  replay(value: string, space: string): string {
+    return `${this.prefix}${space}:{${value}}`;
   }
 
-  /** The nonces of the requests from one source (zset), for its share. */
-  nonceSource(source: string): string {
-    return `${this.prefix}nonce-src:{${source}}`;
-  }
-
-  nonceTotals(): string {
-    return `${this.prefix}nonce-totals`;
-  }
-
-  /** An entry of the single-use cache `space` (`replay` for DPoP jtis, `status` for peer statuses). */
-  replay(key: string, space = 'replay'): string {
-    return `${this.prefix}${space}:{${key}}`;
-  }
-
-  replayTotals(space = 'replay'): string {
+  /** The count of the unexpired entries of cache `space`. */
+  replayTotals(space: string): string {
     return `${this.prefix}${space}-totals`;
+  }
+
+  /** The entries of cache `space` that one `key` or `src` (source) holds (zset), for its share. */
+  replayShare(kind: 'key' | 'src', owner: string, space: string): string {
+    return `${this.prefix}${space}-${kind}:{${owner}}`;
   }
 
   presence(identity: string): string {

@@ -1,4 +1,5 @@
 import { createClient, ErrorReply, type RedisClientType } from '@redis/client';
+import { RelayServerError } from '../../errors.js';
 import type { Logger } from '../../relay/support/logger.js';
 import type { CoordinationHealth } from '../contracts/coordination.js';
 import type { Script } from './scripts.js';
@@ -10,10 +11,11 @@ export type RedisClient = RedisClientType;
  * an unexpected refusal) or `full` (the server is at `maxmemory` and refuses writes, OOM).
  * Internal: every adapter maps it to its contract's answer.
  */
-export class RedisFailure extends Error {
+export class RedisFailure extends RelayServerError {
+  declare readonly code: 'ERR_REDIS_UNAVAILABLE' | 'ERR_REDIS_FULL';
   readonly kind: 'unavailable' | 'full';
   constructor(kind: 'unavailable' | 'full', cause: unknown) {
-    super(`redis ${kind}`, { cause });
+    super(kind === 'full' ? 'ERR_REDIS_FULL' : 'ERR_REDIS_UNAVAILABLE', `redis ${kind}`, { cause });
     this.name = 'RedisFailure';
     this.kind = kind;
   }
@@ -275,9 +277,10 @@ function errorName(error: unknown): string {
 }
 
 /** The server did not answer within the command timeout. */
-export class RedisDeadlineError extends Error {
+export class RedisDeadlineError extends RelayServerError {
+  declare readonly code: 'ERR_REDIS_DEADLINE';
   constructor() {
-    super('redis did not answer in time');
+    super('ERR_REDIS_DEADLINE', 'redis did not answer in time');
     this.name = 'RedisDeadlineError';
   }
 }

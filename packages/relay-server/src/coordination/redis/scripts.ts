@@ -138,47 +138,11 @@ end
 `;
 
 /**
- * Nonce of a signed request, check and record. KEYS[1]: the signer's nonces (zset nonce -> expiry
- * ms, the key's share and its TTL in one), KEYS[2]: the totals, KEYS[3]: the source's nonces (zset
- * "key nonce" -> expiry ms: a nonce reused under many keys counts for each). ARGV: nonce, ttl ms,
- * max per key (0: none), max entries, granularity ms, max per source (0: no source), the source
- * member. Returns 1 seen (unexpired), 0 recorded, -1 no room for this key, -2 no room at all, -3
- * no room for this source (nothing recorded, nothing evicted).
- */
-export const NONCE = script(
-  'nonce',
-  `${NOW_MS}${TOTALS}
-local nonce = ARGV[1]
-local ttl = tonumber(ARGV[2])
-local perKey = tonumber(ARGV[3])
-local perSource = tonumber(ARGV[6])
-local s = redis.call('ZSCORE', KEYS[1], nonce)
-if s and tonumber(s) > now then return 1 end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local g = tonumber(ARGV[5])
-local sum = settle(KEYS[2], g)
-if sum >= tonumber(ARGV[4]) then return -2 end
-if perKey > 0 and redis.call('ZCARD', KEYS[1]) >= perKey then return -1 end
-if perSource > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-  if redis.call('ZCARD', KEYS[3]) >= perSource then return -3 end
-end
-local expiry = now + ttl
-redis.call('ZADD', KEYS[1], expiry, nonce)
-if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
-if perSource > 0 then
-  redis.call('ZADD', KEYS[3], expiry, ARGV[7])
-  if redis.call('PTTL', KEYS[3]) < ttl then redis.call('PEXPIRE', KEYS[3], ttl) end
-end
-count(KEYS[2], expiry, g, sum)
-return 0
-`,
-);
-
-/**
- * Single-use value (DPoP jti), check and record. KEYS[1]: the entry, KEYS[2]: the totals. ARGV:
- * expires at (ms since the epoch), max entries, granularity ms. Returns 1 fresh (recorded, or
- * already expired: nothing to remember), 0 used (recorded and unexpired), -2 no room at all.
+ * Single-use value, check and record. KEYS[1]: the entry, KEYS[2]: the cache's totals, KEYS[3..]:
+ * the shares it counts against (zset value -> expiry ms: a key's, a source's). ARGV: expires at
+ * (ms since the epoch), max entries, granularity ms, the value, then each share's bound. Returns 1
+ * fresh (recorded, or already expired: nothing to remember), 0 used (recorded and unexpired), -2
+ * no room at all, -3 no room in a share (nothing recorded, nothing evicted).
  */
 export const USE_ONCE = script(
   'use-once',
@@ -189,7 +153,16 @@ if at <= now then return 1 end
 local g = tonumber(ARGV[3])
 local sum = settle(KEYS[2], g)
 if sum >= tonumber(ARGV[2]) then return -2 end
-if not redis.call('SET', KEYS[1], '1', 'NX', 'PXAT', ARGV[1]) then return 0 end
+for i = 3, #KEYS do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
+  if redis.call('ZCARD', KEYS[i]) >= tonumber(ARGV[i + 2]) then return -3 end
+end
+redis.call('SET', KEYS[1], '1', 'PXAT', ARGV[1])
+local ttl = at - now
+for i = 3, #KEYS do
+  redis.call('ZADD', KEYS[i], at, ARGV[4])
+  if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
+end
 count(KEYS[2], at, g, sum)
 return 1
 `,

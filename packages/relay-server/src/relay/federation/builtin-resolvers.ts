@@ -1,6 +1,6 @@
 import { encodeEd25519Multikey, publicKeyFromDidJwk, publicKeyFromDidKey } from '@wmp/jcs-signing';
 import { isLoopbackHost } from '@wmp/jsonrpc-envelope';
-import { type OhanCard, verifyCard } from '@wmp/ohan-seal';
+import { OHAN_API_PATH, type OhanCard, verifyCard } from '@wmp/ohan-seal';
 import { identifierDomain } from '@wmp/session';
 import { AnswerCache } from './answer-cache.js';
 import { type BoundedFetchOptions, FederationFetchError, fetchJsonObject } from './bounded-fetch.js';
@@ -144,7 +144,7 @@ export function cardResolver(sources: CardSources, fetching: Fetching): HomeReso
       for (const peer of sources.peers()) {
         let card: unknown;
         try {
-          card = await fetchJsonObject(`${peer}/ohan/v1/cards/lookup`, { ...fetching, body: { key } });
+          card = await fetchJsonObject(`${peer}${OHAN_API_PATH}/cards/lookup`, { ...fetching, body: { key } });
         } catch (e) {
           // A 404 is an answer (no card there); a peer that did not answer leaves the question open.
           if (!(e instanceof FederationFetchError && e.code === 'status')) unreachable = true;

@@ -1,4 +1,5 @@
 import type { Keypair } from '@wmp/jcs-signing';
+import { OHAN_API_PATH } from '@wmp/ohan-seal';
 import type { WmpServer } from '@wmp/session';
 import type { Hono } from 'hono';
 import { Hono as HonoApp } from 'hono';
@@ -148,7 +149,7 @@ export function createRelayApp(input: RelayAppInput): Hono {
 
   if (input.box) {
     const box = typeof input.box === 'function' ? input.box(core.stores) : input.box;
-    app.route('/ohan/v1', box);
+    app.route(OHAN_API_PATH, box);
   }
   app.route('/', input.binding);
   return app;

@@ -1,4 +1,4 @@
-import type { OhanCard, OhanEvent, StoredEvent } from '@wmp/ohan-seal';
+import type { OhanCard, OhanEvent } from '@wmp/ohan-seal';
 import { allowList, type BoxEventRecord, boxEventRecord, cardTime } from '../contracts/box-input.js';
 import { checkBoxLimits } from '../contracts/box-limits.js';
 import { admitEvent, type BoxLedger } from '../contracts/box-rules.js';
@@ -11,6 +11,7 @@ import type {
   Lane,
   PublishResult,
 } from '../contracts/box-store.js';
+import { eventPageOf } from '../contracts/fetch-page.js';
 import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
 import { StoreClosedError } from '../errors.js';
@@ -78,9 +79,7 @@ export class MemoryBoxStore implements BoxStore {
   }
 
   async fetch(recipient: string, after: number, limit: number, now?: number): Promise<FetchPage> {
-    const page = await this.fetchText(recipient, after, limit, now);
-    const events = page.items.map((i): StoredEvent => ({ ...(JSON.parse(i.json) as OhanEvent), seq: i.seq }));
-    return { events, next: page.next, more: page.more };
+    return eventPageOf(await this.fetchText(recipient, after, limit, now));
   }
 
   async fetchText(recipient: string, after: number, limit: number, now?: number): Promise<FetchPageText> {

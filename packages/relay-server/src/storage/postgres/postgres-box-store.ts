@@ -1,4 +1,4 @@
-import type { OhanCard, OhanEvent, StoredEvent } from '@wmp/ohan-seal';
+import type { OhanCard, OhanEvent } from '@wmp/ohan-seal';
 import type { Pool, PoolClient } from 'pg';
 import { allowList, type BoxEventRecord, boxEventRecord, cardTime } from '../contracts/box-input.js';
 import { checkBoxLimits } from '../contracts/box-limits.js';
@@ -11,6 +11,7 @@ import type {
   FetchPageText,
   PublishResult,
 } from '../contracts/box-store.js';
+import { eventPageOf, type StoredEventRow, textPageOf } from '../contracts/fetch-page.js';
 import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
 import { StoreClosedError, StoreWriteError } from '../errors.js';
@@ -99,23 +100,15 @@ export class PostgresBoxStore implements BoxStore {
   }
 
   async fetch(recipient: string, after: number, limit: number, now?: number): Promise<FetchPage> {
-    const page = await this.fetchText(recipient, after, limit, now);
-    const events = page.items.map((i): StoredEvent => ({ ...(JSON.parse(i.json) as OhanEvent), seq: i.seq }));
-    return { events, next: page.next, more: page.more };
+    return eventPageOf(await this.fetchText(recipient, after, limit, now));
   }
 
   async fetchText(recipient: string, after: number, limit: number, now?: number): Promise<FetchPageText> {
     this.#open();
     checkSeq(after, 'after');
     const n = clampCount(limit, MAX_PAGE, 'limit');
-    const rows = await this.#read<{ seq: number; body: string }>(SQL.page, [
-      recipient,
-      after,
-      now ?? NO_EXPIRY_FILTER,
-      n + 1,
-    ]);
-    const items = rows.slice(0, n).map((row) => ({ seq: row.seq, json: row.body }));
-    return { items, next: items.at(-1)?.seq ?? after, more: rows.length > n };
+    const rows = await this.#read<StoredEventRow>(SQL.page, [recipient, after, now ?? NO_EXPIRY_FILTER, n + 1]);
+    return textPageOf(rows, n, after);
   }
 
   async delivered(recipient: string, ids: readonly string[]): Promise<number> {

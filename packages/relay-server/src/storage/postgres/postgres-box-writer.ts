@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { RelayServerError } from '../../errors.js';
 import { StoreClosedError, StoreWriteError } from '../errors.js';
 import { writeFailure } from './postgres-failures.js';
 
@@ -31,9 +32,10 @@ export interface BoxTx {
  * once): the failure cannot be pinned on one caller, so the writer rolls back and runs the whole
  * batch again with `tx.fast` false, where a failure is the failing operation's own.
  */
-export class BoxFastPathError extends Error {
+export class BoxFastPathError extends RelayServerError {
+  declare readonly code: 'ERR_BOX_FAST_PATH';
   constructor(cause: unknown) {
-    super('box fast path failed', { cause });
+    super('ERR_BOX_FAST_PATH', 'box fast path failed', { cause });
     this.name = 'BoxFastPathError';
   }
 }

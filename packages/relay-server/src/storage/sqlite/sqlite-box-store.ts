@@ -1,4 +1,4 @@
-import type { OhanCard, OhanEvent, StoredEvent } from '@wmp/ohan-seal';
+import type { OhanCard, OhanEvent } from '@wmp/ohan-seal';
 import type BetterSqlite3 from 'better-sqlite3';
 import { allowList, type BoxEventRecord, boxEventRecord, cardTime } from '../contracts/box-input.js';
 import { checkBoxLimits } from '../contracts/box-limits.js';
@@ -12,6 +12,7 @@ import type {
   Lane,
   PublishResult,
 } from '../contracts/box-store.js';
+import { eventPageOf, textPageOf } from '../contracts/fetch-page.js';
 import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
 import { StoreClosedError } from '../errors.js';
@@ -129,24 +130,14 @@ export class SqliteBoxStore implements BoxStore {
   }
 
   async fetch(recipient: string, after: number, limit: number, now?: number): Promise<FetchPage> {
-    this.#open();
-    checkSeq(after, 'after');
-    const n = clampCount(limit, MAX_PAGE, 'limit');
-    const rows = this.#s.page.all(recipient, after, now ?? NO_EXPIRY_FILTER, n + 1);
-    const more = rows.length > n;
-    const events = rows
-      .slice(0, n)
-      .map((row): StoredEvent => ({ ...(JSON.parse(row.body) as OhanEvent), seq: row.seq }));
-    return { events, next: events.at(-1)?.seq ?? after, more };
+    return eventPageOf(await this.fetchText(recipient, after, limit, now));
   }
 
   async fetchText(recipient: string, after: number, limit: number, now?: number): Promise<FetchPageText> {
     this.#open();
     checkSeq(after, 'after');
     const n = clampCount(limit, MAX_PAGE, 'limit');
-    const rows = this.#s.page.all(recipient, after, now ?? NO_EXPIRY_FILTER, n + 1);
-    const items = rows.slice(0, n).map((row) => ({ seq: row.seq, json: row.body }));
-    return { items, next: items.at(-1)?.seq ?? after, more: rows.length > n };
+    return textPageOf(this.#s.page.all(recipient, after, now ?? NO_EXPIRY_FILTER, n + 1), n, after);
   }
 
   async delivered(recipient: string, ids: readonly string[]): Promise<number> {

@@ -1,4 +1,4 @@
-import type { ByteBudget } from './byte-budget.js';
+import type { ByteBudget } from '../byte-budget.js';
 
 export interface BodyReadOptions {
   /** Largest body accepted. */

@@ -1,21 +1,23 @@
 import type { Readable, Writable } from 'node:stream';
 import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import type { Transport, TransportMessageExtra } from '@wmp/session';
-import type { FrameReader } from './framing/frame-reader.js';
+import { TransportError } from '../errors.js';
+import type { FrameReader } from '../framing/frame-reader.js';
 
 /** Misuse of a stream transport's lifecycle. `code` is stable; the message is fixed. */
-export class StreamTransportError extends Error {
-  readonly code: 'ERR_CLOSED' | 'ERR_NOT_STARTED' | 'ERR_ALREADY_STARTED';
-  constructor(code: StreamTransportError['code']) {
-    super(
-      code === 'ERR_CLOSED'
-        ? 'transport closed'
-        : code === 'ERR_NOT_STARTED'
-          ? 'transport not started'
-          : 'transport already started',
-    );
+export type StreamTransportErrorCode = 'ERR_CLOSED' | 'ERR_NOT_STARTED' | 'ERR_ALREADY_STARTED';
+
+const STREAM_MESSAGES: Readonly<Record<StreamTransportErrorCode, string>> = {
+  ERR_CLOSED: 'transport closed',
+  ERR_NOT_STARTED: 'transport not started',
+  ERR_ALREADY_STARTED: 'transport already started',
+};
+
+export class StreamTransportError extends TransportError {
+  declare readonly code: StreamTransportErrorCode;
+  constructor(code: StreamTransportErrorCode) {
+    super(code, STREAM_MESSAGES[code]);
     this.name = 'StreamTransportError';
-    this.code = code;
   }
 }
 

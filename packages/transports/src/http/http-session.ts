@@ -1,6 +1,6 @@
 import type { JsonRpcId, JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import type { CloseReason, Transport, TransportMessageExtra, TransportSendOptions } from '@wmp/session';
-import type { ByteBudget } from './byte-budget.js';
+import type { ByteBudget } from '../byte-budget.js';
 import { HttpTransportError } from './http-errors.js';
 import { announcedSessionId, type PostBody, withSessionToken } from './http-frames.js';
 import { PendingPost } from './http-pending.js';

@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
-import { DEFAULT_MAX_FRAME_BYTES } from './framing/frame-reader.js';
-import { type Endianness, encodeLengthPrefixed, LengthPrefixedReadBuffer } from './framing/length-prefixed.js';
+import { DEFAULT_MAX_FRAME_BYTES } from '../framing/frame-reader.js';
+import { type Endianness, encodeLengthPrefixed, LengthPrefixedReadBuffer } from '../framing/length-prefixed.js';
 import { StreamTransport } from './stream-transport.js';
 
 export interface NativeMessagingTransportOptions {

@@ -1,7 +1,7 @@
 // What `createHttpBinding` is configured with.
 import type { ParseLimits } from '@wmp/jsonrpc-envelope';
 import type { Context } from 'hono';
-import type { ByteBudget } from './byte-budget.js';
+import type { ByteBudget } from '../byte-budget.js';
 import type { HttpSessionTransport } from './http-session.js';
 import type { SessionTokens } from './http-session-tokens.js';
 

@@ -1,7 +1,7 @@
 import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import type { CloseReason, Transport, TransportMessageExtra, TransportSendOptions } from '@wmp/session';
 import type { RawData, WebSocket } from 'ws';
-import type { ByteBudget } from './byte-budget.js';
+import type { ByteBudget } from '../byte-budget.js';
 import { WebSocketTransportError } from './ws-errors.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,

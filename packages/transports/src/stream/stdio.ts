@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import { NdjsonReadBuffer, serializeNdjson } from './framing/ndjson.js';
+import { NdjsonReadBuffer, serializeNdjson } from '../framing/ndjson.js';
 import { StreamTransport } from './stream-transport.js';
 
 export interface StdioTransportOptions {

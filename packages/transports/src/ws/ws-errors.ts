@@ -1,3 +1,5 @@
+import { TransportError } from '../errors.js';
+
 /** Why a WebSocket transport failed. Stable codes; the messages are fixed and carry no peer data. */
 export type WebSocketTransportErrorCode =
   /** `ws:` to a non-loopback host without `allowInsecure` (the spec requires TLS). */
@@ -30,11 +32,10 @@ const messages: Readonly<Record<WebSocketTransportErrorCode, string>> = {
   ERR_WS_SOCKET: 'WebSocket error',
 };
 
-export class WebSocketTransportError extends Error {
-  readonly code: WebSocketTransportErrorCode;
+export class WebSocketTransportError extends TransportError {
+  declare readonly code: WebSocketTransportErrorCode;
   constructor(code: WebSocketTransportErrorCode, options?: { cause?: unknown }) {
-    super(messages[code], options);
+    super(code, messages[code], options);
     this.name = 'WebSocketTransportError';
-    this.code = code;
   }
 }

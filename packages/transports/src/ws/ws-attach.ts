@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { clientAddress } from './client-address.js';
-import { tlsPeerCertificates } from './tls-peer.js';
+import { clientAddress } from '../client-address.js';
+import { tlsPeerCertificates } from '../tls-peer.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, WMP_SUBPROTOCOL, WsCloseCode } from './ws-protocol.js';
 import { WebSocketServerTransport, type WebSocketServerTransportOptions } from './ws-server.js';
 

@@ -1,3 +1,5 @@
+import { TransportError } from '../errors.js';
+
 /** Why an HTTP transport failed. Stable codes; fixed messages that carry no peer data. */
 export type HttpTransportErrorCode =
   /** `http:` to a non-loopback host without `allowInsecure` (the spec requires TLS). */
@@ -24,12 +26,11 @@ const messages: Readonly<Record<HttpTransportErrorCode, string>> = {
   ERR_HTTP_EVENTS_GAVE_UP: 'event stream reconnect attempts exhausted',
 };
 
-export class HttpTransportError extends Error {
-  readonly code: HttpTransportErrorCode;
+export class HttpTransportError extends TransportError {
+  declare readonly code: HttpTransportErrorCode;
   constructor(code: HttpTransportErrorCode, options?: { cause?: unknown }) {
-    super(messages[code], options);
+    super(code, messages[code], options);
     this.name = 'HttpTransportError';
-    this.code = code;
   }
 }
 

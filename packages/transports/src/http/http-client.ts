@@ -1,14 +1,14 @@
 import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import type { Transport, TransportMessageExtra, TransportSendOptions } from '@wmp/session';
+import { ReconnectFailedError, ReconnectPolicy, type ReconnectPolicyOptions, reconnect } from '../reconnect.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../ws/ws-protocol.js';
 import { readBoundedBody } from './http-body.js';
 import { HttpStatusError, HttpTransportError } from './http-errors.js';
 import { announcedSessionId } from './http-frames.js';
 import { acceptsEventStream, WMP_SESSION_ID_HEADER, WMP_SESSION_TOKEN_HEADER, WMP_SSE_EVENT } from './http-protocol.js';
 import { toHttpUrl } from './http-url.js';
-import { ReconnectFailedError, ReconnectPolicy, type ReconnectPolicyOptions, reconnect } from './reconnect.js';
 import { type SseEvent, SseParser } from './sse-parser.js';
 import { readSseStream } from './sse-reader.js';
-import { DEFAULT_MAX_MESSAGE_BYTES } from './ws-protocol.js';
 
 export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
 

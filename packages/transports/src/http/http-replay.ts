@@ -1,4 +1,4 @@
-import type { ByteBudget } from './byte-budget.js';
+import type { ByteBudget } from '../byte-budget.js';
 
 /** One event kept for replay: its SSE id and its data (one serialised message or batch). */
 export interface ReplayEvent {

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { clientAddress } from './client-address.js';
+import { clientAddress } from '../client-address.js';
 
 /** @hono/node-server puts Node's request in `env.incoming`: its socket's address, if so. */
 export function nodeServerAddress(c: Context): string | undefined {

@@ -2,7 +2,8 @@ import { chmod, lstat, mkdir, stat, unlink } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { NdjsonReadBuffer, serializeNdjson } from './framing/ndjson.js';
+import { TransportError } from '../errors.js';
+import { NdjsonReadBuffer, serializeNdjson } from '../framing/ndjson.js';
 import { StreamTransport } from './stream-transport.js';
 
 export type UnixSocketErrorCode =
@@ -16,13 +17,12 @@ export type UnixSocketErrorCode =
   | 'ERR_TOO_MANY_CONNECTIONS';
 
 /** A Unix socket could not be set up or a connection was refused. `path` says where, when known. */
-export class UnixSocketError extends Error {
-  readonly code: UnixSocketErrorCode;
+export class UnixSocketError extends TransportError {
+  declare readonly code: UnixSocketErrorCode;
   readonly path: string | undefined;
   constructor(code: UnixSocketErrorCode, message: string, path?: string) {
-    super(message);
+    super(code, message);
     this.name = 'UnixSocketError';
-    this.code = code;
     this.path = path;
   }
 }

@@ -1,3 +1,5 @@
+import { TransportError } from '../errors.js';
+
 /** One dispatched server-sent event (WHATWG HTML §9.2.6). */
 export interface SseEvent {
   /** The `event:` field, or `message` when the event named none. */
@@ -16,10 +18,10 @@ export interface SseParserOptions {
 }
 
 /** An event stream that breaks the parser's bounds. */
-export class SseParseError extends Error {
-  readonly code = 'ERR_SSE_TOO_LARGE';
+export class SseParseError extends TransportError {
+  declare readonly code: 'ERR_SSE_TOO_LARGE';
   constructor() {
-    super('server-sent event too large');
+    super('ERR_SSE_TOO_LARGE', 'server-sent event too large');
     this.name = 'SseParseError';
   }
 }

@@ -1,4 +1,4 @@
-import type { ByteBudget } from './byte-budget.js';
+import type { ByteBudget } from '../byte-budget.js';
 import { formatSseComment, formatSseEvent, type SseOutgoingEvent } from './sse-format.js';
 
 /** Why a writer stopped: closed by us, cancelled by the reader (disconnect), or the reader fell behind. */

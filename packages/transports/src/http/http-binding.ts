@@ -2,6 +2,8 @@ import { DEFAULT_PARSE_LIMITS, ErrorCode, type ErrorCodeValue } from '@wmp/jsonr
 import type { TransportMessageExtra } from '@wmp/session';
 import { type Context, Hono } from 'hono';
 import { cors } from 'hono/cors';
+import { tlsPeerCertificates } from '../tls-peer.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../ws/ws-protocol.js';
 import type { HttpBindingOptions, IdOnlyVerdict } from './http-binding-options.js';
 import { readBody } from './http-body.js';
 import { classifyPostBody, type PostBody } from './http-frames.js';
@@ -21,8 +23,6 @@ import { type HttpPeerInfo, HttpSession, type HttpSessionLimits } from './http-s
 import { randomSessionTokens } from './http-session-tokens.js';
 import { bearerToken, constantTimeEqual } from './http-token.js';
 import { SseWriter } from './sse-writer.js';
-import { tlsPeerCertificates } from './tls-peer.js';
-import { DEFAULT_MAX_MESSAGE_BYTES } from './ws-protocol.js';
 
 /**
  * The host could not take an adopted session for now (its refusal was -31007: say, its store is

@@ -1,0 +1,17 @@
+// The one way tests read how a call ended: 'ok' when it returned or resolved, else the error's
+// stable `code` (the error itself when it has none), so a test compares codes, never messages.
+// With `kind`, the error must also be an instance of that class.
+import { expect } from 'vitest';
+
+export async function codeOf(
+  call: Promise<unknown> | (() => unknown),
+  kind?: abstract new (...args: never[]) => unknown,
+): Promise<unknown> {
+  try {
+    await (typeof call === 'function' ? call() : call);
+    return 'ok';
+  } catch (error) {
+    if (kind !== undefined) expect(error).toBeInstanceOf(kind);
+    return (error as { code?: unknown } | null)?.code ?? error;
+  }
+}
