@@ -74,25 +74,33 @@ const bench: Benchmark = {
       const signs: number[] = [];
       // Process CPU (every thread) of relay 1, relay 2 and the single relay over their own rounds.
       const cpu = [0, 0, 0];
+      // SQLite writes (statements in write transactions) and transactions of each relay, same rounds.
+      const writes = [0, 0, 0];
+      const transactions = [0, 0, 0];
       let federatedMessages = 0;
       let routedMessages = 0;
-      const cpuNow = async () =>
-        Promise.all([relay1, relay2, single].map(async (c) => (await c.ask('stats')).cpuMicros!));
+      const statsNow = async () => Promise.all([relay1, relay2, single].map((c) => c.ask('stats')));
+      const tally = (before: Record<string, number>[], after: Record<string, number>[], relays: number[]) => {
+        for (const i of relays) {
+          cpu[i]! += after[i]!.cpuMicros! - before[i]!.cpuMicros!;
+          writes[i]! += after[i]!.operations! - before[i]!.operations!;
+          transactions[i]! += after[i]!.transactions! - before[i]!.transactions!;
+        }
+      };
       for (let round = 0; round < ROUNDS; round++) {
         signs.push(ed25519SignRate());
-        let before = await cpuNow();
+        let before = await statsNow();
         let done = routing.traffic.completed;
         r.push(await closedLoop(routing.traffic, ROUND_MS));
         routedMessages += routing.traffic.completed - done;
-        let after = await cpuNow();
-        cpu[2]! += after[2]! - before[2]!;
+        let after = await statsNow();
+        tally(before, after, [2]);
         before = after;
         done = federated.traffic.completed;
         f.push(await closedLoop(federated.traffic, ROUND_MS));
         federatedMessages += federated.traffic.completed - done;
-        after = await cpuNow();
-        cpu[0]! += after[0]! - before[0]!;
-        cpu[1]! += after[1]! - before[1]!;
+        after = await statsNow();
+        tally(before, after, [0, 1]);
       }
       const signRate = median(signs);
       const perFederated = (i: number) => cpu[i]! / Math.max(1, federatedMessages);
@@ -166,6 +174,13 @@ const bench: Benchmark = {
           // Which .cpuprofile is whose, when BENCH_RELAY_FLAGS profiles the relays.
           relayPids: [relay1, relay2, single].map((c) => c.process.pid!).join(' '),
           routedByRelay: relayStats.map((x) => x.routed!).join(' '),
+          // Per message of the measured rounds: relay 1, relay 2, the single relay.
+          sqliteWritesPerMessage: [0, 1, 2]
+            .map((i) => (writes[i]! / Math.max(1, i === 2 ? routedMessages : federatedMessages)).toFixed(2))
+            .join(' '),
+          sqliteTransactionsPerMessage: [0, 1, 2]
+            .map((i) => (transactions[i]! / Math.max(1, i === 2 ? routedMessages : federatedMessages)).toFixed(3))
+            .join(' '),
           roundsFederation: f.map(Math.round).join(' '),
           roundsRouting: r.map(Math.round).join(' '),
           clientErrorFrames: federated.traffic.errors,

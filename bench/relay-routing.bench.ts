@@ -279,7 +279,10 @@ function routingBench(store: 'sqlite' | 'memory'): Benchmark {
             relayCpuMicrosPerRouted: Math.round(cpuPerMessage * 10) / 10,
             relayErrors: stats.errors!,
             ...(stats.transactions
-              ? { relayWritesPerTransaction: Math.round((stats.operations! / stats.transactions) * 10) / 10 }
+              ? {
+                  relayWritesPerTransaction: Math.round((stats.operations! / stats.transactions) * 10) / 10,
+                  relayWritesPerRouted: Math.round((stats.operations! / stats.routed!) * 100) / 100,
+                }
               : {}),
             clientErrorFrames: subject.traffic.errors,
             roundsRelay: s.map(Math.round).join(' '),
