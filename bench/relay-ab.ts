@@ -72,12 +72,15 @@ async function main(): Promise<void> {
     const perMessage = (arm: Arm) => arm.cpu.micros / arm.cpu.routed;
     console.log(`store ${store}, ${rounds} rounds of ${ROUND_MS} ms; Ed25519 sign ${sign.toFixed(1)} µs CPU`);
     for (const arm of arms) {
+      const stats = await arm.child.ask('stats');
       const cpu = perMessage(arm);
       const delta = cpu - perMessage(base);
       console.log(
         `${arm.name}: ${Math.round(median(arm.rates))} msg/s (rounds ${arm.rates.map(Math.round).join(' ')}), ` +
           `${cpu.toFixed(1)} µs CPU per message (${(cpu / sign).toFixed(2)} signs)` +
-          (arm === base ? '' : `, ${delta >= 0 ? '+' : ''}${delta.toFixed(1)} µs against this checkout`),
+          (arm === base ? '' : `, ${delta >= 0 ? '+' : ''}${delta.toFixed(1)} µs against this checkout`) +
+          // For BENCH_RELAY_FLAGS profiles: whose file is whose, and what to divide by.
+          `; pid ${arm.child.process.pid}, ${stats.routed} routed in all`,
       );
     }
   } finally {

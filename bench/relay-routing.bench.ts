@@ -274,7 +274,13 @@ function routingBench(store: 'sqlite' | 'memory'): Benchmark {
             relayRouted: stats.routed!,
             // Which .cpuprofile is whose, when BENCH_RELAY_FLAGS profiles the relays.
             relayPid: relay.process.pid!,
-            ...(memoryRelay ? { memoryRelayPid: memoryRelay.process.pid! } : {}),
+            ...(memoryRelay
+              ? {
+                  memoryRelayPid: memoryRelay.process.pid!,
+                  memoryRelayRouted: (await memoryRelay.ask('stats')).routed!,
+                  memoryRelayCpuMicrosPerRouted: Math.round((memoryCpu.micros / memoryCpu.routed) * 10) / 10,
+                }
+              : {}),
             relayDeliveries: stats.deliveries!,
             relayCpuMicrosPerRouted: Math.round(cpuPerMessage * 10) / 10,
             relayErrors: stats.errors!,
