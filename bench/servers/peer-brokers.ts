@@ -8,7 +8,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { freePort, pollUntil, registerCleanup, removeDir, shellQuote } from '../../test-support/services/common.js';
 
 export interface PeerBroker {
@@ -23,7 +23,10 @@ export interface PeerBroker {
 }
 
 interface BrokerKind {
+  /** The program's name; found on PATH or in the sbin directories, or named by `env`. */
   readonly binary: string;
+  /** The variable that names the program's path instead (`BENCH_MOSQUITTO`, `BENCH_NATS_SERVER`). */
+  readonly env: string;
   readonly debianPackage: string;
   readonly durability: string;
   label(binary: string): string;
@@ -42,7 +45,8 @@ const version = (binary: string, flag: string) => {
 };
 
 const MOSQUITTO: BrokerKind = {
-  binary: '/usr/sbin/mosquitto',
+  binary: 'mosquitto',
+  env: 'BENCH_MOSQUITTO',
   debianPackage: 'mosquitto',
   durability: 'persistent sessions in memory, written to disk on an autosave interval: no fsync before PUBACK',
   label: (binary) => `Mosquitto ${version(binary, '-h')}`,
@@ -66,7 +70,8 @@ const MOSQUITTO: BrokerKind = {
 };
 
 const NATS: BrokerKind = {
-  binary: '/usr/sbin/nats-server',
+  binary: 'nats-server',
+  env: 'BENCH_NATS_SERVER',
   debianPackage: 'nats-server',
   durability:
     'JetStream file storage, written through the page cache and fsynced on an interval: no fsync before the PubAck',
@@ -77,9 +82,17 @@ const NATS: BrokerKind = {
 export const BROKERS = { mosquitto: MOSQUITTO, nats: NATS } as const;
 export type BrokerName = keyof typeof BROKERS;
 
+/** The broker's program, or undefined when it is not installed. */
+function programOf(kind: BrokerKind): string | undefined {
+  const named = process.env[kind.env];
+  if (named) return existsSync(named) ? named : undefined;
+  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'];
+  return dirs.map((dir) => join(dir, kind.binary)).find((path) => existsSync(path));
+}
+
 /** The Debian packages of `names` that are not installed (empty when every broker can start). */
 export function missingBrokers(names: readonly BrokerName[]): string[] {
-  return names.filter((n) => !existsSync(BROKERS[n].binary)).map((n) => BROKERS[n].debianPackage);
+  return names.filter((n) => programOf(BROKERS[n]) === undefined).map((n) => BROKERS[n].debianPackage);
 }
 
 function accepts(port: number): Promise<boolean> {
@@ -96,6 +109,8 @@ function accepts(port: number): Promise<boolean> {
 /** Starts a throwaway broker; resolves once its port accepts connections. */
 export async function startBroker(name: BrokerName): Promise<PeerBroker> {
   const kind = BROKERS[name];
+  const program = programOf(kind);
+  if (program === undefined) throw new Error(`${name}: not installed (apt-get install -y ${kind.debianPackage})`);
   const dir = mkdtempSync(join(tmpdir(), `wmp-bench-${name}-`));
   // Mosquitto started as root drops to its own user, which must be able to write its store.
   if (name === 'mosquitto' && process.getuid?.() === 0) {
@@ -103,7 +118,7 @@ export async function startBroker(name: BrokerName): Promise<PeerBroker> {
     chownSync(dir, uid, -1);
   }
   const port = await freePort();
-  const child: ChildProcess = spawn(kind.binary, kind.args(port, dir), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(program, kind.args(port, dir), { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-8000);
@@ -129,7 +144,7 @@ export async function startBroker(name: BrokerName): Promise<PeerBroker> {
     throw e;
   }
   return {
-    label: kind.label(kind.binary),
+    label: kind.label(program),
     port,
     pid: child.pid!,
     durability: kind.durability,
