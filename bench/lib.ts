@@ -20,6 +20,8 @@ export interface BenchReport {
   readonly baseline?: { readonly name: string; readonly value: number; readonly unit: string };
   /** How the figures were measured (sizes, counts, modes), written to the JSON only. */
   readonly conditions?: Readonly<Record<string, string | number | boolean>>;
+  /** Why nothing was measured (a program the bench needs is missing): printed as one line. */
+  readonly skipped?: string;
 }
 
 export interface Benchmark {

@@ -78,6 +78,30 @@ describe('stageOf (the per-message budget of bench/profile-summary.ts)', () => {
     ).toBe('store append (record, caps)');
   });
 
+  it("gives a cluster node's socket work to the PostgreSQL or Redis client that does it", () => {
+    const read = [at('onStreamRead', 'node:internal/stream_base_commons'), ROOT];
+    expect(stageOf([at('addFields', 'node_modules/.pnpm/pg@8.23.1/node_modules/pg/lib/result.js'), ...read])).toBe(
+      'PostgreSQL client (pg: queries, protocol, rows)',
+    );
+    expect(
+      stageOf([
+        at('writev', ''),
+        at('write', 'node_modules/.pnpm/pg-protocol@1.16.1/node_modules/pg-protocol/dist/serializer.js'),
+        at('get', 'packages/relay-server/src/storage/postgres/postgres-session-store.ts'),
+        ROOT,
+      ]),
+    ).toBe('PostgreSQL client (pg: queries, protocol, rows)');
+    expect(
+      stageOf([
+        at('decode', 'node_modules/.pnpm/@redis+client@6.3.1/node_modules/@redis/client/dist/lib/RESP/decoder.js'),
+        ...read,
+      ]),
+    ).toBe('Redis client + coordination (wake-ups, buckets, presence)');
+    expect(stageOf([at('pragma', 'node_modules/better-sqlite3/lib/methods/pragma.js'), ROOT])).toBe(
+      'SQLite checkpoints (worker thread)',
+    );
+  });
+
   it('keeps startup, idle and GC apart, and calls an unknown stack other', () => {
     expect(stageOf([at('compileSourceTextModule', 'node:internal/modules/esm/utils'), ROOT])).toBe(
       'startup (module loading)',

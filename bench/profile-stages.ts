@@ -38,6 +38,10 @@ export const STAGES = [
   'store append (record, caps)',
   'SQLite statements (INSERT, UPDATE, DELETE, totals)',
   'SQLite BEGIN/COMMIT (fsync) + write queue',
+  'SQLite checkpoints (worker thread)',
+  'PostgreSQL client (pg: queries, protocol, rows)',
+  'PostgreSQL store (queue, sessions, writer)',
+  'Redis client + coordination (wake-ups, buckets, presence)',
   'forward (stringify + ws send)',
   'socket writes (all frames, flushed per tick)',
   'ack handling',
@@ -68,6 +72,19 @@ export const RULES: readonly StageRule[] = [
   // The writer's flush: every statement of a batch, then COMMIT.
   { stage: 'SQLite BEGIN/COMMIT (fsync) + write queue', file: /storage\/sqlite\/write-queue\.ts/ },
   { stage: 'SQLite statements (INSERT, UPDATE, DELETE, totals)', file: SQLITE, under: /^#flush$/ },
+  // The checkpointer's worker runs PRAGMA wal_checkpoint; the main thread only at startup.
+  { stage: 'SQLite checkpoints (worker thread)', file: /better-sqlite3\/lib\/methods\/pragma\.js/ },
+  // A cluster node: the database and coordination clients, before the socket rules (their reads
+  // and writes are on sockets too, and count as theirs).
+  {
+    stage: 'PostgreSQL client (pg: queries, protocol, rows)',
+    file: /\/node_modules\/(pg|pg-protocol|pg-pool|pg-types)\//,
+  },
+  {
+    stage: 'Redis client + coordination (wake-ups, buckets, presence)',
+    file: /@redis\/client\/|relay-server\/src\/coordination\/redis\//,
+  },
+  { stage: 'PostgreSQL store (queue, sessions, writer)', file: /relay-server\/src\/storage\/postgres\// },
   { stage: 'ws receive (frames, UTF-8 check)', file: /ws\/lib\/(receiver|validation|buffer-util)\.js/ },
   { stage: 'ws receive (frames, UTF-8 check)', fn: /^(receiverOnMessage|socketOnData|onStreamRead)$/ },
   {

@@ -88,11 +88,19 @@ const bench: Benchmark = {
       // SQLite transactions (each one a synchronous commit with fsync) and operations, per kind of round.
       const writes = { calm: [0, 0], attacked: [0, 0] };
       const attackerPid = attacker.process.pid!;
-      const measured = async (into: number[], delays: number[], written: number[]) => {
+      // Each round's span of the monotonic clock (µs), for profile-summary --phase calm|attacked.
+      const windows = { calm: [] as string[], attacked: [] as string[] };
+      const completed = { calm: 0, attacked: 0 };
+      const micros = () => Number(process.hrtime.bigint() / 1000n);
+      const measured = async (into: number[], delays: number[], written: number[], spans: string[]) => {
         await relay!.ask('loop');
         const statsBefore = await relay!.ask('stats');
         const before = [procCpu(pid), procCpu(attackerPid), process.cpuUsage()];
+        const from = micros();
+        const done = subject.traffic.completed;
         const rate = await closedLoop(subject.traffic, ROUND_MS);
+        spans.push(`${from}-${micros()}`);
+        completed[spans === windows.calm ? 'calm' : 'attacked'] += subject.traffic.completed - done;
         const load = process.cpuUsage(before[2] as NodeJS.CpuUsage);
         into[0]! += procCpu(pid) - (before[0] as number);
         into[1]! += procCpu(attackerPid) - (before[1] as number);
@@ -106,9 +114,9 @@ const bench: Benchmark = {
         return rate;
       };
       for (let round = 0; round < ROUNDS; round++) {
-        calm.push(await measured(cpu.calm, loop.calm, writes.calm));
+        calm.push(await measured(cpu.calm, loop.calm, writes.calm, windows.calm));
         await attacker.ask('attack');
-        attacked.push(await measured(cpu.attacked, loop.attacked, writes.attacked));
+        attacked.push(await measured(cpu.attacked, loop.attacked, writes.attacked, windows.attacked));
         await attacker.ask('pause');
       }
       clearInterval(sampler);
@@ -119,6 +127,8 @@ const bench: Benchmark = {
       const after = await closedLoop(subject.traffic, ROUND_MS);
       const peak = procStatus(pid, 'VmHWM');
 
+      // The relay's CPU per message of the load, in each kind of round: what the attacker adds.
+      const perMessage = (seconds: number, rates: number[]) => (seconds * 1e6) / ((sum(rates) * ROUND_MS) / 1000);
       const unattacked = median(calm);
       const underAttack = median(attacked);
       const ratio = underAttack / unattacked;
@@ -141,6 +151,16 @@ const bench: Benchmark = {
             met: ratio >= TARGET,
           },
           { name: 'relay after the attack (one round)', value: after, unit: 'msg/s', ratio: after / unattacked },
+          {
+            name: 'relay CPU per message of the load, unattacked rounds',
+            value: perMessage(cpu.calm[0]!, calm),
+            unit: 'µs',
+          },
+          {
+            name: 'relay CPU per message of the load, attacked rounds (the attack included)',
+            value: perMessage(cpu.attacked[0]!, attacked),
+            unit: 'µs',
+          },
           { name: 'relay RSS, hostile client connected, before its floods', value: mib(rssCalm), unit: 'MiB' },
           {
             name: 'relay peak RSS (VmHWM), whole run',
@@ -176,7 +196,15 @@ const bench: Benchmark = {
           relayTransactionsPerSecondAttacked: Math.round(writes.attacked[0]! / ((ROUNDS * ROUND_MS) / 1000)),
           relayWritesPerSecondUnattacked: Math.round(writes.calm[1]! / ((ROUNDS * ROUND_MS) / 1000)),
           relayWritesPerSecondAttacked: Math.round(writes.attacked[1]! / ((ROUNDS * ROUND_MS) / 1000)),
-          relayCpuMicrosPerMessageUnattacked: Math.round((cpu.calm[0]! * 1e6) / ((sum(calm) * ROUND_MS) / 1000)),
+          relayCpuMicrosPerMessageUnattacked: Math.round(perMessage(cpu.calm[0]!, calm)),
+          relayCpuMicrosPerMessageAttacked: Math.round(perMessage(cpu.attacked[0]!, attacked)),
+          // Which .cpuprofile is the relay's, when BENCH_RELAY_FLAGS profiles it.
+          relayPid: pid,
+          windows_calm: windows.calm.join(','),
+          windows_attacked: windows.attacked.join(','),
+          // Messages of the load completed within those spans (the closed loop's drain included).
+          messages_calm: completed.calm,
+          messages_attacked: completed.attacked,
           ...Object.fromEntries(
             Object.entries(attack)
               .filter(([k]) => k !== 'id')

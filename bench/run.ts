@@ -18,6 +18,10 @@ for (const bench of benches) {
   if (wanted.length > 0 && !wanted.includes(bench.name)) continue;
   const report = await bench.run();
   writeReport(report);
+  if (report.skipped) {
+    console.log(`${report.name}: skipped: ${report.skipped}`);
+    continue;
+  }
   if (report.baseline) {
     console.log(
       `${report.name}: baseline ${report.baseline.name} = ${Math.round(report.baseline.value).toLocaleString('en-US')} ${report.baseline.unit}`,

@@ -18,12 +18,13 @@ export interface BenchChild {
 /**
  * Starts `bench/servers/<script>`; resolves once it printed its first line (a port, or what the
  * script reports when ready). With `files`, the child runs with its open-files limit raised to
- * that many (through `ulimit -n`, which fails when the hard limit is lower); `env` adds variables.
+ * that many (through `ulimit -n`, which fails when the hard limit is lower); `env` adds variables;
+ * `root` runs the script of another checkout of this repository (bench/relay-ab.ts).
  */
 export async function startChild(
   script: string,
   args: readonly string[] = [],
-  options: { files?: number; env?: NodeJS.ProcessEnv } = {},
+  options: { files?: number; env?: NodeJS.ProcessEnv; root?: string } = {},
 ): Promise<BenchChild> {
   const extra =
     script === 'relay-server.ts' || script === 'cluster-node.ts'
@@ -42,7 +43,7 @@ export async function startChild(
   const [command, ...argv] =
     options.files === undefined ? node : ['/bin/sh', '-c', `ulimit -n ${options.files} && exec "$@"`, 'sh', ...node];
   const child = spawn(command!, argv, {
-    cwd: fileURLToPath(new URL('../../', import.meta.url)),
+    cwd: options.root ?? fileURLToPath(new URL('../../', import.meta.url)),
     stdio: ['pipe', 'pipe', 'inherit', 'ipc'],
     ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
   });

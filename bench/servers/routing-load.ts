@@ -133,6 +133,51 @@ export function deliverFrame(sender: WmpClient['wmp'], to: string, pair: number)
   return (t) => `${head}${t}}}}`;
 }
 
+/**
+ * The body of a deliver frame alone (about 650 bytes, the application's content), split around
+ * the send time: what the peer brokers of bench/peers carry, which need no WMP envelope.
+ */
+export function bodyFrame(pair: number): (t: number) => string {
+  const head = `{"pair":${pair},"pad":"${PAD}","t":`;
+  return (t) => `${head}${t}}`;
+}
+
+/**
+ * Completion on a broker without delivery statuses: a pair's message is complete once its sender
+ * has the broker's acknowledgement and its receiver has it (both in order per pair), whichever
+ * comes later, so a round counts only messages the broker both took and handed on.
+ */
+export class BothSides {
+  readonly #acked = new Int32Array(PAIRS);
+  readonly #received = new Int32Array(PAIRS);
+  readonly #done = new Int32Array(PAIRS);
+  readonly #traffic: Traffic;
+
+  constructor(traffic: Traffic) {
+    this.#traffic = traffic;
+  }
+
+  acked(pair: number): void {
+    this.#acked[pair]!++;
+    this.#settle(pair);
+  }
+
+  /** Pair `pair`'s receiver got the message stamped `t`. */
+  received(pair: number, t: number): void {
+    this.#traffic.receive(t);
+    this.#received[pair]!++;
+    this.#settle(pair);
+  }
+
+  #settle(pair: number): void {
+    const both = Math.min(this.#acked[pair]!, this.#received[pair]!);
+    while (this.#done[pair]! < both) {
+      this.#done[pair]!++;
+      this.#traffic.complete(pair);
+    }
+  }
+}
+
 type Body = { pair: number; t: number };
 type Incoming = {
   method?: string;
