@@ -50,6 +50,7 @@ export interface AppConfig {
 export type ParseResult =
   | { readonly kind: 'config'; readonly config: AppConfig }
   | { readonly kind: 'help'; readonly text: string }
+  | { readonly kind: 'version' }
   | { readonly kind: 'error'; readonly message: string };
 
 /** Exit code for a bad flag or value (usage error), as in BSD sysexits' EX_USAGE tradition. */

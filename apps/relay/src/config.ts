@@ -70,6 +70,7 @@ export function parseConfig(argv: readonly string[], env: Readonly<Record<string
 function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParseResult {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {
     help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' },
   };
   for (const spec of OPTIONS) {
     options[spec.flag] =
@@ -77,6 +78,7 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
   }
   const { values, positionals } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
   if (values.help) return { kind: 'help', text: helpText() };
+  if (values.version) return { kind: 'version' };
   if (positionals.length > 0) throw new ConfigError(`unexpected argument "${positionals[0]}" (see --help)`);
 
   // The value of one option and whether it came from the environment (for the error message).
@@ -224,12 +226,14 @@ export function helpText(): string {
   const w2 = Math.max(...rows.map((r) => r.env.length));
   return [
     'Usage: wmp-relay [options]',
+    '       wmp-relay admin <command> [options]   (wmp-relay admin --help)',
     '',
     'The WMP relay: WebSocket and HTTP+SSE at /wmp, the OHAN box at /ohan/v1, /health and /metrics on one port.',
     'Every option can also be set by its environment variable; a flag wins over the variable.',
     'Byte sizes take an optional binary unit: 512KiB, 16MiB, 1GiB (or k, m, g).',
     '',
     ...rows.map((r) => `  ${r.flag.padEnd(w1)}  ${r.env.padEnd(w2)}  ${r.text}`),
+    `  ${'-v, --version'.padEnd(w1)}  ${''.padEnd(w2)}  print the version`,
     `  ${'-h, --help'.padEnd(w1)}  ${''.padEnd(w2)}  this text`,
     '',
   ].join('\n');

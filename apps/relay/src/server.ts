@@ -12,9 +12,12 @@ import {
   type Relay,
   sourceRateOf,
 } from '@wmp/relay-server/node';
+import { OPERATIONS } from './admin/admin-operations.js';
+import { type AdminServer, startAdminServer } from './admin/admin-socket.js';
 import { loadAuth } from './auth.js';
 import { defaultNodeId, openBackend } from './backend.js';
 import type { AppConfig } from './config.js';
+import { RELAY_VERSION } from './version.js';
 
 export interface RunningRelay {
   /** The public origin (what the relay prints, signs relay_chain entries with and the box checks). */
@@ -143,6 +146,35 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
   const mounted = mountBoxApp(boxApp);
   boxFetch = (request, env) => mounted.fetch(request, env);
 
+  // The admin socket of a relay on a data directory (a cluster's admin reads the database).
+  let admin: AdminServer | undefined;
+  if (backend.name.startsWith('sqlite:')) {
+    const stores = relay.stores as typeof relay.stores & { backup?: (file: string) => Promise<void> };
+    try {
+      admin = await startAdminServer(
+        dataDir,
+        {
+          stores,
+          ...(stores.backup ? { backup: (file: string) => stores.backup!(file) } : {}),
+          live: {
+            closeSession: async (id) => {
+              if ((await stores.sessions.get(id)) === undefined) return false;
+              await relay.server.closeSession(id);
+              return true;
+            },
+            sweep: () => relay.core.sweeper.run(),
+          },
+          info: { relay_id: relay.id, node_id: nodeId, version: RELAY_VERSION, store: backend.name, url },
+        },
+        OPERATIONS,
+        logger,
+      );
+    } catch (error) {
+      // A relay without its admin socket still serves: the admin commands then say so.
+      logger.warn('admin.socket_failed', { code: (error as NodeJS.ErrnoException).code ?? 'unknown' });
+    }
+  }
+
   let closed: Promise<void> | undefined;
   return {
     url,
@@ -153,6 +185,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
     nodeId,
     close() {
       closed ??= (async () => {
+        await admin?.close();
         await boxApp?.close();
         await relay.close();
         // The coordination last: the relay's stop withdraws its presence through it.

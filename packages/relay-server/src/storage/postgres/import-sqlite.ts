@@ -12,7 +12,7 @@ import type { PostgresDatabase } from './postgres-database.js';
 export interface SqliteSource {
   prepare(sql: string): {
     all(): unknown[];
-    raw(): { iterate(): IterableIterator<unknown[]> };
+    raw(): { iterate(): IterableIterator<unknown> };
   };
 }
 
@@ -220,8 +220,8 @@ async function copyTable(source: SqliteSource, client: pg.PoolClient, copy: Tabl
     await client.query(insert, batch);
     batch = copy.columns.map(() => []);
   };
-  for (const row of source.prepare(copy.select).raw().iterate()) {
-    row.forEach((value, i) => batch[i]!.push(value));
+  for (const row of source.prepare(copy.select).raw().iterate() as IterableIterator<unknown[]>) {
+    for (let i = 0; i < row.length; i++) batch[i]!.push(row[i]);
     n++;
     if (batch[0]!.length === BATCH) {
       // The iterator holds the SQLite statement open: await in between is fine (no other writer).
