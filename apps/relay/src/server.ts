@@ -17,6 +17,7 @@ import { type AdminServer, startAdminServer } from './admin/admin-socket.js';
 import { loadAuth } from './auth.js';
 import { defaultNodeId, openBackend } from './backend.js';
 import type { AppConfig } from './config.js';
+import { extendEndpoints } from './endpoints.js';
 import { RELAY_VERSION } from './version.js';
 
 export interface RunningRelay {
@@ -93,6 +94,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       headers: { 'Content-Type': 'application/json' },
     });
   relay.app.all(`${BOX_API_PREFIX}/*`, (c) => (boxFetch ? boxFetch(c.req.raw, c.env) : unavailable()));
+  extendEndpoints(relay, { version: RELAY_VERSION, boxMetrics: async () => (boxApp ? boxApp.metricsText() : '') });
 
   let port: number;
   try {
@@ -138,6 +140,8 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       bodyTimeoutMs: relay.core.config.timings.bodyTimeoutMs,
       // Only the error's kind: never request contents or addresses.
       onError: (error) => logger.error('box.error', { error: (error as Error)?.name ?? 'unknown' }),
+      // Route and status only (no key, address or content), at debug.
+      onRequest: (route, status) => logger.debug('box.request', { route, status }),
     });
   } catch (error) {
     await stop();
