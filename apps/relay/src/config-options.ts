@@ -44,6 +44,12 @@ const limit = (flag: string, key: keyof RelayLimits, kind: Kind, help: string, m
 });
 
 export const OPTIONS: readonly OptionSpec[] = [
+  {
+    flag: 'config',
+    kind: 'string',
+    help: 'a JSON or TOML file of settings, keys as the flags without their dashes (data-dir = "/var/lib/wmp-relay"); a flag or variable wins',
+    default: 'none',
+  },
   { flag: 'port', kind: 'int', help: 'TCP port (0: any free port)', default: '8080', min: 0, max: 65535 },
   {
     flag: 'host',

@@ -2,6 +2,7 @@
 // wmp-relay: parse flags and environment, start the relay, print its URL, stop on SIGTERM/SIGINT.
 // Logs are JSON lines on stderr (never addresses or message content); stdout gets exactly one
 // line, `wmp-relay listening on <url>`, once the relay accepts connections.
+import { readFileSync } from 'node:fs';
 import { createJsonLogger } from '@wmp/relay-server';
 import { runAdmin } from './admin/admin-main.js';
 import { defaultNodeId } from './backend.js';
@@ -25,7 +26,7 @@ if (process.argv[2] === 'admin') {
   await new Promise(() => {});
 }
 
-const parsed = parseConfig(process.argv.slice(2), process.env);
+const parsed = parseConfig(process.argv.slice(2), process.env, { readFile: (path) => readFileSync(path, 'utf8') });
 if (parsed.kind === 'version') {
   process.stdout.write(`wmp-relay ${RELAY_VERSION}\n`);
   process.exit(0);

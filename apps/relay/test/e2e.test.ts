@@ -1,7 +1,8 @@
 // The relay started from its sources as a child process (as `wmp-relay` runs), over real sockets.
+
+import { readFileSync } from 'node:fs';
 import { generateKeypair, verifyRelayChain } from '@wmp/jcs-signing';
 import { signRequest } from '@wmp/ohan-seal';
-import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Client, openClient, type RelayProcess, startRelayProcess, waitFor } from './fixtures/relay-process.js';
 
