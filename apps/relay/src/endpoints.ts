@@ -1,6 +1,6 @@
-// What wmp-relay adds to the relay library's /health and /metrics: its version (`version` in
-// /health, `wmp_relay_build_info{version}` in /metrics) and the OHAN box's metrics, which the
-// app mounts. The library's routes are registered when the relay is made, before the app can add
+// What wmp-relay adds to the relay library's /health, /metrics and well-known document: its
+// version (`version` in /health, `wmp_relay_build_info{version}` in /metrics), the OHAN box's
+// metrics, which the app mounts, and an announced key rotation (`relay_id_rotation`). The library's routes are registered when the relay is made, before the app can add
 // any, so the app wraps the relay's fetch (the function `listen()` serves) for these two paths.
 import type { Relay } from '@wmp/relay-server/node';
 
@@ -8,6 +8,8 @@ export interface EndpointExtras {
   readonly version: string;
   /** The box's Prometheus text, when the box is up. */
   readonly boxMetrics: () => Promise<string>;
+  /** `relay_id_rotation` of the well-known document while a key rotation is announced or just done. */
+  readonly rotation?: () => Record<string, unknown> | undefined;
 }
 
 function label(text: string): string {
@@ -32,6 +34,14 @@ export function extendEndpoints(relay: Relay, extras: EndpointExtras): void {
       const body = (await response.json()) as Record<string, unknown>;
       return Response.json(
         { ...body, version: extras.version },
+        { status: response.status, headers: response.headers },
+      );
+    }
+    const rotation = path === '/.well-known/wmp-configuration' && response.ok ? extras.rotation?.() : undefined;
+    if (rotation !== undefined) {
+      const body = (await response.json()) as Record<string, unknown>;
+      return Response.json(
+        { ...body, relay_id_rotation: rotation },
         { status: response.status, headers: response.headers },
       );
     }

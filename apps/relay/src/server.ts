@@ -18,6 +18,7 @@ import { loadAuth } from './auth.js';
 import { defaultNodeId, openBackend } from './backend.js';
 import type { AppConfig } from './config.js';
 import { extendEndpoints } from './endpoints.js';
+import { rotationReader } from './key-rotation.js';
 import { RELAY_VERSION } from './version.js';
 
 export interface RunningRelay {
@@ -94,7 +95,11 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       headers: { 'Content-Type': 'application/json' },
     });
   relay.app.all(`${BOX_API_PREFIX}/*`, (c) => (boxFetch ? boxFetch(c.req.raw, c.env) : unavailable()));
-  extendEndpoints(relay, { version: RELAY_VERSION, boxMetrics: async () => (boxApp ? boxApp.metricsText() : '') });
+  extendEndpoints(relay, {
+    version: RELAY_VERSION,
+    boxMetrics: async () => (boxApp ? boxApp.metricsText() : ''),
+    ...(backend.keyFile === undefined ? {} : { rotation: rotationReader(backend.keyFile) }),
+  });
 
   let port: number;
   try {

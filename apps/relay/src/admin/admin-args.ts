@@ -4,8 +4,11 @@
 import { parseArgs } from 'node:util';
 import { AdminError } from './admin-errors.js';
 
-/** Where a command may run: `any` (inside the running relay, else on the files), `offline` (no relay may run). */
-type Where = 'any' | 'offline';
+/**
+ * Where a command runs: `any` (inside the running relay, else on the files), `offline` (no relay
+ * may run), `local` (in the admin process, whether a relay runs or not: it writes files the relay reads).
+ */
+type Where = 'any' | 'offline' | 'local';
 
 interface CommandSpec {
   readonly usage: string;
@@ -66,6 +69,21 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     help: 'put a backup in place of the database (the relay stopped; the old one is kept beside it)',
     where: 'offline',
     options: { from: { type: 'string', help: 'the backup file' } },
+  },
+  'rotate-key': {
+    usage: 'rotate-key [--overlap SECONDS] [--relay-key-file FILE]',
+    help: 'make the next relay key and announce it; the relay takes it at its first start after the overlap',
+    where: 'local',
+    options: {
+      overlap: {
+        type: 'string',
+        help: 'seconds the next key is announced before it is used, and the old one after (default 604800: 7 days)',
+      },
+      'relay-key-file': {
+        type: 'string',
+        help: 'the key file (WMP_RELAY_KEY_FILE; default <data-dir>/relay-identity.key)',
+      },
+    },
   },
   migrate: {
     usage: 'migrate --to postgres://...',
@@ -156,6 +174,9 @@ export function parseAdmin(argv: readonly string[], env: Readonly<Record<string,
   const args: Record<string, unknown> = { ...(spec.positionals?.(positionals) ?? {}) };
   for (const name of Object.keys(spec.options)) if (values[name] !== undefined) args[name] = values[name];
   if (command === 'migrate' && args.to === undefined && env.WMP_MIGRATE_TO) args.to = env.WMP_MIGRATE_TO;
+  if (command === 'rotate-key' && args['relay-key-file'] === undefined && env.WMP_RELAY_KEY_FILE) {
+    args['relay-key-file'] = env.WMP_RELAY_KEY_FILE;
+  }
   const fromEnv = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
   const dataDir = (values['data-dir'] as string | undefined) ?? fromEnv('WMP_DATA_DIR') ?? './data';
   if (dataDir.trim() === '') throw new AdminError('usage', '--data-dir: must not be empty');

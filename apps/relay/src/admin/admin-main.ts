@@ -1,7 +1,8 @@
 // `wmp-relay admin ...`: runs one admin command where it can run (inside the running relay over
 // its admin socket, else on the data directory's files, or on a cluster's database) and prints
 // its answer. Returns the exit code.
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
+import { announceRotation, RotationError } from '../key-rotation.js';
 import { type AdminInvocation, parseAdmin } from './admin-args.js';
 import { AdminError, adminErrorOf } from './admin-errors.js';
 import { migrateDataDir, openDataDir, restoreDataDir } from './admin-files.js';
@@ -46,6 +47,39 @@ async function onCluster(invocation: AdminInvocation, url: string, version: stri
   } finally {
     await stores.close();
   }
+}
+
+/** 7 days: long enough for clients and peers that read the well-known document now and then. */
+const DEFAULT_OVERLAP_SECONDS = 604_800;
+
+async function rotateKey(invocation: AdminInvocation, io: AdminIo): Promise<unknown> {
+  const overlapText = invocation.args.overlap ?? String(DEFAULT_OVERLAP_SECONDS);
+  if (typeof overlapText !== 'string' || !/^\d+$/.test(overlapText)) {
+    throw new AdminError('usage', '--overlap: seconds (an integer >= 0)');
+  }
+  const given = invocation.args['relay-key-file'];
+  const keyFile = resolve(io.cwd, typeof given === 'string' ? given : join(invocation.dataDir, 'relay-identity.key'));
+  let record: Awaited<ReturnType<typeof announceRotation>>;
+  try {
+    record = await announceRotation(keyFile, Number(overlapText) * 1000);
+  } catch (error) {
+    if (error instanceof RotationError) throw new AdminError('conflict', error.message);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new AdminError('not_found', `no relay key at ${keyFile}`);
+    throw error;
+  }
+  const { statement } = record;
+  return {
+    key_file: keyFile,
+    relay_id: statement.relay_id,
+    next_relay_id: statement.next_relay_id,
+    switch_at: statement.switch_at,
+    lines: [
+      `next relay key: ${statement.next_relay_id} (${keyFile}.next)`,
+      `announced now in /.well-known/wmp-configuration as relay_id_rotation, signed by ${statement.relay_id}`,
+      `restart the relay after ${statement.switch_at}: it then takes the next key`,
+    ],
+  };
 }
 
 async function onDataDir(invocation: AdminInvocation, io: AdminIo): Promise<unknown> {
@@ -94,9 +128,11 @@ export async function runAdmin(
     }
     const { invocation } = parsed;
     const result = (
-      invocation.databaseUrl === undefined
-        ? await onDataDir(invocation, io)
-        : await onCluster(invocation, invocation.databaseUrl, io.version)
+      invocation.where === 'local'
+        ? await rotateKey(invocation, io)
+        : invocation.databaseUrl === undefined
+          ? await onDataDir(invocation, io)
+          : await onCluster(invocation, invocation.databaseUrl, io.version)
     ) as Record<string, unknown>;
     io.out(
       invocation.json ? `${JSON.stringify(result, null, 2)}\n` : `${TEXT[invocation.command]!(result).join('\n')}\n`,
