@@ -1,4 +1,4 @@
-export type AppName = 'cli' | 'relay';
+export type AppName = 'cli' | 'relay' | 'demo';
 /** Each app's entry, default bundle and what stays outside the bundle. */
 export const APPS: Readonly<Record<AppName, { entry: string; out: string; external: readonly string[] }>>;
 /** Bundles `app` from the sources into one ESM file (default its `out`); resolves to its absolute path. */

@@ -2,8 +2,8 @@
 // every workspace package inlined) into one ESM file: no declarations, no package builds, a few
 // seconds. `./wmp` and the CLI tests run the CLI's; `npm start` and `npx wmp-relay` in a checkout
 // run the relay's (apps/relay/bin/wmp-relay.js), rebuilt only when a source is newer.
-import { readdirSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { copyFileSync, readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -23,12 +23,21 @@ export const APPS = {
     out: 'apps/relay/dist/wmp-relay.js',
     external: ['bufferutil', 'utf-8-validate', 'better-sqlite3', 'pg', 'pg-native', '@redis/client'],
   },
+  // The browser demo page `wmp-relay --demo` serves at /demo/: the SDK's browser entry.
+  demo: {
+    entry: 'apps/relay/demo/demo.ts',
+    out: 'apps/relay/dist/demo/demo.js',
+    external: [],
+    browser: true,
+    copy: ['apps/relay/demo/index.html'],
+  },
 };
 
 /** Writes `app`'s bundle to `file` (default its `out`); resolves the file. */
 export async function bundleApp(app, file = join(ROOT, APPS[app].out)) {
-  const { build } = await import('tsup');
   const out = resolve(file);
+  if (APPS[app].browser) return bundleBrowser(app, out);
+  const { build } = await import('tsup');
   await build({
     entry: { [out.slice(dirname(out).length + 1).replace(/\.js$/, '')]: join(ROOT, APPS[app].entry) },
     outDir: dirname(out),
@@ -53,6 +62,31 @@ export async function bundleApp(app, file = join(ROOT, APPS[app].out)) {
   return out;
 }
 
+/** A page script for the browser (esbuild, as an application's bundler would), with the files beside it. */
+async function bundleBrowser(app, out) {
+  const { build } = await import('tsup');
+  await build({
+    entry: { [basename(out).replace(/\.js$/, '')]: join(ROOT, APPS[app].entry) },
+    outDir: dirname(out),
+    format: ['esm'],
+    platform: 'browser',
+    target: 'es2022',
+    noExternal: [/.*/],
+    // One file: the page loads demo.js only.
+    splitting: false,
+    esbuildOptions(options) {
+      options.conditions = ['@wmp/source', 'browser', 'import', 'default'];
+    },
+    dts: false,
+    sourcemap: false,
+    silent: true,
+    config: false,
+    clean: false,
+  });
+  for (const file of APPS[app].copy ?? []) copyFileSync(join(ROOT, file), join(dirname(out), basename(file)));
+  return out;
+}
+
 /** The newest modification time (ms) of a file under `dir` (node_modules and dist left out). */
 function newestUnder(dir) {
   let newest = 0;
@@ -73,7 +107,7 @@ export function bundleIsStale(app, file = join(ROOT, APPS[app].out)) {
     return true;
   }
   const appDir = join(ROOT, dirname(dirname(APPS[app].entry)));
-  const sources = [join(appDir, 'src'), join(appDir, 'package.json')];
+  const sources = [join(appDir, 'src'), join(appDir, 'package.json'), join(ROOT, dirname(APPS[app].entry))];
   for (const pkg of readdirSync(join(ROOT, 'packages'))) {
     sources.push(join(ROOT, 'packages', pkg, 'src'), join(ROOT, 'packages', pkg, 'package.json'));
   }

@@ -290,6 +290,12 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   { flag: 'box-rate-burst', kind: 'int', help: 'burst of that rate', min: 1, target: { box: 'requestBurst' } },
   { flag: 'log-level', kind: 'string', help: 'debug, info, warn, error or silent', default: 'info' },
+  {
+    flag: 'demo',
+    kind: 'bool',
+    help: 'serve the browser demo page of the SDK at /demo/ (npm run demo; a demo, not for production)',
+    default: 'off',
+  },
   ...AUTH_OPTIONS,
   {
     flag: 'federation',

@@ -236,6 +236,7 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
     httpSessionIdBinding: bool('http-session-id-binding') ?? false,
     trustedProxies,
     logLevel,
+    demo: bool('demo') ?? false,
     cluster,
     nodeId: nodeRaw?.text,
     relayKey,

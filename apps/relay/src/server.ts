@@ -17,6 +17,7 @@ import { type AdminServer, startAdminServer } from './admin/admin-socket.js';
 import { loadAuth } from './auth.js';
 import { defaultNodeId, openBackend } from './backend.js';
 import type { AppConfig } from './config.js';
+import { serveDemoPage } from './demo-page.js';
 import { extendEndpoints } from './endpoints.js';
 import { rotationReader } from './key-rotation.js';
 import { RELAY_VERSION } from './version.js';
@@ -95,6 +96,14 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       headers: { 'Content-Type': 'application/json' },
     });
   relay.app.all(`${BOX_API_PREFIX}/*`, (c) => (boxFetch ? boxFetch(c.req.raw, c.env) : unavailable()));
+  if (config.demo) {
+    try {
+      serveDemoPage(relay);
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+  }
   extendEndpoints(relay, {
     version: RELAY_VERSION,
     boxMetrics: async () => (boxApp ? boxApp.metricsText() : ''),

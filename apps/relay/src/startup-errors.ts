@@ -22,6 +22,7 @@ const BY_CODE: Readonly<Record<string, Explain>> = {
   ERR_COORDINATION_UNAVAILABLE: () => '--redis-url: Redis did not answer (is it running and reachable?)',
   // A trust-anchor or TLS file that cannot be used: its message names the flag.
   ERR_AUTH_FILE: (e) => e.message,
+  ERR_DEMO_PAGE: (e) => e.message,
 };
 
 /** By error class name, for errors without a code. */

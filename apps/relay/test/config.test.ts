@@ -73,6 +73,7 @@ describe('parseConfig: defaults', () => {
       ephemeral: false,
       directory: true,
       logLevel: 'info',
+      demo: false,
       limitLoopback: false,
       httpSessionIdBinding: false,
       trustedProxies: [],
