@@ -44,6 +44,12 @@ const limit = (flag: string, key: keyof RelayLimits, kind: Kind, help: string, m
 });
 
 export const OPTIONS: readonly OptionSpec[] = [
+  {
+    flag: 'config',
+    kind: 'string',
+    help: 'a JSON or TOML file of settings, keys as the flags without their dashes (data-dir = "/var/lib/wmp-relay"); a flag or variable wins',
+    default: 'none',
+  },
   { flag: 'port', kind: 'int', help: 'TCP port (0: any free port)', default: '8080', min: 0, max: 65535 },
   {
     flag: 'host',
@@ -284,6 +290,12 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   { flag: 'box-rate-burst', kind: 'int', help: 'burst of that rate', min: 1, target: { box: 'requestBurst' } },
   { flag: 'log-level', kind: 'string', help: 'debug, info, warn, error or silent', default: 'info' },
+  {
+    flag: 'demo',
+    kind: 'bool',
+    help: 'serve the browser demo page of the SDK at /demo/ (npm run demo; a demo, not for production)',
+    default: 'off',
+  },
   ...AUTH_OPTIONS,
   {
     flag: 'assertion-policy',

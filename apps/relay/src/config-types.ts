@@ -31,6 +31,8 @@ export interface AppConfig {
   /** HTTP requests may name a hop session by id alone (weaker; for clients that send no token). */
   readonly httpSessionIdBinding: boolean;
   readonly logLevel: LogLevel;
+  /** Serve the SDK's browser demo page at /demo/ (apps/relay/demo, bundled into dist/demo). */
+  readonly demo: boolean;
   /** PostgreSQL and Redis: this process is one node of a cluster (undefined: SQLite or memory). */
   readonly cluster: ClusterSettings | undefined;
   /** This node's id in logs, metrics and presence; undefined: hostname and pid, taken at start. */
@@ -52,6 +54,7 @@ export interface AppConfig {
 export type ParseResult =
   | { readonly kind: 'config'; readonly config: AppConfig }
   | { readonly kind: 'help'; readonly text: string }
+  | { readonly kind: 'version' }
   | { readonly kind: 'error'; readonly message: string };
 
 /** Exit code for a bad flag or value (usage error), as in BSD sysexits' EX_USAGE tradition. */

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { OHAN_API_PATH } from '@wmp/ohan-seal';
 import { DEFAULT_RELAY_TIMINGS, type LogLevel } from '@wmp/relay-server';
 import { authSettings } from './auth-config.js';
+import { parseConfigFile, settingsAsEnv } from './config-file.js';
 import { defaultOf, envName, envOf, MiB, OPTIONS } from './config-options.js';
 import type { OptionSpec } from './config-spec.js';
 import type { AppConfig, ParseResult } from './config-types.js';
@@ -21,6 +22,7 @@ import {
   trustedProxyList,
 } from './config-values.js';
 
+export { type FileSettings, parseConfigFile } from './config-file.js';
 export { envName } from './config-options.js';
 export type { BoxSettings, OptionSpec } from './config-spec.js';
 export {
@@ -37,14 +39,67 @@ const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'sile
 const RENAMED_ALLOW_PRIVATE =
   '--did-web-allow-private (WMP_DID_WEB_ALLOW_PRIVATE) was replaced by --allow-private-peers (WMP_ALLOW_PRIVATE_PEERS): it covers did:web and federation alike';
 
+export interface ParseOptions {
+  /** Reads a `--config` file (main.ts passes `readFileSync`); without it `--config` is refused. */
+  readonly readFile?: (path: string) => string;
+}
+
+/** `--config FILE` / `--config=FILE`, else `WMP_CONFIG`. */
+function configFileOf(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--') break;
+    if (argv[i] === '--config') return argv[i + 1];
+    if (argv[i]!.startsWith('--config=')) return argv[i]!.slice('--config='.length);
+  }
+  return env.WMP_CONFIG === '' ? undefined : env.WMP_CONFIG;
+}
+
+/**
+ * The environment with a config file's settings under it: flag first, then the environment
+ * variable, then the file, then the default. `keys` names the file key behind each variable.
+ */
+function withConfigFile(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  options: ParseOptions,
+): { env: Readonly<Record<string, string | undefined>>; file?: string; keys?: Map<string, string> } {
+  const file = configFileOf(argv, env);
+  if (file === undefined || file === '') return { env };
+  if (options.readFile === undefined) throw new ConfigError('--config: this caller reads no files');
+  let text: string;
+  try {
+    text = options.readFile(file);
+  } catch (error) {
+    throw new ConfigError(`--config ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const layer = settingsAsEnv(parseConfigFile(text, file), file, OPTIONS, envOf);
+  const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  return { env: { ...layer.env, ...given }, file, keys: layer.keys };
+}
+
 /**
  * Parses `argv` (without `node` and the script) and `env`: flag first, then the environment
- * variable, then the default. An empty environment variable counts as unset.
+ * variable, then the `--config` file (when `options.readFile` can read it), then the default. An
+ * empty environment variable counts as unset.
  */
-export function parseConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParseResult {
+export function parseConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  options: ParseOptions = {},
+): ParseResult {
+  let layered: ReturnType<typeof withConfigFile> | undefined;
   try {
-    return parseOrThrow(argv, env);
+    layered = withConfigFile(argv, env, options);
+    return parseOrThrow(argv, layered.env);
   } catch (error) {
+    if (error instanceof ConfigError && layered?.keys !== undefined) {
+      // A value from the file: name the file and its key, not the variable it stood for.
+      const variable = /^(WMP_[A-Z0-9_]+)[:= ]/.exec(error.message)?.[1];
+      const key = variable === undefined || env[variable] ? undefined : layered.keys.get(variable);
+      if (key !== undefined) {
+        return { kind: 'error', message: `--config ${layered.file}: ${key}${error.message.slice(variable!.length)}` };
+      }
+    }
     if (error instanceof ConfigError) return { kind: 'error', message: error.message };
     // parseArgs reports unknown flags and missing values with a TypeError and an ERR_PARSE_ARGS_* code.
     const code = (error as { code?: unknown }).code;
@@ -71,6 +126,7 @@ export function parseConfig(argv: readonly string[], env: Readonly<Record<string
 function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParseResult {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {
     help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' },
   };
   for (const spec of OPTIONS) {
     options[spec.flag] =
@@ -78,6 +134,7 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
   }
   const { values, positionals } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
   if (values.help) return { kind: 'help', text: helpText() };
+  if (values.version) return { kind: 'version' };
   if (positionals.length > 0) throw new ConfigError(`unexpected argument "${positionals[0]}" (see --help)`);
 
   // The value of one option and whether it came from the environment (for the error message).
@@ -184,6 +241,7 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
     httpSessionIdBinding: bool('http-session-id-binding') ?? false,
     trustedProxies,
     logLevel,
+    demo: bool('demo') ?? false,
     cluster,
     nodeId: nodeRaw?.text,
     relayKey,
@@ -230,12 +288,14 @@ export function helpText(): string {
   const w2 = Math.max(...rows.map((r) => r.env.length));
   return [
     'Usage: wmp-relay [options]',
+    '       wmp-relay admin <command> [options]   (wmp-relay admin --help)',
     '',
     `The WMP relay: WebSocket and HTTP+SSE at /wmp, the OHAN box at ${OHAN_API_PATH}, /health and /metrics on one port.`,
     'Every option can also be set by its environment variable; a flag wins over the variable.',
     'Byte sizes take an optional binary unit: 512KiB, 16MiB, 1GiB (or k, m, g).',
     '',
     ...rows.map((r) => `  ${r.flag.padEnd(w1)}  ${r.env.padEnd(w2)}  ${r.text}`),
+    `  ${'-v, --version'.padEnd(w1)}  ${''.padEnd(w2)}  print the version`,
     `  ${'-h, --help'.padEnd(w1)}  ${''.padEnd(w2)}  this text`,
     '',
   ].join('\n');

@@ -2,16 +2,35 @@
 // wmp-relay: parse flags and environment, start the relay, print its URL, stop on SIGTERM/SIGINT.
 // Logs are JSON lines on stderr (never addresses or message content); stdout gets exactly one
 // line, `wmp-relay listening on <url>`, once the relay accepts connections.
+import { readFileSync } from 'node:fs';
 import { createJsonLogger } from '@wmp/relay-server';
+import { runAdmin } from './admin/admin-main.js';
 import { defaultNodeId } from './backend.js';
 import { EXIT_USAGE, parseConfig } from './config.js';
 import { startRelayApp } from './server.js';
 import { startupUsageError } from './startup-errors.js';
+import { RELAY_VERSION } from './version.js';
 
 /** How long a graceful stop may take before the process gives up and exits 1. */
 const SHUTDOWN_TIMEOUT_MS = 8_000;
 
-const parsed = parseConfig(process.argv.slice(2), process.env);
+if (process.argv[2] === 'admin') {
+  const code = await runAdmin(process.argv.slice(3), process.env, {
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+    cwd: process.cwd(),
+    version: RELAY_VERSION,
+  });
+  // Written out before exiting (a pipe may still hold the answer).
+  process.stdout.write('', () => process.exit(code));
+  await new Promise(() => {});
+}
+
+const parsed = parseConfig(process.argv.slice(2), process.env, { readFile: (path) => readFileSync(path, 'utf8') });
+if (parsed.kind === 'version') {
+  process.stdout.write(`wmp-relay ${RELAY_VERSION}\n`);
+  process.exit(0);
+}
 if (parsed.kind === 'help') {
   process.stdout.write(parsed.text);
   process.exit(0);

@@ -14,10 +14,16 @@ import {
 } from '@wmp/relay-server/node';
 import type { DocumentFetch } from '@wmp/session';
 import { createGuardedFetcher } from '@wmp/session/node';
+import { OPERATIONS } from './admin/admin-operations.js';
+import { type AdminServer, startAdminServer } from './admin/admin-socket.js';
 import { loadAssertionPolicy } from './assertion-policy.js';
 import { loadAuth } from './auth.js';
 import { defaultNodeId, openBackend } from './backend.js';
 import type { AppConfig } from './config.js';
+import { serveDemoPage } from './demo-page.js';
+import { extendEndpoints } from './endpoints.js';
+import { rotationReader } from './key-rotation.js';
+import { RELAY_VERSION } from './version.js';
 
 export interface RunningRelay {
   /** The public origin (what the relay prints, signs relay_chain entries with and the box checks). */
@@ -107,6 +113,19 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       headers: { 'Content-Type': 'application/json' },
     });
   relay.app.all(`${BOX_API_PREFIX}/*`, (c) => (boxFetch ? boxFetch(c.req.raw, c.env) : unavailable()));
+  if (config.demo) {
+    try {
+      serveDemoPage(relay);
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+  }
+  extendEndpoints(relay, {
+    version: RELAY_VERSION,
+    boxMetrics: async () => (boxApp ? boxApp.metricsText() : ''),
+    ...(backend.keyFile === undefined ? {} : { rotation: rotationReader(backend.keyFile) }),
+  });
 
   let port: number;
   try {
@@ -152,6 +171,8 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       bodyTimeoutMs: relay.core.config.timings.bodyTimeoutMs,
       // Only the error's kind: never request contents or addresses.
       onError: (error) => logger.error('box.error', { error: (error as Error)?.name ?? 'unknown' }),
+      // Route and status only (no key, address or content), at debug.
+      onRequest: (route, status) => logger.debug('box.request', { route, status }),
     });
   } catch (error) {
     await stop();
@@ -159,6 +180,35 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
   }
   const mounted = mountBoxApp(boxApp);
   boxFetch = (request, env) => mounted.fetch(request, env);
+
+  // The admin socket of a relay on a data directory (a cluster's admin reads the database).
+  let admin: AdminServer | undefined;
+  if (backend.name.startsWith('sqlite:')) {
+    const stores = relay.stores as typeof relay.stores & { backup?: (file: string) => Promise<void> };
+    try {
+      admin = await startAdminServer(
+        dataDir,
+        {
+          stores,
+          ...(stores.backup ? { backup: (file: string) => stores.backup!(file) } : {}),
+          live: {
+            closeSession: async (id) => {
+              if ((await stores.sessions.get(id)) === undefined) return false;
+              await relay.server.closeSession(id);
+              return true;
+            },
+            sweep: () => relay.core.sweeper.run(),
+          },
+          info: { relay_id: relay.id, node_id: nodeId, version: RELAY_VERSION, store: backend.name, url },
+        },
+        OPERATIONS,
+        logger,
+      );
+    } catch (error) {
+      // A relay without its admin socket still serves: the admin commands then say so.
+      logger.warn('admin.socket_failed', { code: (error as NodeJS.ErrnoException).code ?? 'unknown' });
+    }
+  }
 
   let closed: Promise<void> | undefined;
   return {
@@ -170,6 +220,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
     nodeId,
     close() {
       closed ??= (async () => {
+        await admin?.close();
         await boxApp?.close();
         await relay.close();
         // The coordination last: the relay's stop withdraws its presence through it.

@@ -24,6 +24,7 @@ const BY_CODE: Readonly<Record<string, Explain>> = {
   ERR_AUTH_FILE: (e) => e.message,
   // The identity-assertion policy file: its message names the flag.
   ERR_ASSERTION_POLICY: (e) => e.message,
+  ERR_DEMO_PAGE: (e) => e.message,
 };
 
 /** By error class name, for errors without a code. */

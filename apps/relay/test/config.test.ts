@@ -73,6 +73,7 @@ describe('parseConfig: defaults', () => {
       ephemeral: false,
       directory: true,
       logLevel: 'info',
+      demo: false,
       limitLoopback: false,
       httpSessionIdBinding: false,
       trustedProxies: [],
@@ -331,6 +332,10 @@ describe('wmp-relay exit codes', () => {
     const badEnv = await runRelay([], { WMP_STRANGER_BITS: '300' });
     expect(badEnv.code).toBe(2);
     expect(badEnv.stderr).toMatch(/^wmp-relay: WMP_STRANGER_BITS: 300 is out of range \(0\.\.255\)/);
+    for (const flag of ['--version', '-v']) {
+      const version = await runRelay([flag]);
+      expect(version).toEqual({ code: 0, stdout: expect.stringMatching(/^wmp-relay \d+\.\d+\.\d+\S*\n$/), stderr: '' });
+    }
     const help = await runRelay(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toBe(helpText());

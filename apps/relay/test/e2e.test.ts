@@ -1,4 +1,6 @@
 // The relay started from its sources as a child process (as `wmp-relay` runs), over real sockets.
+
+import { readFileSync } from 'node:fs';
 import { generateKeypair, verifyRelayChain } from '@wmp/jcs-signing';
 import { signRequest } from '@wmp/ohan-seal';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -22,6 +24,11 @@ describe('wmp-relay as a process (tsx on the sources)', () => {
     const health = (await (await fetch(`${url}/health`)).json()) as Record<string, unknown>;
     expect(health).toMatchObject({ status: 'ok', store: 'ok', closing: false });
     const relayId = health.relay_id as string;
+    // The version of apps/relay's package.json, in /health and /metrics (and --version).
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    expect(health.version).toBe(version);
     expect(relayId).toMatch(/^did:key:z6Mk/);
 
     const wk = (await (await fetch(`${url}/.well-known/wmp-configuration`)).json()) as Record<string, any>;
@@ -60,6 +67,11 @@ describe('wmp-relay as a process (tsx on the sources)', () => {
     const metrics = await (await fetch(`${url}/metrics`)).text();
     expect(metrics).toMatch(/^wmp_relay_connections \d+$/m);
     expect(metrics).toMatch(/^wmp_relay_routed_total [1-9]\d*$/m);
+    expect(metrics).toContain(`\nwmp_relay_build_info{version="${version}"} 1\n`);
+    // The box's own: the signed fetch above, and its gauges.
+    expect(metrics).toContain('\nwmp_relay_box_requests_total{route="fetch",status="200"} 1\n');
+    expect(metrics).toMatch(/^wmp_relay_box_events 0$/m);
+    expect(metrics).toMatch(/^wmp_relay_box_limit_bytes 1073741824$/m);
 
     relay.child.kill('SIGTERM');
     expect(await relay.exited).toEqual({ code: 0, signal: null });

@@ -9,7 +9,7 @@ import { WebSocketClientTransport } from '@wmp/transports/node';
 import { WebSocket } from 'ws';
 
 // Test certificates of @wmp/session's examples: a root CA and a wallet under it.
-const pem = (name: string) => readFileSync(new URL(`../../session/examples/fixtures/${name}`, import.meta.url), 'utf8');
+const pem = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 
 // A relay that also takes x509:* senders whose chains end at the operator's trust anchors.
 const relay = createRelay({ authenticators: await relayAuthenticators({ trustAnchors: pem('root.pem') }) });

@@ -89,6 +89,14 @@ export {
   type QueueStore,
 } from './storage/contracts/queue-store.js';
 export type { RelayStoreLimits, RelayStores } from './storage/contracts/relay-stores.js';
+export {
+  type BoxOverview,
+  compareKeys,
+  type InventoryPage,
+  type QueueOverview,
+  type StoreInventory,
+} from './storage/contracts/store-inventory.js';
+export { purgeBox, purgeQueue } from './storage/contracts/store-purge.js';
 export { EMPTY_TOTALS, type Totals } from './storage/contracts/totals.js';
 export {
   isStoreUnavailable,
@@ -104,6 +112,7 @@ export {
   type StoreUnavailableReason,
   StoreWriteError,
 } from './storage/errors.js';
+export { ListedMemorySessionStore } from './storage/memory/listed-memory-session-store.js';
 export { MemoryBoxStore } from './storage/memory/memory-box-store.js';
 export { MemoryKeyPackageStore } from './storage/memory/memory-key-package-store.js';
 export { MemoryMlsGroupStore } from './storage/memory/memory-mls-group-store.js';

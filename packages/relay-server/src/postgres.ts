@@ -3,6 +3,7 @@
 // one batching writer connection. Node only.
 
 export { StoreUnavailableError, type StoreUnavailableReason } from './storage/errors.js';
+export { importSqliteDatabase, type SqliteImportReport, type SqliteSource } from './storage/postgres/import-sqlite.js';
 export { MIGRATIONS, type Migration, SCHEMA_VERSION } from './storage/postgres/migrations/index.js';
 export { migrateBoxSchema, OHAN_BOX_MIGRATIONS } from './storage/postgres/postgres-box-schema.js';
 export {
@@ -10,6 +11,7 @@ export {
   type PostgresBoxStoreOptions,
 } from './storage/postgres/postgres-box-store.js';
 export { migrate, PostgresDatabase, type PostgresDatabaseOptions } from './storage/postgres/postgres-database.js';
+export { PostgresInventory } from './storage/postgres/postgres-inventory.js';
 export { PostgresKeyPackageStore } from './storage/postgres/postgres-key-package-store.js';
 export { PostgresMlsGroupStore } from './storage/postgres/postgres-mls-group-store.js';
 export { PostgresQueueStore } from './storage/postgres/postgres-queue-store.js';

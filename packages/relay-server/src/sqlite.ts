@@ -2,7 +2,14 @@
 // written by one group-commit writer. Node only.
 
 export { SqliteBoxStore } from './storage/sqlite/sqlite-box-store.js';
-export { holdLockFile, type OpenDatabaseOptions, openDatabase } from './storage/sqlite/sqlite-database.js';
+export {
+  type DatabaseFileInfo,
+  holdLockFile,
+  inspectDatabaseFile,
+  type OpenDatabaseOptions,
+  openDatabase,
+} from './storage/sqlite/sqlite-database.js';
+export { SqliteInventory } from './storage/sqlite/sqlite-inventory.js';
 export { SqliteKeyPackageStore } from './storage/sqlite/sqlite-key-package-store.js';
 export { SqliteMlsGroupStore } from './storage/sqlite/sqlite-mls-group-store.js';
 export { SqliteQueueStore } from './storage/sqlite/sqlite-queue-store.js';

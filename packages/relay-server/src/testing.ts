@@ -20,3 +20,8 @@ export { keyPackageStoreSuite } from './storage/testing/key-package-store.suite.
 export { mlsGroupStoreSuite } from './storage/testing/mls-group-store.suite.js';
 export { queueStoreSuite } from './storage/testing/queue-store.suite.js';
 export { sessionStoreSuite } from './storage/testing/session-store.suite.js';
+export {
+  type InventoryFactory,
+  type InventoryStores,
+  storeInventorySuite,
+} from './storage/testing/store-inventory.suite.js';

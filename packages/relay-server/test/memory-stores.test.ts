@@ -4,6 +4,7 @@ import { MemoryBoxStore, MemoryQueueStore, MemoryRelayStores } from '../src/inde
 import { boxStoreSuite } from '../src/storage/testing/box-store.suite.js';
 import { queueStoreSuite } from '../src/storage/testing/queue-store.suite.js';
 import { sessionStoreSuite } from '../src/storage/testing/session-store.suite.js';
+import { storeInventorySuite } from '../src/storage/testing/store-inventory.suite.js';
 
 // The in-memory adapters against the shared suites (no `reopen`: nothing is durable).
 queueStoreSuite('memory', async (limits) => {
@@ -20,6 +21,16 @@ sessionStoreSuite('memory (@wmp/session)', async (limits) => ({
   store: new MemorySessionStore(limits),
   close: async () => {},
 }));
+
+sessionStoreSuite('memory (listed, MemoryRelayStores)', async (sessions) => ({
+  store: new MemoryRelayStores({ sessions }).sessions,
+  close: async () => {},
+}));
+
+storeInventorySuite('memory', async (box) => {
+  const store = new MemoryRelayStores({ box });
+  return { store, close: () => store.close() };
+});
 
 describe('MemoryRelayStores', () => {
   it('bundles the three memory stores and closes them together', async () => {

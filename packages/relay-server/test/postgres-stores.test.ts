@@ -1,9 +1,10 @@
-import { PostgresStore, type PostgresStoreOptions } from '../src/postgres.js';
+import { PostgresStore, type PostgresStoreOptions, postgresBoxStore } from '../src/postgres.js';
 import type { Harness } from '../src/storage/testing/harness.js';
 import { keyPackageStoreSuite } from '../src/storage/testing/key-package-store.suite.js';
 import { mlsGroupStoreSuite } from '../src/storage/testing/mls-group-store.suite.js';
 import { queueStoreSuite } from '../src/storage/testing/queue-store.suite.js';
 import { sessionStoreSuite } from '../src/storage/testing/session-store.suite.js';
+import { storeInventorySuite } from '../src/storage/testing/store-inventory.suite.js';
 import { freshSchemaUrl } from './support/postgres-schemas.js';
 
 // The PostgreSQL adapters against the shared suites, on a real server (the run's shared one):
@@ -24,6 +25,17 @@ async function harness<S>(options: PostgresStoreOptions, pick: (store: PostgresS
 const open = async <S>(options: Omit<PostgresStoreOptions, 'url'>, pick: (store: PostgresStore) => S) =>
   harness({ url: await freshSchemaUrl(), poolSize: 2, ...options }, pick);
 
+storeInventorySuite(
+  'postgres',
+  (box) =>
+    open({ box, boxStore: postgresBoxStore }, (s) => ({
+      queue: s.queue,
+      box: s.box!,
+      sessions: s.sessions,
+      inventory: s.inventory,
+    })),
+  true,
+);
 queueStoreSuite('postgres', (queue) => open({ queue }, (s) => s.queue), true);
 sessionStoreSuite('postgres', (sessions) => open({ sessions }, (s) => s.sessions), true);
 keyPackageStoreSuite('postgres', (keyPackages) => open({ keyPackages }, (s) => s.keyPackages), true);

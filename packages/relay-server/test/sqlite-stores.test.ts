@@ -8,6 +8,7 @@ import { boxStoreSuite } from '../src/storage/testing/box-store.suite.js';
 import type { Harness } from '../src/storage/testing/harness.js';
 import { queueStoreSuite } from '../src/storage/testing/queue-store.suite.js';
 import { sessionStoreSuite } from '../src/storage/testing/session-store.suite.js';
+import { storeInventorySuite } from '../src/storage/testing/store-inventory.suite.js';
 
 // The SQLite adapters against the shared suites, on real files in a temporary directory; `reopen`
 // closes the file and opens it again, as a restarted relay would.
@@ -36,3 +37,4 @@ queueStoreSuite(
 );
 boxStoreSuite('sqlite', async (box: Partial<BoxLimits>) => harness({ path: path(), box }, (s) => s.box), true);
 sessionStoreSuite('sqlite', async (sessions) => harness({ path: path(), sessions }, (s) => s.sessions), true);
+storeInventorySuite('sqlite', async (box) => harness({ path: path(), box }, (s) => s), true);

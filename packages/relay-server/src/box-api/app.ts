@@ -9,6 +9,7 @@ import { BoxApiError } from './errors.js';
 import { streamEvents } from './event-stream.js';
 import { fetchEvents } from './fetch-events.js';
 import { limitsAnswer } from './limits-answer.js';
+import { BoxMetrics, type BoxRoute } from './metrics.js';
 import { type BoxAppOptions, type RateLimitOptions, resolveBoxOptions } from './options.js';
 import { publishEvent } from './publish.js';
 import { errorResponse, internalErrorResponse, jsonResponse } from './respond.js';
@@ -22,6 +23,8 @@ type Method = 'GET' | 'POST' | 'PUT';
 interface Route {
   readonly method: Method;
   readonly path: string;
+  /** Its name in the metrics and logs. */
+  readonly name: BoxRoute;
   readonly handler: Handler;
   /** Only on directory boxes; elsewhere the route answers 404 like any unknown path. */
   readonly directoryOnly?: boolean;
@@ -29,15 +32,15 @@ interface Route {
 
 /** The routes of DESIGN §4.6, relative to the mount point (`BOX_API_PREFIX`). */
 const ROUTES: readonly Route[] = [
-  { method: 'GET', path: '/limits', handler: async (_c, box) => jsonResponse(200, limitsAnswer(box)) },
-  { method: 'POST', path: '/events', handler: publishEvent },
-  { method: 'GET', path: '/events', handler: fetchEvents },
-  { method: 'GET', path: '/events/stream', handler: streamEvents },
-  { method: 'POST', path: '/delivered', handler: markDelivered },
-  { method: 'PUT', path: '/allow', handler: putAllow },
-  { method: 'GET', path: '/allow', handler: getAllow },
-  { method: 'POST', path: '/cards', handler: postCard, directoryOnly: true },
-  { method: 'POST', path: '/cards/lookup', handler: lookupCard, directoryOnly: true },
+  { method: 'GET', path: '/limits', name: 'limits', handler: async (_c, box) => jsonResponse(200, limitsAnswer(box)) },
+  { method: 'POST', path: '/events', name: 'publish', handler: publishEvent },
+  { method: 'GET', path: '/events', name: 'fetch', handler: fetchEvents },
+  { method: 'GET', path: '/events/stream', name: 'stream', handler: streamEvents },
+  { method: 'POST', path: '/delivered', name: 'delivered', handler: markDelivered },
+  { method: 'PUT', path: '/allow', name: 'allow_put', handler: putAllow },
+  { method: 'GET', path: '/allow', name: 'allow_get', handler: getAllow },
+  { method: 'POST', path: '/cards', name: 'cards', handler: postCard, directoryOnly: true },
+  { method: 'POST', path: '/cards/lookup', name: 'cards_lookup', handler: lookupCard, directoryOnly: true },
 ];
 
 /** The box app: a Hono app with a `close()` that ends open streams and stops the sweeper. */
@@ -46,6 +49,8 @@ export type BoxApp = Hono & {
   close(): Promise<void>;
   /** Open event streams (for the host's metrics). */
   readonly openStreams: number;
+  /** The box's metrics as Prometheus text (requests, refusals, the store's totals), for the host's `/metrics`. */
+  metricsText(): Promise<string>;
 };
 
 /**
@@ -74,12 +79,23 @@ export function createBoxApp(input: BoxAppOptions): BoxApp {
   // Wake-ups sent while a shared link was down are lost: every open stream reads its queue again.
   const stopRescans = box.wakeUps.onReconnect(() => box.streams.wakeAll());
 
+  const metrics = new BoxMetrics();
   const app = new Hono();
   app.onError((error) => {
-    if (error instanceof BoxApiError) return errorResponse(error);
+    if (error instanceof BoxApiError) {
+      metrics.refused(error.code);
+      return errorResponse(error);
+    }
+    metrics.refused('internal');
     options.onError(error);
     return internalErrorResponse();
   });
+  // Every request counted and, at the host's debug level, logged: route and status only, never a
+  // key, an address or content.
+  const answered = (route: BoxRoute, status: number) => {
+    metrics.request(route, status);
+    options.onRequest?.(route, status);
+  };
   app.notFound(() => errorResponse(new BoxApiError('not_found')));
   if (box.sourceLimiter !== undefined) {
     // Every route, signed or not, before any work: a fresh key per request resets nothing here.
@@ -87,13 +103,26 @@ export function createBoxApp(input: BoxAppOptions): BoxApp {
     const sourceOf = options.sourceOf!;
     app.use('*', async (c, next) => {
       const source = sourceOf(c);
-      if (source !== undefined && !(await limiter.take(source))) return errorResponse(new BoxApiError('rate_limited'));
+      if (source !== undefined && !(await limiter.take(source))) {
+        metrics.refused('rate_limited');
+        answered('other', 429);
+        return errorResponse(new BoxApiError('rate_limited'));
+      }
       await next();
     });
   }
   for (const route of ROUTES) {
     if (route.directoryOnly && !options.directory) continue;
-    app.on(route.method, route.path, (c) => route.handler(c, box));
+    app.on(route.method, route.path, async (c) => {
+      try {
+        const response = await route.handler(c, box);
+        answered(route.name, response.status);
+        return response;
+      } catch (error) {
+        answered(route.name, error instanceof BoxApiError ? error.status : 500);
+        throw error;
+      }
+    });
   }
   // A catch-all rather than only `notFound`: a parent app that mounts this one answers unknown
   // paths with its own 404, and the box's must stay in the box's error shape.
@@ -117,5 +146,6 @@ export function createBoxApp(input: BoxAppOptions): BoxApp {
       },
     },
     openStreams: { get: () => box.streams.size },
+    metricsText: { value: () => metrics.render(options.store, box.streams.size) },
   }) as BoxApp;
 }

@@ -93,6 +93,8 @@ export interface BoxAppOptions {
   readonly sweepIntervalMs?: number;
   /** Called with internal errors (store failures) for the host's logs; never with request contents. */
   readonly onError?: (error: unknown) => void;
+  /** Called after each request with its route's name and HTTP status (the host's debug log); nothing else. */
+  readonly onRequest?: (route: string, status: number) => void;
   /**
    * Worker threads that check the Ed25519 signatures of published events, so they run on other
    * cores than the event loop (default: one per spare core, at most 4; 0: on the event loop).
@@ -128,6 +130,7 @@ export interface ResolvedBoxOptions {
   readonly maxStreamQueuedBytes: number;
   readonly sweepIntervalMs: number;
   readonly onError: (error: unknown) => void;
+  readonly onRequest: ((route: string, status: number) => void) | undefined;
   /** Undefined: the host's default (the app picks one per spare core). */
   readonly verifyThreads: number | undefined;
   readonly bodyBudget: ByteBudget | undefined;
@@ -182,6 +185,7 @@ export function resolveBoxOptions(options: BoxAppOptions): ResolvedBoxOptions {
     maxStreamQueuedBytes: positive(options.maxStreamQueuedBytes, 4 * 1024 * 1024, 'maxStreamQueuedBytes'),
     sweepIntervalMs: positive(options.sweepIntervalMs, 60_000, 'sweepIntervalMs', 0),
     onError: options.onError ?? (() => {}),
+    onRequest: options.onRequest,
     verifyThreads:
       options.verifyThreads === undefined ? undefined : positive(options.verifyThreads, 0, 'verifyThreads', 0),
     bodyBudget: options.bodyBudget,

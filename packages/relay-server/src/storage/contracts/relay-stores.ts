@@ -3,6 +3,7 @@ import type { BoxStore } from './box-store.js';
 import type { KeyPackageStore } from './key-package-store.js';
 import type { MlsGroupStore } from './mls-group-store.js';
 import type { QueueLimits, QueueStore } from './queue-store.js';
+import type { StoreInventory } from './store-inventory.js';
 
 /** Everything the relay keeps, behind the async interfaces of DESIGN §6, in one handle. */
 export interface RelayStores {
@@ -13,6 +14,11 @@ export interface RelayStores {
   readonly keyPackages: KeyPackageStore;
   /** The MLS group state (epoch) of each group session, for commit ordering. */
   readonly groups: MlsGroupStore;
+  /**
+   * What an operator lists (queues and outboxes, box recipients, sessions): every adapter of this
+   * package has it; a store written elsewhere may leave it out (the admin commands then say so).
+   */
+  readonly inventory?: StoreInventory;
   /**
    * Stores that several processes share (PostgreSQL) run `fn` only while no other process runs a
    * sweep of the same name (`ran: false` at once otherwise), so one node of a cluster sweeps at a

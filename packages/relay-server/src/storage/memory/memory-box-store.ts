@@ -13,6 +13,13 @@ import type {
 } from '../contracts/box-store.js';
 import { eventPageOf } from '../contracts/fetch-page.js';
 import { checkIds, checkSeq, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import {
+  type BoxOverview,
+  compareKeys,
+  type InventoryPage,
+  inventoryArgs,
+  inventoryPage,
+} from '../contracts/store-inventory.js';
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
 import { StoreClosedError } from '../errors.js';
 
@@ -21,6 +28,8 @@ interface Row extends BoxEventRecord {
   readonly lane: Lane;
   /** Arrival order across the box: what "oldest" means. */
   readonly order: number;
+  /** When it was stored (ms since the epoch). */
+  readonly storedAt: number;
   /** Taken out by an eviction of the publish in progress (undone if the publish is refused). */
   evicting: boolean;
 }
@@ -204,6 +213,23 @@ export class MemoryBoxStore implements BoxStore {
     return totalsOf(this.#box);
   }
 
+  /** `StoreInventory.boxes` (`MemoryRelayStores.inventory`): the recipients holding events, by key. */
+  async inventory(after: string | undefined, limit: number): Promise<InventoryPage<BoxOverview>> {
+    this.#open();
+    const args = inventoryArgs(after, limit);
+    const keys = [...this.#queues]
+      .filter(([key, queue]) => queue.count > 0 && compareKeys(key, args.after) > 0)
+      .map(([key]) => key)
+      .sort(compareKeys)
+      .slice(0, args.limit + 1);
+    const rows = keys.map((recipient) => {
+      const queue = this.#queues.get(recipient)!;
+      const oldest = [...queue.rows.values()].find((row) => !row.evicting);
+      return { recipient, count: queue.count, bytes: queue.bytes, oldestAt: oldest?.storedAt };
+    });
+    return inventoryPage(rows, args.limit, (row) => row.recipient);
+  }
+
   close(): void {
     this.#closed = true;
   }
@@ -286,7 +312,14 @@ export class MemoryBoxStore implements BoxStore {
       queue = { nextSeq: 1, count: 0, bytes: 0, rows: new Map() };
       this.#queues.set(record.recipient, queue);
     }
-    const row: Row = { ...record, seq: queue.nextSeq++, lane, order: this.#order++, evicting: false };
+    const row: Row = {
+      ...record,
+      seq: queue.nextSeq++,
+      lane,
+      order: this.#order++,
+      evicting: false,
+      storedAt: Date.now(),
+    };
     let sender = this.#senders.get(row.sender);
     if (sender === undefined) {
       sender = { count: 0, bytes: 0, rows: new Set() };

@@ -28,6 +28,13 @@ import type {
   QueueRemoval,
   QueueStore,
 } from '../contracts/queue-store.js';
+import {
+  compareKeys,
+  type InventoryPage,
+  inventoryArgs,
+  inventoryPage,
+  type QueueOverview,
+} from '../contracts/store-inventory.js';
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
 import { RelayQueueFullError, StoreClosedError } from '../errors.js';
 
@@ -37,6 +44,8 @@ interface Row extends QueueRecord {
   delivered: boolean;
   /** Arrival order across the store: breaks ties between equal expiries, as SQLite's rowid does. */
   readonly order: number;
+  /** When it was appended (ms since the epoch). */
+  readonly queuedAt: number;
 }
 
 interface Counter {
@@ -124,7 +133,14 @@ export class MemoryQueueStore implements QueueStore {
       counter.count++;
       counter.bytes += record.bytes;
     }
-    const row: Row = { ...record, recipient, seq: queue.nextSeq++, order: this.#order++, delivered: false };
+    const row: Row = {
+      ...record,
+      recipient,
+      seq: queue.nextSeq++,
+      order: this.#order++,
+      delivered: false,
+      queuedAt: Date.now(),
+    };
     queue.bySeq.set(row.seq, row);
     queue.byId.set(row.id, row);
     queue.bytes += row.bytes;
@@ -231,6 +247,23 @@ export class MemoryQueueStore implements QueueStore {
   async totals(): Promise<Totals> {
     this.#open();
     return { ...this.#totals };
+  }
+
+  /** `StoreInventory.queues` (`MemoryRelayStores.inventory`): the queues holding messages, by key. */
+  async inventory(after: string | undefined, limit: number): Promise<InventoryPage<QueueOverview>> {
+    this.#open();
+    const args = inventoryArgs(after, limit);
+    const keys = [...this.#queues]
+      .filter(([key, queue]) => queue.bySeq.size > 0 && compareKeys(key, args.after) > 0)
+      .map(([key]) => key)
+      .sort(compareKeys)
+      .slice(0, args.limit + 1);
+    const rows = keys.map((recipient) => {
+      const queue = this.#queues.get(recipient)!;
+      const oldest = queue.bySeq.values().next().value as Row;
+      return { recipient, count: queue.bySeq.size, bytes: queue.bytes, oldestAt: oldest.queuedAt };
+    });
+    return inventoryPage(rows, args.limit, (row) => row.recipient);
   }
 
   close(): void {

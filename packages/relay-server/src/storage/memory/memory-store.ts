@@ -1,8 +1,10 @@
-import { MemorySessionStore, type SessionStoreLimits } from '@wmp/session';
+import type { SessionStoreLimits } from '@wmp/session';
 import type { BoxLimits } from '../contracts/box-store.js';
 import type { KeyPackageLimits } from '../contracts/key-package-store.js';
 import type { QueueLimits } from '../contracts/queue-store.js';
 import type { RelayStores } from '../contracts/relay-stores.js';
+import type { StoreInventory } from '../contracts/store-inventory.js';
+import { ListedMemorySessionStore } from './listed-memory-session-store.js';
 import { MemoryBoxStore } from './memory-box-store.js';
 import { MemoryKeyPackageStore } from './memory-key-package-store.js';
 import { MemoryMlsGroupStore } from './memory-mls-group-store.js';
@@ -19,22 +21,29 @@ export interface MemoryStoreOptions {
 
 /**
  * All of the relay's stores in memory: for tests and `--ephemeral` runs. Sessions use
- * `MemorySessionStore` of @wmp/session (the one the session engine is tested with); the shared
- * session suite runs it next to `SqliteSessionStore`.
+ * `MemorySessionStore` of @wmp/session (the one the session engine is tested with, here able to
+ * list its sessions); the shared session suite runs it next to `SqliteSessionStore`.
  */
 export class MemoryRelayStores implements RelayStores {
   readonly queue: MemoryQueueStore;
   readonly box: MemoryBoxStore;
-  readonly sessions: MemorySessionStore;
+  readonly sessions: ListedMemorySessionStore;
   readonly keyPackages: MemoryKeyPackageStore;
   readonly groups: MemoryMlsGroupStore;
+  readonly inventory: StoreInventory;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.queue = new MemoryQueueStore(options.queue);
     this.box = new MemoryBoxStore(options.box);
-    this.sessions = new MemorySessionStore(options.sessions);
+    this.sessions = new ListedMemorySessionStore(options.sessions);
     this.keyPackages = new MemoryKeyPackageStore(options.keyPackages);
     this.groups = new MemoryMlsGroupStore(options.maxGroups === undefined ? {} : { maxGroups: options.maxGroups });
+    const { queue, box, sessions } = this;
+    this.inventory = {
+      queues: (after, limit) => queue.inventory(after, limit),
+      boxes: (after, limit) => box.inventory(after, limit),
+      sessions: (after, limit) => sessions.list(after, limit),
+    };
   }
 
   async close(): Promise<void> {

@@ -93,9 +93,19 @@ CREATE TABLE ohan_card_totals (
 INSERT INTO ohan_card_totals (id, count) VALUES (1, 0);
 `;
 
+/**
+ * Version 2: when each event arrived (what `wmp-relay admin queues` shows as a box's oldest age),
+ * by the database's clock at insert; events of version 1 read 0 (unknown).
+ */
+export const OHAN_BOX_SCHEMA_V2 = `
+ALTER TABLE ohan_events ADD COLUMN stored_at bigint NOT NULL DEFAULT 0;
+ALTER TABLE ohan_events ALTER COLUMN stored_at SET DEFAULT (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+`;
+
 /** The box's migrations, in order: what the relay's migration list takes as its box versions. */
 export const OHAN_BOX_MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = Object.freeze([
   { name: 'ohan box', sql: OHAN_BOX_SCHEMA_V1 },
+  { name: 'ohan box arrival times', sql: OHAN_BOX_SCHEMA_V2 },
 ]);
 
 /** Advisory lock class of the box (the two-key form, apart from every single-key lock). */

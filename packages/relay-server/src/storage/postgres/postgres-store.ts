@@ -5,6 +5,7 @@ import type { QueueLimits } from '../contracts/queue-store.js';
 import type { RelayStores } from '../contracts/relay-stores.js';
 import { PostgresBoxStore } from './postgres-box-store.js';
 import { PostgresDatabase, type PostgresDatabaseOptions } from './postgres-database.js';
+import { PostgresInventory } from './postgres-inventory.js';
 import { PostgresKeyPackageStore } from './postgres-key-package-store.js';
 import { PostgresMlsGroupStore } from './postgres-mls-group-store.js';
 import { PostgresQueueStore } from './postgres-queue-store.js';
@@ -48,6 +49,8 @@ export class PostgresStore<B extends BoxStore | undefined = BoxStore | undefined
   readonly keyPackages: PostgresKeyPackageStore;
   readonly groups: PostgresMlsGroupStore;
   readonly box: B;
+  /** The operator's lists (the box's recipients only once the box's tables are there: given `boxStore`). */
+  readonly inventory: PostgresInventory;
 
   private constructor(database: PostgresDatabase, options: PostgresStoreOptions) {
     this.database = database;
@@ -59,6 +62,7 @@ export class PostgresStore<B extends BoxStore | undefined = BoxStore | undefined
       options.maxGroups === undefined ? {} : { maxGroups: options.maxGroups },
     );
     this.box = options.boxStore?.(database, options.box ?? {}) as B;
+    this.inventory = new PostgresInventory(database);
   }
 
   /**

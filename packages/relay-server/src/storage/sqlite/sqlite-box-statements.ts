@@ -167,8 +167,8 @@ export function boxStatements(db: BetterSqlite3.Database): BoxStatements {
 }
 
 /** The one event insert; `eventRow` binds its columns in order. */
-const INSERT_EVENT = `INSERT INTO ohan_events (recipient, seq, id, sender, lane, strength, expires_at, size, body)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const INSERT_EVENT = `INSERT INTO ohan_events (recipient, seq, id, sender, lane, strength, expires_at, size, body, stored_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 export function eventRow(record: BoxEventRecord, lane: Lane, seq: number) {
   return [
@@ -181,5 +181,6 @@ export function eventRow(record: BoxEventRecord, lane: Lane, seq: number) {
     record.expiresAt,
     record.size,
     record.json,
+    Date.now(),
   ] as const;
 }

@@ -92,3 +92,34 @@ function migrate(db: Database.Database): void {
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }
+
+/** What `inspectDatabaseFile` found. */
+export interface DatabaseFileInfo {
+  /** It has the relay's tables. */
+  readonly relay: boolean;
+  /** Its schema version (`user_version`). */
+  readonly version: number;
+  /** SQLite's `quick_check` passed. */
+  readonly intact: boolean;
+}
+
+/**
+ * Reads a database file without changing it (read only, no migration): whether it is a relay
+ * database, of which schema version, and intact. What a restore checks a backup with.
+ */
+export function inspectDatabaseFile(path: string): DatabaseFileInfo {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    const tables = db
+      .prepare<[], number>("SELECT count(*) FROM sqlite_master WHERE name IN ('wmp_messages', 'wmp_sessions')")
+      .pluck()
+      .get();
+    return {
+      relay: tables === 2,
+      version: db.pragma('user_version', { simple: true }) as number,
+      intact: db.pragma('quick_check', { simple: true }) === 'ok',
+    };
+  } finally {
+    db.close();
+  }
+}

@@ -77,8 +77,8 @@ function statements(db: BetterSqlite3.Database) {
     // A retry (same id) is a no-op found by the UNIQUE constraint, not by a SELECT first; a clash
     // on (recipient, seq) is not covered and throws, so a wrong seq can never pass silently.
     insert: db.prepare(
-      `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body, notify, part)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
+      `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body, notify, part, queued_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
     ),
     totals: db.prepare<[], Totals>("SELECT count, bytes FROM totals WHERE name = 'wmp_queue'"),
     part: db.prepare<[string, string], Totals>(
@@ -299,6 +299,7 @@ export class SqliteQueueStore implements QueueStore {
       record.body,
       Number(record.notify),
       record.part ?? null,
+      Date.now(),
     );
     if (changes === 0) return { status: 'exists', seq: this.#s.seqOf.get(recipient, record.id)! };
     this.#totals.added(recipient, record.sender, record.bytes, record.part);

@@ -5,7 +5,7 @@
  * transaction as the rows they count, so cap checks read one row. Recipient rows are kept after
  * their queue empties: `next_seq` is what keeps a seq from ever being reused.
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /**
  * Version 2: MLS key packages (single use, by identity in publish order) and the relay's per-session
@@ -97,8 +97,23 @@ CREATE TABLE wmp_queue_parts (
 );
 `;
 
+/**
+ * Version 5 (what an operator sees, `wmp-relay admin queues`): when each queued message and each
+ * box event arrived, so a queue's oldest message has an age. Rows of earlier versions read 0
+ * (unknown).
+ */
+const ARRIVAL_SCHEMA = `
+ALTER TABLE wmp_messages ADD COLUMN queued_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ohan_events ADD COLUMN stored_at INTEGER NOT NULL DEFAULT 0;
+`;
+
 /** What takes a file of version N to N + 1 (applied in order, in the opening transaction). */
-export const MIGRATIONS: Readonly<Record<number, string>> = { 1: MLS_SCHEMA, 2: HARDENING_SCHEMA, 3: PARTS_SCHEMA };
+export const MIGRATIONS: Readonly<Record<number, string>> = {
+  1: MLS_SCHEMA,
+  2: HARDENING_SCHEMA,
+  3: PARTS_SCHEMA,
+  4: ARRIVAL_SCHEMA,
+};
 
 /** What version 1 created (kept so that a migration test can write a version 1 file). */
 export const SCHEMA_V1 = `
@@ -186,4 +201,4 @@ CREATE INDEX wmp_sessions_expiry ON wmp_sessions (expires_at);
 `;
 
 /** A new file: version 1 and every migration after it, in order (one definition of the schema). */
-export const SCHEMA = SCHEMA_V1 + MLS_SCHEMA + HARDENING_SCHEMA + PARTS_SCHEMA;
+export const SCHEMA = SCHEMA_V1 + MLS_SCHEMA + HARDENING_SCHEMA + PARTS_SCHEMA + ARRIVAL_SCHEMA;

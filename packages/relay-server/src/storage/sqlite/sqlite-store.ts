@@ -5,8 +5,10 @@ import type { BoxLimits } from '../contracts/box-store.js';
 import type { KeyPackageLimits } from '../contracts/key-package-store.js';
 import type { QueueLimits } from '../contracts/queue-store.js';
 import type { RelayStores } from '../contracts/relay-stores.js';
+import { StoreClosedError } from '../errors.js';
 import { SqliteBoxStore } from './sqlite-box-store.js';
 import { holdLockFile, openDatabase } from './sqlite-database.js';
+import { SqliteInventory } from './sqlite-inventory.js';
 import { SqliteKeyPackageStore } from './sqlite-key-package-store.js';
 import { SqliteMlsGroupStore } from './sqlite-mls-group-store.js';
 import { SqliteQueueStore } from './sqlite-queue-store.js';
@@ -47,6 +49,7 @@ export class SqliteStore implements RelayStores {
   readonly sessions: SqliteSessionStore;
   readonly keyPackages: SqliteKeyPackageStore;
   readonly groups: SqliteMlsGroupStore;
+  readonly inventory: SqliteInventory;
   readonly #db: BetterSqlite3.Database;
   readonly #writer: WriteQueue;
   readonly #checkpointer: WalCheckpointer | undefined;
@@ -80,6 +83,7 @@ export class SqliteStore implements RelayStores {
       this.#writer,
       options.maxGroups === undefined ? {} : { maxGroups: options.maxGroups },
     );
+    this.inventory = new SqliteInventory(db, () => this.#writer.closed);
   }
 
   static open(options: SqliteStoreOptions): SqliteStore {
@@ -107,6 +111,17 @@ export class SqliteStore implements RelayStores {
   /** Group-commit figures: transactions and operations committed so far. */
   get writeStats(): WriteQueueStats {
     return this.#writer.stats;
+  }
+
+  /**
+   * A consistent copy of the whole database into `file` (SQLite's online backup API, page by page
+   * between the writer's transactions, so the relay keeps serving): what was committed when it
+   * finished. `file` is written over; the caller makes it (with the mode it wants) or checks it
+   * is absent. Resolves once the copy is complete.
+   */
+  async backup(file: string): Promise<void> {
+    if (this.#writer.closed) throw new StoreClosedError();
+    await this.#db.backup(file);
   }
 
   /** Commits everything queued, then closes the file (the WAL is checkpointed by SQLite on close). */
