@@ -170,6 +170,13 @@ export const OPTIONS: readonly OptionSpec[] = [
     'routed bytes per second of a sender, connection or source',
   ),
   limit('routed-bytes-burst', 'routedBytesBurst', 'bytes', 'burst of that budget'),
+  limit(
+    'source-read-bytes-per-second',
+    'sourceReadBytesPerSecond',
+    'bytes',
+    'bytes read per second from one source address, 512 more per frame (its sockets wait, 429, beyond)',
+  ),
+  limit('source-read-burst', 'sourceReadBurst', 'bytes', 'burst of that budget'),
   limit('rate', 'requestsPerSecond', 'int', 'WMP requests per second per identity (-31007 beyond)'),
   limit('rate-burst', 'requestBurst', 'int', 'burst of that rate'),
   limit(

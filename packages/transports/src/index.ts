@@ -32,6 +32,7 @@ export {
 export { formatSseComment, formatSseEvent, formatSseRetry, type SseOutgoingEvent } from './http/sse-format.js';
 export { type SseEvent, SseParseError, SseParser, type SseParserOptions } from './http/sse-parser.js';
 export { readSseStream } from './http/sse-reader.js';
+export { READ_COST_PER_FRAME, SourceReadRate, type SourceReadRateOptions } from './read-rate.js';
 export {
   type ReconnectAttempt,
   ReconnectFailedError,

@@ -3,6 +3,7 @@
 
 export { createHttpBinding, type HttpBinding } from './http/http-binding.js';
 export type { HttpBindingOptions, IdOnlyVerdict } from './http/http-binding-options.js';
+export { gateByReadRate, type HttpReadGateOptions } from './http/http-read-gate.js';
 export { nodeServerAddress, requestAddress } from './http/http-request-address.js';
 export { type HttpPeerInfo, HttpSessionTransport } from './http/http-session.js';
 export { keyedSessionTokens, randomSessionTokens, type SessionTokens } from './http/http-session-tokens.js';

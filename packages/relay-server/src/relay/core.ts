@@ -8,7 +8,7 @@ import {
   type Transport,
   WmpServer,
 } from '@wmp/session';
-import { ByteBudget } from '@wmp/transports';
+import { ByteBudget, SourceReadRate } from '@wmp/transports';
 import type { Coordination } from '../coordination/contracts/coordination.js';
 import { memoryCoordination } from '../coordination/memory/coordination.js';
 import type { RelayStores } from '../storage/contracts/relay-stores.js';
@@ -59,6 +59,8 @@ export interface RelayCore {
   readonly logger: Logger;
   /** Memory shared by every connection (outbound buffers, replay buffers, bodies being read). */
   readonly budgets: RelayBudgets;
+  /** How fast each source address is read (its sockets wait, its HTTP requests get 429, beyond). */
+  readonly readRate: SourceReadRate;
   /** Refusals by cause, logged once per interval. */
   readonly refusals: RefusalLog;
   /** Open connections (WebSocket connections and HTTP sessions). */
@@ -112,6 +114,11 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     replay: new ByteBudget(limits.replayBufferChars),
     bodies: new ByteBudget(limits.bodyBytesInFlight),
   };
+  const readRate = new SourceReadRate({
+    bytesPerSecond: limits.sourceReadBytesPerSecond,
+    burstBytes: limits.sourceReadBurst,
+    now,
+  });
   // A given coordination makes this a node of a cluster; else one process, on its own.
   const cluster = input.coordination !== undefined;
   const coordination = input.coordination ?? memoryCoordination({ nodeId: input.nodeId ?? 'local', now });
@@ -404,6 +411,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     },
     logger,
     budgets,
+    readRate,
     refusals,
     get connections() {
       return connections;

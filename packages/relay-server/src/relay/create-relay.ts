@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -6,6 +6,7 @@ import type { Connection, WmpServer } from '@wmp/session';
 import {
   attachWebSocketServer,
   createHttpBinding,
+  gateByReadRate,
   keyedSessionTokens,
   requestAddress,
   trustedProxySet,
@@ -20,6 +21,9 @@ import { createRelayApp } from './http/http-app.js';
 import { isGroupSession } from './routing/recipients.js';
 import { sessionTokenKey } from './support/identity.js';
 import { tlsServerOptions } from './support/tls.js';
+
+/** What a monitor reads: answered whatever its source address has sent (decision 0468). */
+const MONITORING_PATHS: ReadonlySet<string> = new Set(['/health', '/metrics']);
 
 export interface Relay {
   /** Everything but the WebSocket upgrade, for `app.fetch` or mounting. */
@@ -104,12 +108,22 @@ export function createRelay(config: RelayConfig = {}): Relay {
     async listen() {
       if (http) throw new Error('relay already listening');
       const host = config.host ?? '127.0.0.1';
+      // Each request is charged to its source's read rate before anything parses it.
+      const gate = { rate: core.readRate, trustedProxies, sourceOf: core.sourceOf, ungatedPaths: MONITORING_PATHS };
+      // node-server calls `createServer(serverOptions, listener)`: the gate goes in between.
+      const gated = (create: (options: object, listener: RequestListener) => Server) =>
+        ((options: object, listener: RequestListener) =>
+          create(options, gateByReadRate(listener, gate))) as unknown as typeof createHttpServer;
       http = await new Promise<Server>((resolve, reject) => {
         const options = { fetch: app.fetch, port: config.port ?? 0, hostname: host };
         const s = serve(
           config.tls
-            ? { ...options, createServer: createHttpsServer, serverOptions: tlsServerOptions(config.tls) }
-            : options,
+            ? {
+                ...options,
+                createServer: gated(createHttpsServer),
+                serverOptions: tlsServerOptions(config.tls),
+              }
+            : { ...options, createServer: gated(createHttpServer) },
           () => resolve(s as Server),
         );
         (s as Server).once('error', reject);
@@ -125,6 +139,8 @@ export function createRelay(config: RelayConfig = {}): Relay {
         maxBufferedBytes: limits.maxBufferedBytesPerConnection,
         outboundBudget: core.budgets.outbound,
         trustedProxies,
+        readRate: core.readRate,
+        readSourceOf: core.sourceOf,
         onTransport: async (transport) => void (await core.connect(transport)),
       });
       const { port } = http.address() as AddressInfo;

@@ -26,6 +26,8 @@ const MiB = 1024 * KiB;
 /** Room for everything these tests route: only the memory bounds under test may refuse. */
 const ROOMY = {
   routedBytesBurst: 256 * MiB,
+  // These tests send tens of MiB from one address on purpose: the read rate is tested on its own.
+  sourceReadBurst: 256 * MiB,
   maxQueueBytes: 256 * MiB,
   maxQueueBytesPerSender: 128 * MiB,
   maxFanoutBytes: 4 * MiB,

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { clientAddress } from '../client-address.js';
+import type { SourceReadRate } from '../read-rate.js';
 import { tlsPeerCertificates } from '../tls-peer.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, WMP_SUBPROTOCOL, WsCloseCode } from './ws-protocol.js';
 import { WebSocketServerTransport, type WebSocketServerTransportOptions } from './ws-server.js';
@@ -15,7 +16,7 @@ export interface UpgradeEmitter {
 export interface AttachWebSocketServerOptions
   extends Omit<
     WebSocketServerTransportOptions,
-    'maxMessageBytes' | 'closeTimeoutMs' | 'remoteAddress' | 'peerCertificates'
+    'maxMessageBytes' | 'closeTimeoutMs' | 'remoteAddress' | 'peerCertificates' | 'readRate'
   > {
   /** The upgrade path; default `/wmp` (transport §3.1). Upgrades on other paths get 404. */
   readonly path?: string;
@@ -35,6 +36,13 @@ export interface AttachWebSocketServerOptions
   readonly trustedProxies?: ReadonlySet<string>;
   /** How long `close()` lets connections finish the closing handshake before terminating them; default 1 s. */
   readonly closeGraceMs?: number;
+  /** How fast each source is read; a source over it is paused (default: no bound). */
+  readonly readRate?: SourceReadRate;
+  /**
+   * The source a client address counts as for `readRate`, or undefined for one that is not bound
+   * (a local proxy). Default: the address itself.
+   */
+  readonly readSourceOf?: (address: string | undefined) => string | undefined;
   /** Called for every accepted connection. A throw or rejection closes it with 1011. */
   onTransport(transport: WebSocketServerTransport, request: IncomingMessage): void | Promise<void>;
 }
@@ -59,6 +67,8 @@ function refuse(socket: Duplex, status: number): void {
   socket.once('finish', () => socket.destroy());
   socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
 }
+
+const same = (address: string | undefined): string | undefined => address;
 
 function pathnameOf(url: string | undefined): string | undefined {
   try {
@@ -117,10 +127,12 @@ export function attachWebSocketServer(
     );
     // On an HTTPS server: the client certificate of the handshake, for `mtls`.
     const certificates = tlsPeerCertificates(request.socket);
+    const source = options.readRate === undefined ? undefined : (options.readSourceOf ?? same)(address);
     const transport = new WebSocketServerTransport(ws, {
       ...transportOptions,
       ...(address === undefined ? {} : { remoteAddress: address }),
       ...(certificates === undefined ? {} : { peerCertificates: certificates }),
+      ...(source === undefined ? {} : { readRate: { rate: options.readRate!, source } }),
     });
     Promise.resolve()
       .then(() => options.onTransport(transport, request))

@@ -2,6 +2,7 @@ import type { JsonRpcMessage } from '@wmp/jsonrpc-envelope';
 import type { CloseReason, Transport, TransportMessageExtra, TransportSendOptions } from '@wmp/session';
 import type { RawData, WebSocket } from 'ws';
 import type { ByteBudget } from '../byte-budget.js';
+import type { SourceReadRate } from '../read-rate.js';
 import { WebSocketTransportError } from './ws-errors.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -35,6 +36,8 @@ export interface WebSocketServerTransportOptions {
   readonly peerCertificates?: readonly Uint8Array[];
   /** How long `close()` waits for the closing handshake before terminating; default 5 s. */
   readonly closeTimeoutMs?: number;
+  /** The read rate of the peer's source: a source over it is not read until it may be again. */
+  readonly readRate?: { readonly rate: SourceReadRate; readonly source: string };
 }
 
 const OPEN = 1;
@@ -113,6 +116,9 @@ export class WebSocketServerTransport implements Transport {
   /** Bytes handed to `ws` and not yet written out (reserved in the budget). */
   #outstanding = 0;
   readonly #closeTimeoutMs: number;
+  readonly #readRate: WebSocketServerTransportOptions['readRate'];
+  /** Set while the socket is not read (its source is over its read rate). */
+  #resumeTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #pongTimeoutMs: number;
   readonly #pinger: ReturnType<typeof setInterval> | undefined;
   #lastPong = Date.now();
@@ -134,6 +140,7 @@ export class WebSocketServerTransport implements Transport {
     if (options.remoteAddress !== undefined) this.remoteAddress = options.remoteAddress;
     if (options.peerCertificates !== undefined) this.peerCertificates = options.peerCertificates;
     this.#closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
+    this.#readRate = options.readRate;
     this.#pongTimeoutMs = options.pongTimeoutMs ?? DEFAULT_PONG_TIMEOUT_MS;
     // Shared listeners (`this` is the socket) rather than four closures per connection.
     transportOf.set(socket, this);
@@ -242,13 +249,33 @@ export class WebSocketServerTransport implements Transport {
       this.#refuse(new WebSocketTransportError('ERR_WS_BINARY_FRAME'), WsCloseCode.UnsupportedData);
       return;
     }
-    if (rawLength(data) > this.maxMessageBytes) {
+    const length = rawLength(data);
+    if (length > this.maxMessageBytes) {
       this.#refuse(new WebSocketTransportError('ERR_WS_SOCKET'), WsCloseCode.MessageTooBig);
       return;
     }
+    if (this.#readRate !== undefined) this.#charge(this.#readRate, length);
     const frame = rawText(data);
     if (this.#queue) this.#queue.push(frame);
     else this.#emit(frame);
+  }
+
+  /**
+   * This frame is handled; when it put the source over its rate the socket is not read again
+   * until the source may be (what `ws` already holds may still arrive): the frames beyond cost
+   * no parsing and no answers, and the peer's writes back up into its own TCP buffers.
+   */
+  #charge(readRate: NonNullable<WebSocketServerTransportOptions['readRate']>, length: number): void {
+    const waitMs = readRate.rate.charge(readRate.source, length);
+    if (waitMs === 0 || this.#resumeTimer !== undefined) return;
+    this.#socket.pause();
+    this.#resumeTimer = setTimeout(WebSocketServerTransport.#resumeReading, waitMs, this);
+    this.#resumeTimer.unref?.();
+  }
+
+  static #resumeReading(transport: WebSocketServerTransport): void {
+    transport.#resumeTimer = undefined;
+    if (!transport.#closed) transport.#socket.resume();
   }
 
   // A throwing handler would otherwise escape into ws's socket code.
@@ -282,6 +309,7 @@ export class WebSocketServerTransport implements Transport {
     this.#budget?.release(this.#outstanding);
     this.#outstanding = 0;
     clearInterval(this.#pinger);
+    clearTimeout(this.#resumeTimer);
     this.#resolveClosed?.();
     if (this.#started) this.#notifyClosed();
   }

@@ -1,6 +1,7 @@
 import type { Keypair } from '@wmp/jcs-signing';
 import { OHAN_API_PATH } from '@wmp/ohan-seal';
 import type { WmpServer } from '@wmp/session';
+import type { SourceReadRate } from '@wmp/transports';
 import type { Hono } from 'hono';
 import { Hono as HonoApp } from 'hono';
 import type { Coordination } from '../../coordination/contracts/coordination.js';
@@ -31,6 +32,7 @@ export interface RelayAppCore {
   readonly presence: Pick<Presence, 'size'>;
   readonly metrics: Pick<RelayMetrics, 'render'>;
   readonly budgets: RelayBudgets;
+  readonly readRate: Pick<SourceReadRate, 'waits'>;
   readonly refusals: Pick<RefusalLog, 'totals'>;
   readonly logger: Logger;
   /** Open connections (WebSocket connections and HTTP sessions). */
@@ -139,6 +141,7 @@ export function createRelayApp(input: RelayAppInput): Hono {
       registered: () => core.presence.size,
       queue: () => core.stores.queue.totals(),
       budgets: () => ({ ...core.budgets }),
+      readWaits: () => core.readRate.waits,
       refusals: () => core.refusals.totals,
       nodeId: () => core.coordination.nodeId,
       coordinationUp: () => core.coordination.health() === 'ok',

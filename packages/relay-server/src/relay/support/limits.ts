@@ -49,6 +49,14 @@ export interface RelayLimits {
   readonly routedBytesPerSecond: number;
   /** Burst of that budget. */
   readonly routedBytesBurst: number;
+  /**
+   * Bytes per second read from one source address, every connection and request of it together,
+   * each frame or request counted 512 bytes more than its size: beyond, its sockets are not read
+   * and its HTTP requests get 429 until it may be read again (docs/architecture.md, "Bounds").
+   */
+  readonly sourceReadBytesPerSecond: number;
+  /** Burst of that budget. */
+  readonly sourceReadBurst: number;
   /** Sustained requests per second of one identity (token bucket); over it: -31007. */
   readonly requestsPerSecond: number;
   /** Burst size of that bucket. */
@@ -147,6 +155,8 @@ export const DEFAULT_RELAY_LIMITS: RelayLimits = Object.freeze({
   maxFanoutBytes: 4 * MiB,
   routedBytesPerSecond: 256 * 1024,
   routedBytesBurst: 16 * MiB,
+  sourceReadBytesPerSecond: 2 * MiB,
+  sourceReadBurst: 8 * MiB,
   requestsPerSecond: 200,
   requestBurst: 400,
   sessionOpensPerSecond: 5,

@@ -12,6 +12,8 @@ export interface GaugeSources {
   queue(): Promise<Totals>;
   /** The shared memory budgets by name (outbound, replay, bodies). */
   budgets(): Readonly<Record<string, ByteBudget>>;
+  /** Times a source address was over its read rate and made to wait. */
+  readWaits(): number;
   /** Refusals by cause (the refusal log's totals). */
   refusals(): ReadonlyMap<string, number>;
   /** This node's id (one relay of a cluster is several nodes, each scraped on its own). */
@@ -114,6 +116,12 @@ export class RelayMetrics {
       'counter',
       'Reservations refused by each shared budget.',
       budgets.map(([name, b]) => [`{budget="${name}"}`, b.refusals]),
+    );
+    metric(
+      'wmp_relay_source_read_waits_total',
+      'counter',
+      'Times a source address was read faster than its rate and made to wait.',
+      [['', gauges.readWaits()]],
     );
     metric('process_resident_memory_bytes', 'gauge', 'Resident memory of the relay process.', [['', residentBytes()]]);
     return `${lines.join('\n')}\n`;
