@@ -172,7 +172,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       // Only the error's kind: never request contents or addresses.
       onError: (error) => logger.error('box.error', { error: (error as Error)?.name ?? 'unknown' }),
       // Route and status only (no key, address or content), at debug.
-      onRequest: (route, status) => logger.debug('box.request', { route, status }),
+      onRequest: (route, status) => relay.core.ops.event('box.request', { route, status }),
     });
   } catch (error) {
     await stop();

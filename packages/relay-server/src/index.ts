@@ -36,6 +36,7 @@ export {
   type RelayTimings,
 } from './relay/support/limits.js';
 export { createJsonLogger, type LogFields, type Logger, type LogLevel, silentLogger } from './relay/support/logger.js';
+export { OPS_EVENTS, type OpsEvent, OpsLog } from './relay/support/ops-events.js';
 export { STORE_RETRY_AFTER_SECONDS, StoreUnavailableRefusal } from './relay/support/store-refusal.js';
 export { type BoxEventRecord, boxEventRecord } from './storage/contracts/box-input.js';
 export { checkBoxLimits } from './storage/contracts/box-limits.js';

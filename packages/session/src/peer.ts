@@ -95,6 +95,8 @@ export interface PeerOptions<C extends BaseContext> {
    * answer (JSON-RPC), so this is the only trace of it. Not called for unknown methods.
    */
   readonly onNotificationRefused?: (error: WmpError, message: JsonRpcNotification, peer: Peer<C>) => void;
+  /** Called when an incoming request is answered with an error (by the interceptor or its handler). */
+  readonly onRequestRefused?: (error: WmpError, method: string, peer: Peer<C>) => void;
 }
 
 export interface RequestOptions {
@@ -137,6 +139,7 @@ export class Peer<C extends BaseContext = BaseContext> {
   readonly #onHandlerError: ((error: unknown, method: string) => void) | undefined;
   readonly #refusalOf: PeerOptions<C>['refusalOf'];
   readonly #onNotificationRefused: PeerOptions<C>['onNotificationRefused'];
+  readonly #onRequestRefused: PeerOptions<C>['onRequestRefused'];
   readonly #onClose: PeerOptions<C>['onClose'];
   readonly #shared: ReadonlyMap<string, RequestHandler<C>> | undefined;
   /** The peer's own handlers, made on the first `set...Handler` (a server's peers have none). */
@@ -183,6 +186,7 @@ export class Peer<C extends BaseContext = BaseContext> {
     this.#onHandlerError = options.onHandlerError;
     this.#refusalOf = options.refusalOf;
     this.#onNotificationRefused = options.onNotificationRefused;
+    this.#onRequestRefused = options.onRequestRefused;
     this.#onClose = options.onClose;
   }
 
@@ -419,7 +423,10 @@ export class Peer<C extends BaseContext = BaseContext> {
         if (refusal === undefined) this.#onHandlerError?.(e, message.method);
         error = refusal ?? toWmpError(e);
       }
-      if (isRequest) return error.toResponse(requestId!);
+      if (isRequest) {
+        this.#onRequestRefused?.(error, message.method, this);
+        return error.toResponse(requestId!);
+      }
       this.#onNotificationRefused?.(error, message as JsonRpcNotification, this);
       return undefined;
     } finally {

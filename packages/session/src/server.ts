@@ -191,6 +191,12 @@ export class WmpServer {
       sharedHandlers: this.#methods.handlers,
       onNotificationRefused: (error, message, peer) => this.#notificationRefused(connectionOf(peer), error, message),
       onHandlerError: (error, method) => options.hooks?.handlerFailed?.(method, error),
+      ...(options.hooks?.requestRefused === undefined
+        ? {}
+        : {
+            onRequestRefused: (error: WmpError, method: string, peer: Peer<WmpContext>) =>
+              options.hooks?.requestRefused?.(method, error, connectionOf(peer)),
+          }),
       ...(options.refusalOf === undefined ? {} : { refusalOf: options.refusalOf }),
       onClose: (peer) => {
         const connection = connectionOf(peer);

@@ -95,16 +95,18 @@ export interface ServerHooks {
    */
   partLeft?(session: SessionRecord, identity: string | undefined, connection: Connection): void;
   /**
-   * A notification was refused (it cannot be answered, JSON-RPC): the place to count, log and, for
-   * a deliver, tell its sender `dropped`. `session` is the session it named, when one was bound.
-   */
-  /**
    * A handler threw something that is no `WmpError` (its answer was -32603 with no details): the
    * place to log its kind (never its message, which may hold data).
    */
   handlerFailed?(method: string, error: unknown): void;
   /** A connection is gone (after its Peer closed): what was kept per connection can go. */
   connectionClosed?(connection: Connection): void;
+  /** A request was answered with an error (a refused authentication, a limit): the place to log it. */
+  requestRefused?(method: string, error: WmpError, connection: Connection): void;
+  /**
+   * A notification was refused (it cannot be answered, JSON-RPC): the place to count, log and, for
+   * a deliver, tell its sender `dropped`. `session` is the session it named, when one was bound.
+   */
   notificationRefused?(
     method: string,
     error: WmpError,

@@ -37,6 +37,7 @@ import { type Logger, silentLogger } from './support/logger.js';
 import { RelayMetrics } from './support/metrics.js';
 import { notingFullStore } from './support/noted-session-store.js';
 import { ObservedTransport, type TransportObserver } from './support/observed-transport.js';
+import { OpsLog } from './support/ops-events.js';
 import { RefusalLog } from './support/refusals.js';
 import type { RelayEvents } from './support/relay-events.js';
 import { relayLimiters } from './support/relay-limiters.js';
@@ -61,6 +62,8 @@ export interface RelayCore {
   readonly budgets: RelayBudgets;
   /** How fast each source address is read (its sockets wait, its HTTP requests get 429, beyond). */
   readonly readRate: SourceReadRate;
+  /** The operator's log events (docs/operations.md, "Log events"). */
+  readonly ops: OpsLog;
   /** Refusals by cause, logged once per interval. */
   readonly refusals: RefusalLog;
   /** Open connections (WebSocket connections and HTTP sessions). */
@@ -109,6 +112,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   const stores = openStores(input, relayStoreLimits(input));
   const metrics = new RelayMetrics();
   const refusals = new RefusalLog(logger, timings.refusalLogIntervalMs, now);
+  const ops = new OpsLog(logger);
   const budgets: RelayBudgets = {
     outbound: new ByteBudget(limits.outboundBufferBytes),
     replay: new ByteBudget(limits.replayBufferChars),
@@ -292,6 +296,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     refusals,
     metrics,
     logger,
+    ops,
     relayId: identity.did,
     now,
   });
@@ -412,6 +417,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     logger,
     budgets,
     readRate,
+    ops,
     refusals,
     get connections() {
       return connections;

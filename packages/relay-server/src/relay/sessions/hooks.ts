@@ -1,4 +1,5 @@
-import { type Connection, newMessageId, type ServerHooks, type SessionRecord } from '@wmp/session';
+import { ErrorCode, type WmpError } from '@wmp/jsonrpc-envelope';
+import { type Connection, newMessageId, type ServerHooks, type SessionRecord, schemeOf } from '@wmp/session';
 import type { MlsGroupStore } from '../../storage/contracts/mls-group-store.js';
 import type { QueueStore } from '../../storage/contracts/queue-store.js';
 import type { Presence } from '../presence/presence.js';
@@ -9,6 +10,7 @@ import { type StatusNotifier, wantsStatuses } from '../statuses/statuses.js';
 import type { Endpoint } from '../support/endpoint.js';
 import type { Logger } from '../support/logger.js';
 import type { RelayMetrics } from '../support/metrics.js';
+import type { OpsLog } from '../support/ops-events.js';
 import type { RefusalLog } from '../support/refusals.js';
 import type { RelayLimiters } from '../support/relay-limiters.js';
 import { metaFor } from '../support/session-meta.js';
@@ -26,6 +28,8 @@ export interface HookDeps {
   readonly refusals: RefusalLog;
   readonly metrics: RelayMetrics;
   readonly logger: Logger;
+  /** The operator's log events. */
+  readonly ops: OpsLog;
   /** The relay's own identity: the statuses it keeps (queued as sent by it) are not counted as missed. */
   readonly relayId: string;
   now(): number;
@@ -33,6 +37,23 @@ export interface HookDeps {
 
 /** Queue entries one poll returns at most. */
 const MAX_POLL = 100;
+
+/** Methods that open or carry a session: an error on them that says "not you" is a refused authentication. */
+const OPENING = new Set(['wmp.session.create', 'wmp.session.resume', 'wmp.session.join']);
+const REFUSING_CODES = new Set<number>([ErrorCode.NotAuthorized, ErrorCode.IdentityAssertionInvalid]);
+
+/** Whether an error answer refused an authentication (any error of `authenticate`; "not you" of an open). */
+function refusesAuthentication(method: string, error: WmpError): boolean {
+  return method === 'wmp.session.authenticate' || (OPENING.has(method) && REFUSING_CODES.has(error.code));
+}
+
+/** The reason an error gives (`data.reason`: one of the family's fixed strings), short, for a log line. */
+function reasonOf(error: WmpError): string | undefined {
+  const reason = (error.data as { reason?: unknown } | undefined)?.reason;
+  return typeof reason === 'string' ? reason.slice(0, 80) : undefined;
+}
+
+const kindOf = (session: SessionRecord): string => (isGroupSession(session) ? 'group' : 'hop');
 
 /**
  * Routes `identity` to `connection` again for a session carried onto it (resume, adoption): its
@@ -106,6 +127,7 @@ export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
     // the group's traffic from every node (its presence counts), without a register (DESIGN §3).
     // Nothing was routed on the group before (a pending session takes no messages): no pump.
     authenticated(session, identity, connection) {
+      s.ops.event('session.opened', { kind: kindOf(session), scheme: schemeOf(identity) });
       if (!isGroupSession(session)) return;
       if (s.presence.ensure(identity, connection, 0, true) === undefined) {
         s.logger.warn('relay.group_unrouted', { reason: 'connections per identity' });
@@ -165,7 +187,14 @@ export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
       s.presence.connectionClosed(connection);
     },
 
+    requestRefused(method, error) {
+      if (!refusesAuthentication(method, error)) return;
+      s.ops.event('auth.refused', { method, code: error.code, reason: reasonOf(error) });
+    },
+
     sessionEnded(session) {
+      // A session nobody authenticated on was never opened (a stranger's create): no line for it.
+      if (session.authenticated.length > 0) s.ops.event('session.closed', { kind: kindOf(session) });
       s.presence.dropSession(session.id);
       if (isGroupSession(session)) {
         s.groups.delete(session.id).catch((e: unknown) => {
