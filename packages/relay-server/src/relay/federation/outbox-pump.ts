@@ -60,6 +60,8 @@ export class OutboxPump {
   #retry: ReturnType<typeof setTimeout> | undefined;
   #leaseRetry: ReturnType<typeof setTimeout> | undefined;
   #sending = false;
+  /** Wakes a run waiting for a page to settle: something was appended. */
+  #kicked: (() => void) | undefined;
   readonly #backoff = new ReconnectPolicy({
     initialDelayMs: 200,
     maxDelayMs: 30_000,
@@ -84,6 +86,7 @@ export class OutboxPump {
     }
     if (this.#running) {
       this.#again = true;
+      this.#kicked?.();
       return;
     }
     void this.#run();
@@ -157,28 +160,65 @@ export class OutboxPump {
     }
   }
 
+  /**
+   * Pages in flight one after the other, up to `maxInFlight` entries: the next page goes while the
+   * peer commits the last one (a page waited for its answers before: the link idled for each of
+   * the peer's commits, bench/results/targets.md (f)). Any entry not taken stops the reading; once
+   * what is in flight settled, everything not removed is sent again from the start, later.
+   */
   async #pages(): Promise<void> {
-    do {
+    const inFlight = new Set<Promise<void>>();
+    let entries = 0;
+    let failed = false;
+    for (;;) {
       this.#again = false;
       let more = true;
-      while (more && this.#o.link.up) {
-        const page = await this.#o.queue.after(
-          this.key,
-          this.#cursor,
-          Math.min(PAGE, this.#o.maxInFlight),
-          this.#o.now(),
-        );
+      while (more && this.#o.link.up && !failed) {
+        const room = this.#o.maxInFlight - entries;
+        if (room < 1) {
+          await Promise.race(inFlight);
+          continue;
+        }
+        const page = await this.#o.queue.after(this.key, this.#cursor, Math.min(PAGE, room), this.#o.now());
         more = page.more;
         if (page.messages.length === 0) break;
         this.#cursor = page.next;
-        if (!(await this.#send(page.messages))) {
-          this.#cursor = 0;
-          this.#later();
-          return;
-        }
-        this.#failures = 0;
+        const n = page.messages.length;
+        entries += n;
+        const sent: Promise<void> = this.#send(page.messages)
+          .then(
+            (ok) => {
+              if (!ok) failed = true;
+            },
+            () => {
+              failed = true;
+            },
+          )
+          .finally(() => {
+            entries -= n;
+            inFlight.delete(sent);
+          });
+        inFlight.add(sent);
       }
-    } while (this.#again && this.#o.link.up);
+      if (failed || !this.#o.link.up || (!this.#again && inFlight.size === 0)) break;
+      // Appended meanwhile: read on at once; else wait for a page to settle, or for an append.
+      if (!this.#again) {
+        await Promise.race([
+          ...inFlight,
+          new Promise<void>((wake) => {
+            this.#kicked = wake;
+          }),
+        ]);
+        this.#kicked = undefined;
+      }
+    }
+    await Promise.all(inFlight);
+    if (failed) {
+      this.#cursor = 0;
+      this.#later();
+      return;
+    }
+    this.#failures = 0;
   }
 
   /** Sends one page at once; removes what the peer took or refused. False: some must be sent again. */

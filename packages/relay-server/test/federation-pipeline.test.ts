@@ -1,0 +1,71 @@
+// Issue 28 (f): relay 1 sent a peer's outbox one page (100) at a time and waited for every answer
+// of a page, each of which waits for the peer's commit, before it read the next: the link idled.
+// Pages now follow each other while earlier ones are being committed, up to `maxInFlightPerPeer`.
+import { generateKeypair } from '@wmp/jcs-signing';
+import { describe, expect, it } from 'vitest';
+import { MemoryRelayStores } from '../src/index.js';
+import { federationTestbed } from './fixtures/federation.js';
+import { waitFor } from './fixtures/relay-clients.js';
+
+const bed = federationTestbed();
+
+/**
+ * Relay 2's queue holds every append until `release` of them wait at once (a peer slow to
+ * commit), then lets all through; it records the most that waited together.
+ */
+function slowToCommit(stores: MemoryRelayStores, release: number) {
+  const seen = { waiting: 0, most: 0, released: false };
+  const waiters: (() => void)[] = [];
+  const append = stores.queue.append.bind(stores.queue);
+  stores.queue.append = async (...args) => {
+    seen.waiting++;
+    seen.most = Math.max(seen.most, seen.waiting);
+    if (!seen.released && seen.waiting >= release) {
+      seen.released = true;
+      for (const go of waiters.splice(0)) go();
+    }
+    if (!seen.released) await new Promise<void>((go) => waiters.push(go));
+    try {
+      return await append(...args);
+    } finally {
+      seen.waiting--;
+    }
+  };
+  return seen;
+}
+
+describe('federation: the outbox in pages that follow each other', () => {
+  it('keeps more than a page in flight while the peer commits, and no more than maxInFlightPerPeer', {
+    timeout: 60_000,
+  }, async () => {
+    const [alice, bob] = [generateKeypair(), generateKeypair()];
+    const roomy = { maxQueued: 1000, maxQueuedPerSender: 1000 };
+    let seen: ReturnType<typeof slowToCommit> | undefined;
+    const [u1] = await bed.setup(2, (i, urls) => ({
+      limits: roomy,
+      ...(i === 1
+        ? {
+            store: (limits) => {
+              const stores = new MemoryRelayStores(limits);
+              seen = slowToCommit(stores, 150);
+              return stores;
+            },
+          }
+        : {}),
+      federation: {
+        peers: [urls[1 - i]!],
+        // Each relay is the other's home for its user (relay 2 takes Alice's mail from relay 1).
+        routes: [{ pattern: i === 0 ? bob.did : alice.did, url: urls[1 - i]! }],
+        timings: { reconnectInitialMs: 50, reconnectMaxMs: 500, maxInFlightPerPeer: 200 },
+      },
+    }));
+    const a = await bed.open(u1!, { keypair: alice });
+    // 300 messages for Bob, offline at relay 2: queued there once relay 2 commits them.
+    for (let n = 0; n < 300; n++) await a.session.send([bob.did], { n });
+    // 150 appends waiting at once: more than one page of 100 was sent before any was answered.
+    await waitFor(() => seen?.released === true, 20_000, 'a second page sent while the first waits');
+    await waitFor(async () => (await bed.relays[1]!.stores.queue.stats(bob.did)).count === 300, 20_000);
+    expect(seen!.most).toBeGreaterThanOrEqual(150);
+    expect(seen!.most).toBeLessThanOrEqual(200);
+  });
+});
