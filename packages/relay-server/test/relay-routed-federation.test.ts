@@ -3,15 +3,22 @@
 // to Bob; Bob answers, authenticates Alice, runs a flow, resolve and a method relay 1 does not know,
 // deliveries go both ways through the outboxes with both relays' chain entries, and close ends the
 // route at both relays.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { verifyRelayChain } from '@wmp/jcs-signing';
 import { WmpSession } from '@wmp/session';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
-import { asMessage, type Binding, waitFor } from './fixtures/relay-clients.js';
+import type { RelayConfig } from '../src/node.js';
+import { SqliteStore } from '../src/sqlite.js';
+import { asMessage, type Binding, connectPeer, waitFor } from './fixtures/relay-clients.js';
 import { routedPair } from './fixtures/routed-federation.js';
 
 const pair = routedPair();
 const { bed } = pair;
+const dir = mkdtempSync(join(tmpdir(), 'wmp-routed-federation-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe.each<[Binding, Binding, Binding]>([
   ['ws', 'ws', 'ws'],
@@ -100,5 +107,43 @@ describe.each<[Binding, Binding, Binding]>([
     await waitFor(() => !bridge.sessions.has(session.id));
     expect(await r1.stores.sessions.get(session.id)).toBeUndefined();
     expect(await r2.stores.sessions.get(session.id)).toBeUndefined();
+  });
+});
+
+describe("a session routed across two relays and a restart of the responder's relay (SQLite)", () => {
+  it('survives: Bob resumes his hop session, relay 1 links again, and frames pass both ways with no new create', async () => {
+    const sqlite = (path: string): RelayConfig => ({ store: (limits) => SqliteStore.open({ path, ...limits }) });
+    const stores = [sqlite(join(dir, 'relay-1.db')), sqlite(join(dir, 'relay-2.db'))];
+    const [u1, u2] = await pair.setup('ws', (i) => stores[i]!);
+    const alice = await bed.open(u1, { keypair: pair.alice });
+    const bob = await bed.open(u2, { keypair: pair.bob });
+    const { bridge } = await responderFor(bob.keypair, bob.peer);
+    const session = await WmpSession.open(alice.peer, {
+      signer: alice.keypair,
+      participants: [bob.keypair.did],
+      capabilities: OFFERED,
+    });
+    await expect(session.request('org.example.ping', { text: 'before' })).resolves.toMatchObject({ pong: 'before' });
+
+    await bed.stop(1);
+    await bed.start(1);
+    const bobPeer = await connectPeer(u2);
+    await bob.session.resume(bobPeer);
+    bridge.attach(bobPeer);
+    await waitFor(
+      async () => bed.relays[1]!.core.presence.newestRegistered(bed.relays[0]!.id, Date.now()) !== undefined,
+      20_000,
+    );
+
+    await expect(session.request('org.example.ping', { text: 'after' })).resolves.toMatchObject({ pong: 'after' });
+    const got: Record<string, unknown>[] = [];
+    session.on('message', (m) => got.push(m));
+    await bridge.server.notifySession(session.id, 'wmp.message.deliver', {
+      to: [alice.keypair.did],
+      body: { text: 'after the restart' },
+      content_type: 'application/json',
+    });
+    await waitFor(() => got.length === 1, 20_000);
+    await bobPeer.close();
   });
 });

@@ -118,6 +118,12 @@ function inUseAtPeer(offered: PartyOffer | undefined): JsonRpcErrorObject | unde
   return error.code === -32603 && reason === 'session_id_in_use' ? error : undefined;
 }
 
+/** The close of a route as its initiator would send it. */
+function closeOf(record: RelayRoutedRecord): JsonRpcNotification {
+  const wmp = { version: record.version, session_id: record.id, sender: record.route.initiator };
+  return { jsonrpc: '2.0', method: 'wmp.session.close', params: { wmp } };
+}
+
 function hasRelayChain(params: Record<string, unknown>): boolean {
   return Array.isArray((params.wmp as { relay_chain?: unknown } | undefined)?.relay_chain);
 }
@@ -260,13 +266,9 @@ export class RoutedSessions implements SessionRoutes {
     try {
       await this.#store(record);
     } catch (e) {
-      // The responder holds a session nobody routes now: it is closed there (a peer relay forgets its route).
-      const close = {
-        jsonrpc: '2.0' as const,
-        method: 'wmp.session.close',
-        params: { wmp: { version: record.version, session_id: id, sender: route.initiator } },
-      };
-      void d.links.notify(responderOf(route), close).catch(() => undefined);
+      // A peer relay that took the answer holds a route nobody else has: it is closed there.
+      if (route.responderVia !== undefined)
+        void d.links.notify(responderOf(route), closeOf(record)).catch(() => undefined);
       throw e;
     }
     this.#perIdentity.add([route.initiator, route.responder], id, record.expiresAt);
