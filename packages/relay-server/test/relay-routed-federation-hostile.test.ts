@@ -31,7 +31,7 @@ async function openRoute(u1: string, u2: string) {
 }
 
 /** A frame on `session` from `peer`, naming `sender` (or none). */
-function ping(peer: Peer, sessionId: string, sender: string | undefined) {
+function ping(peer: Pick<Peer, 'request'>, sessionId: string, sender: string | undefined) {
   return peer.request('org.example.ping', {
     wmp: { version: '0.1', session_id: sessionId, ...(sender ? { sender } : {}) },
     text: 'x',
@@ -139,6 +139,18 @@ describe('a session routed across two relays: sender binding across hops', () =>
     expect(reached.arrived).toBe(0);
     void ping(link.connection.peer, session.id, pair.bob.did).catch(() => undefined);
     await waitFor(() => reached.arrived === 1);
+    // Over relay 1's link, relay 2 reaches only the routes it is on: not a route between two of
+    // relay 1's users, not a hop session.
+    const carol = await bed.open(u1);
+    await responderFor(carol.keypair, carol.peer);
+    const local = await WmpSession.open(alice.peer, {
+      signer: alice.keypair,
+      participants: [carol.keypair.did],
+      capabilities: OFFERED,
+    });
+    expect(local.relayHosted).toBe(false);
+    expect(await codeOf(ping(link.connection.peer, local.id, carol.keypair.did))).toBe(-31002);
+    expect(await codeOf(ping(link.connection.peer, alice.session.id, pair.alice.did))).toBe(-31000);
   });
 
   it('relay 1 passing on a create for Bob (registered at relay 2) or for someone not homed at relay 1: -31002, nothing offered', async () => {

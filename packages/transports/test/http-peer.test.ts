@@ -142,7 +142,7 @@ describe('bindings under the real Peer', () => {
       await client.start();
       cleanups.push(() => client.close());
       await client.request('wmp.session.create', { wmp: { version: '0.1' } });
-      await waitFor(() => peers.length === 1 && transport.reachable !== false);
+      await waitFor(() => peers.length === 1);
       const token = transport.sessionToken!;
       const post = (body: unknown, headers: Record<string, string>) =>
         fetch(endpoint, {

@@ -437,7 +437,11 @@ export class Federation implements RemoteHomes {
       onstatus: (params) => this.#statuses.fromPeer(origin, params),
       onup: () => pump.kick(),
       ondown: () => pump.reset(),
-      onrouted: (message) => deps.events.routedOverLink(origin, message),
+      // What the peer sends over our link spends its request budget, as what it sends on its own.
+      onrouted: async (message) => {
+        if (link.relayId !== undefined) this.chargePeerRequest(link.relayId);
+        return deps.events.routedOverLink(origin, message);
+      },
     });
     pump = new OutboxPump(origin, {
       queue: deps.queue,
