@@ -13,7 +13,7 @@ import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
 import type { RelayConfig } from '../src/node.js';
 import { SqliteStore } from '../src/sqlite.js';
 import { asMessage, type Binding, connectPeer, waitFor } from './fixtures/relay-clients.js';
-import { routedPair } from './fixtures/routed-federation.js';
+import { linksUp, routedPair } from './fixtures/routed-federation.js';
 
 const pair = routedPair();
 const { bed } = pair;
@@ -110,10 +110,37 @@ describe.each<[Binding, Binding, Binding]>([
   });
 });
 
-describe("a session routed across two relays and a restart of the responder's relay (SQLite)", () => {
-  it('survives: Bob resumes his hop session, relay 1 links again, and frames pass both ways with no new create', async () => {
+describe('a session routed across two relays: the responder closes it', () => {
+  it("Bob's close ends the route at relay 2 and, over relay 1's link, at relay 1; Alice hears it", async () => {
+    const [u1, u2] = await pair.setup();
+    const alice = await bed.open(u1, { keypair: pair.alice });
+    const bob = await bed.open(u2, { keypair: pair.bob });
+    const { bridge } = await responderFor(bob.keypair, bob.peer);
+    const session = await WmpSession.open(alice.peer, {
+      signer: alice.keypair,
+      participants: [bob.keypair.did],
+      capabilities: OFFERED,
+    });
+    const ended: unknown[] = [];
+    session.on('notification', (n) => {
+      if (n.method === 'wmp.session.close') ended.push(n);
+    });
+    await bridge.server.closeSession(session.id);
+    await waitFor(() => ended.length === 1);
+    expect(await bed.relays[1]!.stores.sessions.get(session.id)).toBeUndefined();
+    expect(await bed.relays[0]!.stores.sessions.get(session.id)).toBeUndefined();
+    // The relay knows the session no more (a method it knows, so that the session is what is refused).
+    expect(await session.request('wmp.capability.list', {}).catch((e: unknown) => e)).toMatchObject({ code: -31000 });
+  });
+});
+
+describe.each([
+  ["relay 1 (the initiator's)", 0],
+  ["relay 2 (the responder's)", 1],
+])('a session routed across two relays and a restart of %s (SQLite)', (_name, restarted) => {
+  it('survives: the party there resumes its hop session, the links come back, frames pass both ways with no new create', async () => {
     const sqlite = (path: string): RelayConfig => ({ store: (limits) => SqliteStore.open({ path, ...limits }) });
-    const stores = [sqlite(join(dir, 'relay-1.db')), sqlite(join(dir, 'relay-2.db'))];
+    const stores = [sqlite(join(dir, `${restarted}-relay-1.db`)), sqlite(join(dir, `${restarted}-relay-2.db`))];
     const [u1, u2] = await pair.setup('ws', (i) => stores[i]!);
     const alice = await bed.open(u1, { keypair: pair.alice });
     const bob = await bed.open(u2, { keypair: pair.bob });
@@ -125,15 +152,20 @@ describe("a session routed across two relays and a restart of the responder's re
     });
     await expect(session.request('org.example.ping', { text: 'before' })).resolves.toMatchObject({ pong: 'before' });
 
-    await bed.stop(1);
-    await bed.start(1);
-    const bobPeer = await connectPeer(u2);
-    await bob.session.resume(bobPeer);
-    bridge.attach(bobPeer);
-    await waitFor(
-      async () => bed.relays[1]!.core.presence.newestRegistered(bed.relays[0]!.id, Date.now()) !== undefined,
-      20_000,
-    );
+    await bed.stop(restarted);
+    await bed.start(restarted);
+    const moved = await connectPeer(restarted === 0 ? u1 : u2);
+    if (restarted === 0) {
+      await alice.session.resume(moved);
+      session.attach(moved);
+    } else {
+      await bob.session.resume(moved);
+      bridge.attach(moved);
+    }
+    // Relay 1's link to relay 2 is up again (relay 2 sees it registered).
+    const [r1, r2] = [bed.relays[0]!, bed.relays[1]!];
+    await waitFor(async () => r2.core.presence.newestRegistered(r1.id, Date.now()) !== undefined, 20_000);
+    await linksUp(u1);
 
     await expect(session.request('org.example.ping', { text: 'after' })).resolves.toMatchObject({ pong: 'after' });
     const got: Record<string, unknown>[] = [];
@@ -144,6 +176,6 @@ describe("a session routed across two relays and a restart of the responder's re
       content_type: 'application/json',
     });
     await waitFor(() => got.length === 1, 20_000);
-    await bobPeer.close();
+    await moved.close();
   });
 });
