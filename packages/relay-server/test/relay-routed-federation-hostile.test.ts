@@ -124,6 +124,23 @@ describe('a session routed across two relays: the fallbacks', () => {
   });
 });
 
+describe('a session routed across two relays: a route that ended at relay 2 only', () => {
+  it("a deliver in relay 1's outbox for it is refused for good (-31000): Alice hears dropped, nothing is retried", async () => {
+    const [u1, u2] = await pair.setup();
+    const { alice, session } = await openRoute(u1, u2);
+    // Relay 2 ended the route while its close could not reach relay 1 (its link was down, say).
+    await bed.relays[1]!.stores.sessions.delete(session.id);
+    const { message_id } = (await session.send([pair.bob.did], { text: 'too late' })) as { message_id: string };
+    await waitFor(() => alice.statuses.some((s) => s.message_id === message_id && s.status === 'dropped'), 20_000);
+    expect(alice.statuses.find((s) => s.message_id === message_id)).toMatchObject({
+      status: 'dropped',
+      reason: 'peer_refused',
+      data: { code: -31000 },
+    });
+    await expect.poll(async () => (await bed.relays[0]!.stores.queue.stats(`relay:${u2}`)).count).toBe(0);
+  });
+});
+
 describe('a session routed across two relays: sender binding across hops', () => {
   it('relay 1 may speak for Alice on the route, never for Bob; nothing passes', async () => {
     const [u1, u2] = await pair.setup();
