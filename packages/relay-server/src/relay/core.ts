@@ -15,6 +15,7 @@ import type { RelayStores } from '../storage/contracts/relay-stores.js';
 import { type RelayConfig, relayStoreLimits } from './config.js';
 import { clusterFederation } from './federation/cluster-federation.js';
 import { Federation } from './federation/federation.js';
+import { knownPeerOn } from './federation/peer-connections.js';
 import { wellKnownConfiguration } from './http/well-known.js';
 import { openStores } from './open-stores.js';
 import { Presence } from './presence/presence.js';
@@ -330,7 +331,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     // Before anything is stored for a stranger: per connection and per source address.
     // A configured peer passes on its users' creates: its own, larger budget.
     admitSessionless: async (_method, ctx) => {
-      const peer = federation?.knownPeerOn(ctx.connection);
+      const peer = federation === undefined ? undefined : knownPeerOn(federation, ctx.connection);
       if (peer !== undefined) federation!.chargePeerRequest(peer);
       else await limiters.admitOpen(ctx.connection, refusals);
     },

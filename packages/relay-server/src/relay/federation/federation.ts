@@ -1,7 +1,6 @@
 import type { Keypair } from '@wmp/jcs-signing';
 import { RateLimitedError, rfc3339 } from '@wmp/jsonrpc-envelope';
 import type { OhanCard } from '@wmp/ohan-seal';
-import type { Connection } from '@wmp/session';
 import { TokenBuckets } from '../../coordination/memory/token-buckets.js';
 import type { AppendResult, PartitionedQueueCaps, QueueStore } from '../../storage/contracts/queue-store.js';
 import { RelayQueueFullError } from '../../storage/errors.js';
@@ -321,27 +320,6 @@ export class Federation implements RemoteHomes {
   /** A configured peer whose relay_id is known: it gets the peer budgets instead of a client's. */
   isKnownPeer(identity: string | undefined): boolean {
     return identity !== undefined && this.#originOfRelayId(identity) !== undefined;
-  }
-
-  /** The relay_id of the known peer `connection` authenticated as, if it is one's link. */
-  knownPeerOn(connection: Connection): string | undefined {
-    if (this.isKnownPeer(connection.adopted)) return connection.adopted;
-    for (const { identity } of connection.sessions.values()) if (this.isKnownPeer(identity)) return identity;
-    return undefined;
-  }
-
-  /**
-   * The relay_id of the peer relay `connection` is the link of (a configured peer, or any relay in
-   * `open` mode), or undefined.
-   */
-  async peerOn(connection: Connection): Promise<string | undefined> {
-    const ids = new Set<string>();
-    if (connection.adopted !== undefined) ids.add(connection.adopted);
-    for (const { identity } of connection.sessions.values()) if (identity !== undefined) ids.add(identity);
-    for (const id of ids) {
-      if (this.forwardsFor(id, 'wmp.message.deliver') && (await this.peerOriginOf(id)) !== undefined) return id;
-    }
-    return undefined;
   }
 
   /** One request of a known peer; -31007 beyond its budget. */

@@ -3,6 +3,7 @@ import type { SessionStore } from '@wmp/session';
 import type { Coordination } from '../../../coordination/contracts/coordination.js';
 import type { Federation } from '../../federation/federation.js';
 import { acceptForwardedCreate, type InboundDeps } from '../../federation/inbound.js';
+import { peerOn } from '../../federation/peer-connections.js';
 import type { Presence } from '../../presence/presence.js';
 import type { RelayLimits, RelayTimings } from '../../support/limits.js';
 import type { Logger } from '../../support/logger.js';
@@ -87,7 +88,7 @@ export function relayRoutes(d: RelayRoutesDeps): {
       fed === undefined
         ? undefined
         : {
-            peerOn: (connection) => fed.federation.peerOn(connection),
+            peerOn: (connection) => peerOn(fed.federation, connection),
             accept: (params, peerId) => acceptForwardedCreate(fed.inbound, params, peerId),
           },
     limits: {
