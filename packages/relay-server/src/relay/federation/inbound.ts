@@ -107,11 +107,11 @@ async function peerOrigin(federation: Federation, peerId: string): Promise<strin
 }
 
 /**
- * Whether the peer may speak for the message's `wmp.sender` (DESIGN §3 "Sender binding across
- * hops"): the chain holds no hop of ours and at most 8 hops, every hop's time is within the
- * message's life, its last entry is the peer's and every entry verifies, the sender is not
- * registered here now, and the peer may speak for the sender (the sender's own `wmp.signature`,
- * the peer is one of the sender's resolved homes, or the operator trusts the peer).
+ * Whether the peer may speak for the message's `wmp.sender` (core §8.7.3; docs/federation-profile.md,
+ * "Sender binding across hops"): the chain holds no hop of ours and at most 8 hops, every hop's
+ * time is within the message's life, its last entry is the peer's and every entry verifies, the
+ * sender is not registered here now, and the peer may speak for the sender (the sender's own
+ * `wmp.signature`, the peer is one of the sender's resolved homes, or the operator trusts it).
  */
 async function bindPeerSender(
   s: InboundDeps,
