@@ -188,3 +188,58 @@ describe.each<Binding>(['ws', 'http'])(
     });
   },
 );
+
+// go-wmp over HTTP names no session in any header: its answers to the requests the relay sends it
+// (the offered create, the frames of the session) carry no session at all. The relay finds the
+// HTTP session each request went to by the request's id (decision 0606), with the id-only binding
+// go-wmp needs anyway (`--http-session-id-binding`).
+describe('a routed session with a responder that posts with no Wmp-Session-Id header (go-wmp over HTTP)', () => {
+  let relay: RelayProcess | undefined;
+  const open: SpecClient[] = [];
+  beforeAll(async () => {
+    relay = await startRelayProcess(['--ephemeral', '--port', '0', '--http-session-id-binding']);
+  }, 30_000);
+  afterEach(async () => {
+    for (const c of open.splice(0)) await c.close();
+  });
+  afterAll(async () => {
+    relay?.child.kill('SIGTERM');
+    await relay?.exited;
+  });
+
+  it('B answers the create and the frames of the session; A gets its answers', async () => {
+    const a = await SpecClient.connect({ origin: relay!.url, binding: 'ws' });
+    const b = await SpecClient.connect({
+      origin: relay!.url,
+      binding: 'http',
+      sessionHeader: false,
+      answersRequests: true,
+    });
+    open.push(a, b);
+    await openHop(a);
+    await openHop(b);
+    const responder = new SpecResponder(b);
+    try {
+      const created = await a.call('wmp.session.create', {
+        wmp: { version: '0.1', sender: a.did },
+        participants: [b.did],
+        capabilities_offered: { messaging: {}, resolve: {} },
+        security: { mode: 'tls' },
+      });
+      expect(created.result?.wmp.relay_hosted).toBeUndefined();
+      const sid: string = created.result.wmp.session_id;
+      expect(responder.sessions.has(sid)).toBe(true);
+      expect((await a.authenticate(sid, created.result.challenge)).result).toMatchObject({ authenticated: true });
+      const resolved = await a.call('wmp.resolve', {
+        wmp: { version: '0.1', session_id: sid, sender: a.did },
+        uri: 'wmp:b',
+        type: 'endpoint',
+      });
+      expect(resolved.result).toEqual({ metadata: { url: 'wss://b.example/wmp', uri: 'wmp:b' } });
+      // Every post of B (none naming its session in a header) was taken.
+      expect(b.http.every((x) => x.status < 300)).toBe(true);
+    } finally {
+      responder.stop();
+    }
+  });
+});

@@ -112,4 +112,57 @@ describe('bindings under the real Peer', () => {
     await waitFor(() => peers.length === 1);
     await expect(peers[0]!.request('echo', { b: 2 })).resolves.toEqual({ back: { b: 2 } });
   });
+
+  // go-wmp posts every message without `Wmp-Session-Id` (a request names its session in
+  // `params.wmp.session_id`): its answers to the server's requests name no session at all. They
+  // reach the HTTP session the request went to, by the request's id, with that session's proof.
+  it.each([
+    ['by session id alone (the weaker binding)', { allowSessionIdOnly: true }, (_token: string) => ({})],
+    ['with the session token', {}, (token: string) => ({ Authorization: `Bearer ${token}` })],
+  ])(
+    'HTTP: an answer to a server request posted with no session header reaches it (%s)',
+    async (_n, options, proof) => {
+      const peers: Peer[] = [];
+      const binding = createHttpBinding({ onTransport: serverPeer(peers), ...options });
+      const { server, port } = await listen(binding.app.fetch);
+      cleanups.push(async () => {
+        await binding.close();
+        server.closeAllConnections();
+        await new Promise<void>((r) => server.close(() => r()));
+      });
+      const endpoint = `http://127.0.0.1:${port}/wmp`;
+      const transport = new HttpClientTransport({ endpoint, events: true });
+      const client = new Peer(transport);
+      const asked: Array<{ id: string | number }> = [];
+      client.divert = (m) => {
+        if (!('method' in m) || m.method !== 'ask' || !('id' in m)) return false;
+        asked.push({ id: m.id });
+        return true;
+      };
+      await client.start();
+      cleanups.push(() => client.close());
+      await client.request('wmp.session.create', { wmp: { version: '0.1' } });
+      await waitFor(() => peers.length === 1);
+      const token = transport.sessionToken!;
+      const post = (body: unknown, headers: Record<string, string>) =>
+        fetch(endpoint, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', ...headers },
+          body: JSON.stringify(body),
+        });
+
+      const answered = peers[0]!.request('ask', {});
+      answered.catch(() => undefined);
+      await waitFor(() => asked.length === 1);
+      const id = asked[0]!.id;
+      // A wrong token is refused, and nothing reaches the server.
+      const wrong = await post({ jsonrpc: '2.0', id, result: { no: 1 } }, { 'Wmp-Session-Token': 'nope' });
+      expect(wrong.status).toBe(401);
+      // An id the server never asked about reaches no session (a new, empty one): 202, nothing settles.
+      expect((await post({ jsonrpc: '2.0', id: 'req-never', result: {} }, proof(token))).status).toBe(202);
+      const right = await post({ jsonrpc: '2.0', id, result: { yes: 1 } }, proof(token));
+      expect(right.status).toBe(202);
+      await expect(answered).resolves.toEqual({ yes: 1 });
+    },
+  );
 });

@@ -1,5 +1,6 @@
 import { DEFAULT_PARSE_LIMITS } from '@wmp/jsonrpc-envelope';
 import { describe, expect, it, vi } from 'vitest';
+import { AskedRequests } from '../src/http/http-asked.js';
 import { classifyPostBody } from '../src/http/http-frames.js';
 import { PendingPost } from '../src/http/http-pending.js';
 import { acceptsEventStream, isJsonContentType, parseEventId } from '../src/http/http-protocol.js';
@@ -70,6 +71,13 @@ describe('HTTP binding pieces', () => {
     expect(classifyPostBody('{"jsonrpc":"2.0","method":"n"}', limits).expected).toEqual([]);
     expect(classifyPostBody('{"jsonrpc":"2.0","id":"r","result":{}}', limits).expected).toEqual([]);
     expect(classifyPostBody('not json', limits)).toMatchObject({ expected: [null], batch: false });
+    // The ids of a body of answers only (they may name no session: the binding finds who asked).
+    expect(classifyPostBody('{"jsonrpc":"2.0","id":"r","result":{}}', limits).answers).toEqual(['r']);
+    const answers = '[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"x"}}]';
+    expect(classifyPostBody(answers, limits).answers).toEqual([1, 2]);
+    const mixed = '[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"n"}]';
+    expect(classifyPostBody(mixed, limits).answers).toEqual([]);
+    expect(classifyPostBody(JSON.stringify(req(1)), limits).answers).toEqual([]);
     expect(classifyPostBody('{"id":5}', limits).expected).toEqual([null]); // invalid single: answered with id null
     expect(classifyPostBody('[]', limits)).toMatchObject({ expected: [null], batch: false });
     const batch = classifyPostBody(JSON.stringify([req('a'), { jsonrpc: '2.0', method: 'n' }, { id: 'x' }, 7]), limits);
@@ -107,5 +115,35 @@ describe('HTTP binding pieces', () => {
     expect(ring.after(4).map((e) => e.seq)).toEqual([5]);
     ring.push({ seq: 6, data: '123456789' });
     expect(ring.after(0).map((e) => e.seq)).toEqual([6]);
+  });
+
+  it('knows which session each request of the server went to, within its bounds per session and in all', () => {
+    const asked = new AskedRequests<string>(4, 2);
+    asked.asked('a', 1);
+    asked.asked('a', 2);
+    expect(asked.sessionOf([1, 2])).toBe('a');
+    // A third request of one session forgets its oldest.
+    asked.asked('a', 3);
+    expect(asked.sessionOf([1])).toBeUndefined();
+    expect(asked.sessionOf([2, 3])).toBe('a');
+    asked.asked('b', 4);
+    asked.asked('b', 5);
+    expect(asked.size).toBe(4);
+    // Past the total, the oldest of all goes.
+    asked.asked('c', 6);
+    expect(asked.size).toBe(4);
+    expect(asked.sessionOf([2])).toBeUndefined();
+    // Ids of two sessions, or an unknown one, name none.
+    expect(asked.sessionOf([3, 4])).toBeUndefined();
+    expect(asked.sessionOf([9])).toBeUndefined();
+    expect(asked.sessionOf([])).toBeUndefined();
+    // Answered (by that session only), or the session ended: forgotten.
+    asked.answered('a', [4]);
+    expect(asked.sessionOf([4])).toBe('b');
+    asked.answered('b', [4]);
+    expect(asked.sessionOf([4])).toBeUndefined();
+    asked.forget('b');
+    expect(asked.sessionOf([5])).toBeUndefined();
+    expect(asked.size).toBe(2);
   });
 });

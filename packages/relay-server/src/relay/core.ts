@@ -15,6 +15,7 @@ import type { RelayStores } from '../storage/contracts/relay-stores.js';
 import { type RelayConfig, relayStoreLimits } from './config.js';
 import { clusterFederation } from './federation/cluster-federation.js';
 import { Federation } from './federation/federation.js';
+import { knownPeerOn } from './federation/peer-connections.js';
 import { wellKnownConfiguration } from './http/well-known.js';
 import { openStores } from './open-stores.js';
 import { Presence } from './presence/presence.js';
@@ -163,6 +164,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     statusToHome: async (sender, params) => (await federation?.statusToHome(sender, params)) ?? false,
     // statuses -> the wake-ups: a sender online on another node hears it there, live (DESIGN §3 "Cluster").
     statusElsewhere: (sender, note) => (cluster ? wakeUps.note(sender, note) : undefined),
+    // federation -> sessions: a frame of a session routed through a peer, sent over our link to it.
+    routedOverLink: (origin, message) => routes.passOverLink(origin, message),
   };
 
   // presence/
@@ -216,6 +219,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
           statuses,
           presence,
           card: (key) => stores.box.getCard(key, now()),
+          events,
           logger,
           now,
           ...clusterFederation(stores, coordination, cluster),
@@ -239,11 +243,12 @@ export function createRelayCore(input: RelayConfig): RelayCore {
 
   // mls/ and sessions/: the deliver hook (with the MLS epoch check), routed sessions, the engine's
   // hooks, the engine, and the relay's methods (MLS groups and key packages among them).
+  const inbound = federation === undefined ? undefined : { federation, router, timings, refusals, hop, now };
   const deliver: DeliverDeps = {
     router,
     groups: stores.groups,
     presence,
-    inbound: federation === undefined ? undefined : { federation, router, timings, refusals, hop, now },
+    inbound,
     limits,
     timings,
     refusals,
@@ -254,12 +259,13 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     sessions,
     coordination,
     cluster,
+    federation: federation === undefined || inbound === undefined ? undefined : { federation, inbound },
     presence,
     connectionsOf: (id) => server.connectionsOf(id),
     limits,
     timings,
     hop,
-    deliver: (request, session, sender, to, ctx) => deliverOnRoute(deliver, request, session, sender, to, ctx),
+    deliver: (request, session, from, to, ctx) => deliverOnRoute(deliver, request, session, from, to, ctx),
     // What the relay stored and forwarded on a route is acknowledged to the relay.
     ack: async (identity, params) => {
       const { message_ids } = coreMethods.validateParams('wmp.message.ack', params) as ParamsOf<'wmp.message.ack'>;
@@ -335,7 +341,12 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     pendingTtlSeconds: timings.pendingSessionTtlSeconds,
     maxMessageBytes: limits.maxMessageBytes,
     // Before anything is stored for a stranger: per connection and per source address.
-    admitSessionless: (_method, ctx) => limiters.admitOpen(ctx.connection, refusals),
+    // A configured peer passes on its users' creates: its own, larger budget.
+    admitSessionless: async (_method, ctx) => {
+      const peer = federation === undefined ? undefined : knownPeerOn(federation, ctx.connection);
+      if (peer !== undefined) federation!.chargePeerRequest(peer);
+      else await limiters.admitOpen(ctx.connection, refusals);
+    },
     // Throwing here answers -31007 (rate windows stay in memory); `true` lets the call on.
     authorize: async (ctx) => {
       // A configured peer carries all its users' traffic: its own, larger budget.

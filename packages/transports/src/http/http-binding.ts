@@ -1,9 +1,10 @@
-import { DEFAULT_PARSE_LIMITS, ErrorCode, type ErrorCodeValue } from '@wmp/jsonrpc-envelope';
+import { DEFAULT_PARSE_LIMITS, ErrorCode, type ErrorCodeValue, type JsonRpcId } from '@wmp/jsonrpc-envelope';
 import type { TransportMessageExtra } from '@wmp/session';
 import { type Context, Hono } from 'hono';
 import { cors } from 'hono/cors';
 import { tlsPeerCertificates } from '../tls-peer.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../ws/ws-protocol.js';
+import { AskedRequests } from './http-asked.js';
 import type { HttpBindingOptions, IdOnlyVerdict } from './http-binding-options.js';
 import { readBody } from './http-body.js';
 import { classifyPostBody, type PostBody } from './http-frames.js';
@@ -76,6 +77,10 @@ function nodeServerCertificates(c: Context): readonly Uint8Array[] | undefined {
   return tlsPeerCertificates((c.env as { incoming?: { socket?: unknown } } | undefined)?.incoming?.socket);
 }
 
+/** Requests of the server awaiting answers that may name no session: per HTTP session, and in all. */
+const ASKED_PER_SESSION = 1024;
+const ASKED_IN_ALL = 65_536;
+
 const STATUS_OF: Readonly<Record<PendingOutcome, 200 | 503 | 504>> = {
   complete: 200,
   timeout: 504,
@@ -124,6 +129,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
   // that resumed): each has its own token, which is what identifies it.
   const byToken = new Map<string, HttpSession>();
   const byId = new Map<string, Set<HttpSession>>();
+  const asked = new AskedRequests<HttpSession>(ASKED_IN_ALL, ASKED_PER_SESSION);
   let closed = false;
 
   const hooks = {
@@ -134,7 +140,9 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
       if (session.token !== undefined) byToken.set(session.token, session);
     },
     issueToken: (id: string) => tokens.issue(id),
+    asked: (session: HttpSession, id: JsonRpcId) => asked.asked(session, id),
     closed(session: HttpSession): void {
+      asked.forget(session);
       live.delete(session);
       if (session.token !== undefined) byToken.delete(session.token);
       const set = session.id === undefined ? undefined : byId.get(session.id);
@@ -245,6 +253,31 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
         }
       : {};
 
+  /**
+   * Whether a POST proves `session` without naming it (answers to the server's requests, posted
+   * by a client that sends no `Wmp-Session-Id`): its token, else, where id-only binding is allowed
+   * and no `Wmp-Session-Token` was presented, the request ids only that session's stream carried.
+   */
+  const provesAsker = async (c: Context, session: HttpSession): Promise<boolean> => {
+    const token = presentedToken(c);
+    if (token !== undefined && session.token !== undefined && constantTimeEqual(token, session.token)) return true;
+    if (c.req.header(WMP_SESSION_TOKEN_HEADER) !== undefined || session.id === undefined) return false;
+    return (await allowIdOnly(session.id)) === true;
+  };
+
+  /** A body of answers only, naming no session, to requests the server sent on `session`. */
+  const answerAsker = async (c: Context, session: HttpSession, body: PostBody, bytes: Uint8Array) => {
+    if (!(await provesAsker(c, session))) return refuse(ErrorCode.NotAuthorized, body, 401, unproven(c));
+    if (session.closed) return refuse(ErrorCode.SessionNotFound, body, 404, 'unknown session');
+    const authorization = c.req.header('authorization');
+    session.deliver(bytes, {
+      ...(session.id === undefined ? {} : { sessionId: session.id }),
+      ...(authorization === undefined ? {} : { authorization }),
+    });
+    asked.answered(session, body.answers);
+    return c.body(null, 202);
+  };
+
   const handlePost = async (c: Context): Promise<Response> => {
     if (closed) return jsonReply(bindingError(ErrorCode.InternalError, 'shutting down'), 503);
     if (!isJsonContentType(c.req.header('content-type'))) {
@@ -265,6 +298,8 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     if (!read.ok) return BODY_REFUSALS[read.reason]();
     const bytes = read.bytes;
     const body = classifyPostBody(bytes, parseLimits);
+    const asker = header === undefined && body.sessionId === undefined ? asked.sessionOf(body.answers) : undefined;
+    if (asker !== undefined) return answerAsker(c, asker, body, bytes);
 
     const named = header ?? body.sessionId;
     const found = named === undefined ? 'unknown' : await lookup(c, named);
@@ -317,6 +352,7 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
 
     if (body.expected.length === 0) {
       session.deliver(bytes, extra);
+      if (body.answers.length > 0) asked.answered(session, body.answers);
       finishUnbound(session);
       return c.body(null, 202);
     }

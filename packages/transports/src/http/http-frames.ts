@@ -22,6 +22,8 @@ export interface PostBody {
   readonly sessionId: string | undefined;
   /** The body starts with `wmp.session.create` or `wmp.session.resume`: it may open a new HTTP session. */
   readonly opensSession: boolean;
+  /** The ids of the responses in the body (answers to requests of the server), when it holds nothing else. */
+  readonly answers: readonly JsonRpcId[];
 }
 
 const OPENING_METHODS = new Set(['wmp.session.create', 'wmp.session.resume']);
@@ -43,7 +45,7 @@ export function classifyPostBody(body: Uint8Array | string, limits: ParseLimits)
   try {
     parsed = parseMessage(body, limits);
   } catch {
-    return { expected: [null], batch: false, sessionId: undefined, opensSession: false };
+    return { expected: [null], batch: false, sessionId: undefined, opensSession: false, answers: [] };
   }
   if (parsed.kind === 'message' || parsed.kind === 'invalid') {
     const m = parsed.message;
@@ -54,22 +56,40 @@ export function classifyPostBody(body: Uint8Array | string, limits: ParseLimits)
       batch: false,
       sessionId: wmpSessionId(m),
       opensSession: 'method' in m && OPENING_METHODS.has(m.method),
+      answers: parsed.kind === 'message' ? answerIds([m]) : [],
     };
   }
   const expected: (JsonRpcId | null)[] = [];
   let sessionId: string | undefined;
+  let answers: JsonRpcId[] | undefined = [];
   for (const entry of parsed.entries) {
     if (isInvalidEntry(entry)) {
       expected.push(entry.id);
+      answers = undefined;
       continue;
     }
     if (isRequest(entry)) expected.push(entry.id);
     sessionId ??= wmpSessionId(entry);
+    answers = answers === undefined ? undefined : withAnswer(answers, entry);
   }
   const first = parsed.entries[0];
   const opensSession =
     first !== undefined && !isInvalidEntry(first) && 'method' in first && OPENING_METHODS.has(first.method);
-  return { expected, batch: true, sessionId, opensSession };
+  return { expected, batch: true, sessionId, opensSession, answers: answers ?? [] };
+}
+
+/** The ids of `messages` when every one is a response with an id; else none. */
+function answerIds(messages: readonly JsonRpcMessage[]): JsonRpcId[] {
+  let ids: JsonRpcId[] | undefined = [];
+  for (const m of messages) ids = ids === undefined ? undefined : withAnswer(ids, m);
+  return ids ?? [];
+}
+
+/** `ids` with the response's id, or undefined when `message` is anything else (a body of answers only). */
+function withAnswer(ids: JsonRpcId[], message: JsonRpcMessage): JsonRpcId[] | undefined {
+  if ('method' in message || message.id === null) return undefined;
+  ids.push(message.id);
+  return ids;
 }
 
 /** True for a response (no `method`). */

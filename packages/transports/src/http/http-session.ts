@@ -30,6 +30,8 @@ export interface HttpSessionHooks {
   closed(session: HttpSession): void;
   /** The binding secret for a session id (random, or keyed so that other nodes can check it). */
   issueToken(id: string): string;
+  /** The server sent request `id` to the client on this session (its answer may name no session). */
+  asked(session: HttpSession, id: JsonRpcId): void;
 }
 
 /**
@@ -222,6 +224,9 @@ export class HttpSession {
     const announced = this.id === undefined ? announcedSessionId(message) : undefined;
     if (announced !== undefined) this.#register(announced);
     if (this.id !== undefined && this.token !== undefined) message = withSessionToken(message, this.id, this.token);
+    for (const m of Array.isArray(message) ? message : [message]) {
+      if ('method' in m && 'id' in m) this.#hooks.asked(this, (m as { id: JsonRpcId }).id);
+    }
     const frame = JSON.stringify(message);
     const related: JsonRpcId | undefined = options.relatedRequestId;
     for (const post of this.#pending) {

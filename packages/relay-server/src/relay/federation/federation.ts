@@ -10,6 +10,7 @@ import type { OutboxEntry, RemoteHomes } from '../routing/remote-homes.js';
 import type { RoutedMessage } from '../routing/routed-message.js';
 import type { StatusNotifier } from '../statuses/statuses.js';
 import type { Logger } from '../support/logger.js';
+import type { RelayEvents } from '../support/relay-events.js';
 import { type StatusParams, statusDetailOf } from '../support/status-params.js';
 import { cardResolver, domainResolver, staticRouteResolver } from './builtin-resolvers.js';
 import { erdsRefusal, erdsUnsupported, hasErdsRequests } from './erds.js';
@@ -53,6 +54,8 @@ export interface FederationDeps {
   readonly claim: (key: string, expiresAt: number) => Promise<boolean>;
   /** Whether an identity is live on another node of the cluster (false on one process). */
   readonly onlineElsewhere: (identity: string) => Promise<boolean>;
+  /** Frames of routed sessions a peer sends over our link go to the routed sessions. */
+  readonly events: Pick<RelayEvents, 'routedOverLink'>;
 }
 
 /** Most peer relays a relay keeps a link and an outbox pump for (DESIGN §7: bound the totals). */
@@ -223,15 +226,20 @@ export class Federation implements RemoteHomes {
 
   /**
    * Appends `message` for `recipient` to the outbox of the peer at `origin`, durably, as the
-   * request the peer gets: the content and `wmp` untouched but for the session (the peer's own),
-   * `forward_to` (which of `to` this peer delivers) and the expiry.
+   * request the peer gets: the content and `wmp` untouched but for the session (the peer's own,
+   * unless the message belongs to a session routed through the peer), `forward_to` (which of `to`
+   * this peer delivers) and the expiry.
    */
   append(origin: string, recipient: string, message: RoutedMessage, entry: OutboxEntry): Promise<AppendResult> {
     const { session_id: _own, ...wmp } = message.params.wmp;
+    const session = entry.session === undefined ? {} : { session_id: entry.session };
     const forwarded = {
       jsonrpc: '2.0',
       method: message.method,
-      params: { ...message.params, wmp: { ...wmp, forward_to: [recipient], expires_at: rfc3339(entry.expiresAt) } },
+      params: {
+        ...message.params,
+        wmp: { ...wmp, ...session, forward_to: [recipient], expires_at: rfc3339(entry.expiresAt) },
+      },
     };
     const pump = this.#peer(origin).pump;
     // The outbox is partitioned by remote recipient (docs/federation-profile.md): each recipient
@@ -251,6 +259,26 @@ export class Federation implements RemoteHomes {
         if (e instanceof RelayQueueFullError) this.metrics.outboxFull(origin, e.reason);
         throw e;
       });
+  }
+
+  /**
+   * Our link to the peer at `origin` once it is up (a link never tried is connected now, within
+   * `timeoutMs`); undefined when it does not come up, or no more peers may be linked.
+   */
+  async readyLink(origin: string, timeoutMs: number): Promise<PeerLink | undefined> {
+    let link: PeerLink;
+    try {
+      link = this.#peer(origin).link;
+    } catch {
+      return undefined;
+    }
+    return (await link.ready(timeoutMs)) ? link : undefined;
+  }
+
+  /** Our link to the peer at `origin` when it is up now. */
+  upLink(origin: string): PeerLink | undefined {
+    const link = this.#peers.get(origin)?.link;
+    return link?.up === true ? link : undefined;
   }
 
   /** Entries were committed to the outbox of `origin`: send them. */
@@ -387,6 +415,11 @@ export class Federation implements RemoteHomes {
       onstatus: (params) => this.#statuses.fromPeer(origin, params),
       onup: () => pump.kick(),
       ondown: () => pump.reset(),
+      // What the peer sends over our link spends its request budget, as what it sends on its own.
+      onrouted: async (message) => {
+        if (link.relayId !== undefined) this.chargePeerRequest(link.relayId);
+        return deps.events.routedOverLink(origin, message);
+      },
     });
     pump = new OutboxPump(origin, {
       queue: deps.queue,

@@ -4,11 +4,12 @@ import {
   InvalidRequestError,
   type JsonRpcNotification,
   NotAuthorizedError,
+  ParticipantNotFoundError,
   rfc3339,
   TimestampInvalidError,
   WmpError,
 } from '@wmp/jsonrpc-envelope';
-import type { SessionRecord, WmpContext } from '@wmp/session';
+import type { Connection, SessionRecord } from '@wmp/session';
 import { type Router, routedResult } from '../routing/route.js';
 import type { RoutedMessage } from '../routing/routed-message.js';
 import type { RelayTimings } from '../support/limits.js';
@@ -31,23 +32,60 @@ export const MAX_FEDERATION_HOPS = 8;
 
 type Wmp = Record<string, unknown>;
 
+/** Who forwarded a message, on what, and the routed session it names here, if any. */
+export interface ForwardedOn {
+  /** The peer relay's relay_id (the identity its link authenticated). */
+  readonly peerId: string;
+  readonly connection: Connection;
+  /** The session it came on (its id and version are in the answer). */
+  readonly session: SessionRecord;
+  /**
+   * A session routed through the peer and us whose frame this is: what is routed keeps naming it,
+   * and goes only to its other party (`recipient`).
+   */
+  readonly route?: { readonly id: string; readonly recipient: string };
+}
+
 /**
  * A `wmp.message.deliver` from a peer relay whose `wmp.sender` is one of the peer's users (DESIGN
- * §3, core §8.7.3): taken only when the peer is one (configured, or any relay in `open` mode),
- * the chain holds no hop of ours and at most 8 hops, every hop's time is within the message's
- * life, its last entry is the peer's and every entry verifies, the sender is not registered here now, and the peer may speak for the sender (the
- * sender's own `wmp.signature`, the peer is one of the sender's resolved homes, or the operator
- * trusts the peer).
- * Then it is routed like any message, the sender, message id and content untouched, our signed
- * entry appended. Every refusal is a typed error and nothing is queued.
+ * §3, core §8.7.3): taken only when the peer may speak for the sender (`bindPeerSender`). Then it
+ * is routed like any message, the sender, message id and content untouched, our signed entry
+ * appended. Every refusal is a typed error and nothing is queued.
  */
 export async function acceptForwarded(
   s: InboundDeps,
   params: Record<string, unknown>,
-  ctx: WmpContext,
+  on: ForwardedOn,
 ): Promise<unknown> {
+  return counted(s, () => accept(s, params, on));
+}
+
+/**
+ * A `wmp.session.create` a peer relay passes on for one of its users (a session routed end to end
+ * through both relays): bound as a forwarded deliver is (`bindPeerSender`). Resolves with the
+ * peer's origin ('' for a relay of `open` mode) and the create as it goes on from here, our
+ * signed entry appended to the chain as it came.
+ */
+export async function acceptForwardedCreate(
+  s: InboundDeps,
+  params: Record<string, unknown>,
+  peerId: string,
+): Promise<{ readonly origin: string; readonly offered: Record<string, unknown> }> {
+  return counted(s, async () => {
+    const message = { jsonrpc: '2.0' as const, method: 'wmp.session.create', params };
+    const origin = await peerOrigin(s.federation, peerId);
+    await bindPeerSender(s, message, peerId, origin);
+    const wmp: Wmp = { ...(params.wmp as Wmp) };
+    const offered: JsonRpcNotification = { jsonrpc: '2.0', method: message.method, params: { ...params, wmp } };
+    wmp.relay_chain = await relayChainWith(offered, s.hop());
+    return { origin, offered: offered.params as Record<string, unknown> };
+  });
+}
+
+/** Runs an inbound check, counting a refusal by its reason. */
+async function counted<T>(s: InboundDeps, run: () => Promise<T>): Promise<T> {
   try {
-    return await accept(s, params, ctx);
+    return await run();
   } catch (e) {
     const reason = e instanceof WmpError ? reasonOf(e) : 'internal';
     s.federation.metrics.refusedIn(reason);
@@ -61,30 +99,55 @@ function reasonOf(e: WmpError): string {
   return typeof reason === 'string' ? reason : String(e.code);
 }
 
-async function accept(s: InboundDeps, params: Record<string, unknown>, ctx: WmpContext): Promise<unknown> {
+/** The origin of the peer relay authenticated as `peerId` ('' in `open` mode); -31002 `not_a_peer` for anyone else. */
+async function peerOrigin(federation: Federation, peerId: string): Promise<string> {
+  const origin = await federation.peerOriginOf(peerId);
+  if (origin === undefined) throw new NotAuthorizedError({ reason: 'not_a_peer' });
+  return origin;
+}
+
+/**
+ * Whether the peer may speak for the message's `wmp.sender` (core §8.7.3; docs/federation-profile.md,
+ * "Sender binding across hops"): the chain holds no hop of ours and at most 8 hops, every hop's
+ * time is within the message's life, its last entry is the peer's and every entry verifies, the
+ * sender is not registered here now, and the peer may speak for the sender (the sender's own
+ * `wmp.signature`, the peer is one of the sender's resolved homes, or the operator trusts it).
+ */
+async function bindPeerSender(
+  s: InboundDeps,
+  message: { jsonrpc: '2.0'; method: string; params: Record<string, unknown> },
+  peerId: string,
+  origin: string,
+): Promise<void> {
+  const wmp = message.params.wmp as Wmp;
+  checkChainShape(wmp.relay_chain, peerId, s.hop().relayId);
+  checkChainTimes(wmp.relay_chain as Wmp[], wmp.expires_at, s);
+  await verifyRelayChain(message, { lastRelayId: peerId });
+  await checkSenderBinding(s.federation, message, wmp.sender as string, origin);
+}
+
+async function accept(s: InboundDeps, params: Record<string, unknown>, on: ForwardedOn): Promise<unknown> {
   const { federation } = s;
-  const peerId = ctx.sender as string;
-  const session = ctx.session as SessionRecord;
+  const { peerId, route } = on;
   const wmp = params.wmp as Wmp;
   const sender = wmp.sender as string;
-  const peerOrigin = await federation.peerOriginOf(peerId);
-  if (peerOrigin === undefined) throw new NotAuthorizedError({ reason: 'not_a_peer' });
+  const origin = await peerOrigin(federation, peerId);
   const messageId = wmp.message_id;
   if (typeof messageId !== 'string' || messageId.length === 0 || messageId.length > 256 || messageId.includes('\n')) {
     throw new InvalidParamsError({ reason: 'message_id required' });
   }
-  checkChainShape(wmp.relay_chain, peerId, s.hop().relayId);
-  checkChainTimes(wmp.relay_chain as Wmp[], wmp.expires_at, s);
   const message = { jsonrpc: '2.0' as const, method: 'wmp.message.deliver', params };
-  await verifyRelayChain(message, { lastRelayId: peerId });
-  await checkSenderBinding(federation, message, sender, peerOrigin);
+  await bindPeerSender(s, message, peerId, origin);
   const recipients = recipientsOf(params, wmp);
+  const stranger = route === undefined ? undefined : recipients.find((r) => r !== route.recipient);
+  if (stranger !== undefined) throw new ParticipantNotFoundError({ participant: stranger });
   const now = s.now();
   const expiresAt = expiryOf(wmp.expires_at, s, now);
 
-  // Ours appended to the chain as it came; the peer's session and its routing hint are its own.
+  // Ours appended to the chain as it came; the peer's session and its routing hint are its own,
+  // but a routed session both relays know keeps its id.
   const { session_id: _peerSession, forward_to: _hint, ...kept } = wmp;
-  const routedWmp: Wmp = { ...kept };
+  const routedWmp: Wmp = { ...kept, ...(route === undefined ? {} : { session_id: route.id }) };
   const routed: JsonRpcNotification = {
     jsonrpc: '2.0',
     method: 'wmp.message.deliver',
@@ -96,16 +159,16 @@ async function accept(s: InboundDeps, params: Record<string, unknown>, ctx: WmpC
   const outcome = await s.router.routeToRecipients({
     sender,
     notify: true,
-    connection: ctx.connection,
+    connection: on.connection,
     messageId,
     expiresAt,
-    group: undefined,
+    group: route?.id,
     messages: new Map(recipients.map((r) => [r, routed as RoutedMessage])),
     isRequest: true,
     charge: (bytes) => federation.chargePeer(peerId, bytes),
   });
   if (outcome.accepted === 0 && outcome.full) throw outcome.full;
-  return routedResult(session, messageId);
+  return routedResult(on.session, messageId);
 }
 
 /** Loops, hop count and the last hop, before any signature is checked (cheap refusals first). */

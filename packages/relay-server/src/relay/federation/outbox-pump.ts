@@ -10,6 +10,12 @@ const PAGE = 100;
 /** Error codes of a peer that mean "later", not "never": the entry stays and is sent again. */
 const RETRYABLE = new Set([-31007, -32603, -32000, -31000, -31001]);
 
+/**
+ * For an entry of a session routed through the peer (it names the session), "unknown" or
+ * "expired" session is final: that session is durable at the peer, so it ended there.
+ */
+const ROUTE_GONE = new Set([-31000, -31001]);
+
 export interface ForwardRefusal {
   readonly entry: QueuedMessage;
   readonly recipient: string;
@@ -234,9 +240,13 @@ export class OutboxPump {
           return { entry, recipient, messageId, code: 0 };
         } catch (e) {
           const { code, data } = e as { code?: unknown; data?: { reason?: unknown } };
+          const routed = typeof (params.wmp as { session_id?: unknown } | undefined)?.session_id === 'string';
           // A JSON-RPC refusal is the peer's answer; anything else (closed, timed out) is a retry,
           // and so is "not a peer" (the peer may not have read our well-known yet).
-          const final = typeof code === 'number' && !RETRYABLE.has(code) && data?.reason !== 'not_a_peer';
+          const final =
+            typeof code === 'number' &&
+            (!RETRYABLE.has(code) || (routed && ROUTE_GONE.has(code))) &&
+            data?.reason !== 'not_a_peer';
           return { entry, recipient, messageId, code: final ? code : -1, data };
         }
       }),

@@ -1,5 +1,6 @@
 import type { Keypair } from '@wmp/jcs-signing';
-import { Peer, WmpSession } from '@wmp/session';
+import { type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, toWmpError } from '@wmp/jsonrpc-envelope';
+import { ConnectionClosedError, type ForwardedAnswer, Peer, WmpSession } from '@wmp/session';
 import { ReconnectPolicy } from '@wmp/transports';
 import { type BoundedFetchOptions, fetchJsonObject } from './bounded-fetch.js';
 import { type PeerEndpoints, type PeerTransportFactory, relayOriginOf } from './federation-config.js';
@@ -52,6 +53,11 @@ export interface PeerLinkOptions {
   readonly onup: () => void;
   /** The link went down. */
   readonly ondown: () => void;
+  /**
+   * A frame of a session routed through the peer (it names a session other than the link's own):
+   * a request's result, or its error thrown, is the answer the link gives the peer.
+   */
+  readonly onrouted: (message: JsonRpcRequest | JsonRpcNotification) => Promise<unknown>;
 }
 
 /** Capabilities a relay offers a peer: messaging, relaying, offline statuses, and that it is a relay. */
@@ -95,6 +101,30 @@ export class PeerLink {
     return this.#session !== undefined && !this.#session.peer.closed;
   }
 
+  /** The peer's relay_id, once its well-known document was read. */
+  get relayId(): string | undefined {
+    return this.#document?.relayId;
+  }
+
+  /**
+   * Whether the link is up, or comes up within `timeoutMs`: a link never tried (or stopped
+   * trying) is connected now; one waiting for its next attempt after a failure is not waited for.
+   */
+  async ready(timeoutMs: number): Promise<boolean> {
+    if (this.up) return true;
+    if (this.#stopped || this.#timer !== undefined) return false;
+    this.ensure();
+    const connecting = this.#connecting;
+    if (connecting === undefined) return this.up;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+    });
+    await Promise.race([connecting, late]);
+    clearTimeout(timer);
+    return this.up;
+  }
+
   /** The peer's well-known facts, once read (its relay_id, endpoints, erds). */
   get document(): PeerDocument | undefined {
     return this.#document;
@@ -130,6 +160,24 @@ export class PeerLink {
     return session.request('wmp.message.deliver', params, { timeoutMs: this.#options.requestTimeoutMs });
   }
 
+  /**
+   * Passes a request of a routed session to the peer with an id of the link's own, and resolves
+   * with the peer's answer as it came; rejects with `ConnectionClosedError` while the link is down.
+   */
+  pass(method: string, params: unknown, timeoutMs: number): Promise<ForwardedAnswer> {
+    const session = this.#session;
+    if (session === undefined || session.peer.closed) return Promise.reject(new ConnectionClosedError());
+    return session.peer.forward(method, params as Record<string, unknown> | undefined, { timeoutMs });
+  }
+
+  /** Sends a notification of a routed session as it is; false while the link is down. */
+  async send(message: JsonRpcNotification): Promise<boolean> {
+    const session = this.#session;
+    if (session === undefined || session.peer.closed) return false;
+    await session.peer.send(message);
+    return true;
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
@@ -146,6 +194,8 @@ export class PeerLink {
       if (doc === undefined) throw new Error('no well-known document');
       const session = await this.#open(doc);
       peer = session.peer as Peer;
+      const link = peer;
+      link.divert = (message) => this.#routed(link, session.id, message);
       // One at a time, in the order they came: a `queued` is never passed on after its `delivered`.
       let statuses = Promise.resolve();
       session.on('status', (params) => {
@@ -213,6 +263,28 @@ export class PeerLink {
     if (typeof id === 'string') {
       await session.notify('wmp.message.ack', { message_ids: [id], status: 'received' }).catch(() => undefined);
     }
+  }
+
+  /**
+   * Takes a frame the peer sent on a session other than the link's own (a session routed through
+   * both relays): handed to `onrouted`, its answer sent back under the peer's request id. Anything
+   * else (the link's own frames, answers to our requests) is the link's.
+   */
+  #routed(peer: Peer, own: string, message: JsonRpcMessage): boolean {
+    if (!('method' in message)) return false;
+    const named = (message.params as { wmp?: { session_id?: unknown } } | undefined)?.wmp?.session_id;
+    if (typeof named !== 'string' || named === own) return false;
+    void this.#options
+      .onrouted(message)
+      .then(
+        (result) =>
+          'id' in message
+            ? peer.send({ jsonrpc: '2.0', id: message.id, result: result === undefined ? {} : result })
+            : undefined,
+        (e: unknown) => ('id' in message ? peer.send(toWmpError(e).toResponse(message.id)) : undefined),
+      )
+      .catch(() => undefined);
+    return true;
   }
 
   #lost(session: WmpSession): void {

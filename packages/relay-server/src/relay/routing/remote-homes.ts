@@ -7,6 +7,8 @@ export interface OutboxEntry {
   readonly sender: string;
   readonly notify: boolean;
   readonly expiresAt: number;
+  /** A session routed through the peer and us that the message belongs to: the peer gets it naming that session. */
+  readonly session?: string;
 }
 
 /**

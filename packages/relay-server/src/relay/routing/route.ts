@@ -61,6 +61,12 @@ export interface RouteInput {
   readonly senderChoseId?: boolean;
   /** Spends the routed bytes; default the sender's, connection's and source's budgets (a peer relay has its own). */
   readonly charge?: (bytes: number) => Promise<void>;
+  /**
+   * Recipients known to be at home at a peer relay, by its origin: the other party of a session
+   * routed through that relay, which knows the session too (no lookup; what goes to its outbox
+   * keeps naming the session).
+   */
+  readonly homes?: ReadonlyMap<string, string>;
 }
 
 export interface RouteOutcome {
@@ -153,11 +159,13 @@ export class Router {
     if (input.charge) await input.charge(fanout);
     else await s.limiters.chargeRouted(sender, input.connection, fanout, s.refusals);
     // Recipients at home at another relay go to that peer's outbox (DESIGN §3 federation).
-    const remote = s.remote === undefined ? undefined : await remoteRecipients(s.remote, input.messages, sender);
+    const remote =
+      s.remote === undefined ? undefined : await remoteRecipients(s.remote, input.messages, sender, input.homes);
     const outcomes = await Promise.all(
       [...input.messages].map(([recipient, message]) => {
         const peer = remote?.get(recipient);
-        const entry = { id: messageId, sender, notify: input.notify, expiresAt };
+        const routed = group !== undefined && peer !== undefined && input.homes?.get(recipient) === peer;
+        const entry = { id: messageId, sender, notify: input.notify, expiresAt, ...(routed ? { session: group } : {}) };
         const body = bodies.get(message)!;
         // With the UTF-8 length counted above: else the queue walks the whole text again.
         const appended =
@@ -299,10 +307,11 @@ async function remoteRecipients(
   homes: RemoteHomes,
   messages: ReadonlyMap<string, RoutedMessage>,
   sender: string,
+  known: ReadonlyMap<string, string> | undefined,
 ): Promise<Map<string, string> | undefined> {
   let remote: Map<string, string> | undefined;
   for (const [recipient, message] of messages) {
-    const origin = await homes.remoteHomeOf(recipient, sender);
+    const origin = known?.get(recipient) ?? (await homes.remoteHomeOf(recipient, sender));
     if (origin === undefined) continue;
     await homes.checkErds(origin, message.params);
     remote ??= new Map();

@@ -19,7 +19,7 @@ import type { RelayLimits, RelayTimings } from '../support/limits.js';
 import type { RefusalLog } from '../support/refusals.js';
 import { expiryOf } from './expiry.js';
 import { senderMessageId } from './message-ids.js';
-import type { Party } from './routed/route-record.js';
+import { type Party, peerOriginOf, peerRelayOf } from './routed/route-record.js';
 
 /** What a deliver passes through: the checks here and in the MLS room, then routing. */
 export interface DeliverDeps {
@@ -51,7 +51,7 @@ export function deliverHook(s: DeliverDeps) {
     if (claimed !== undefined && claimed !== sender) {
       // Only a peer relay forwards for others (the session engine left this check to us).
       if (s.inbound === undefined) throw new NotAuthorizedError({ reason: 'sender is not the authenticated identity' });
-      return acceptForwarded(s.inbound, request, ctx);
+      return acceptForwarded(s.inbound, request, { peerId: sender, connection: ctx.connection, session });
     }
     const recipients = recipientsOf(params, session, sender);
     const group = isGroupSession(session) ? session.id : undefined;
@@ -87,6 +87,8 @@ interface DeliverInput {
   readonly notify: boolean;
   readonly isRequest: boolean;
   readonly ctx: WmpContext;
+  /** Recipients known to be at home at a peer relay, by that relay's origin (a routed session's other party). */
+  readonly homes?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -111,6 +113,7 @@ async function routeDeliver(s: DeliverDeps, input: DeliverInput): Promise<unknow
     messages: new Map(recipients.map((r) => [r, message])),
     isRequest,
     senderChoseId: chosen !== undefined,
+    ...(input.homes === undefined ? {} : { homes: input.homes }),
   });
   if (!isRequest) return undefined;
   if (outcome.accepted === 0 && outcome.full) throw outcome.full;
@@ -120,13 +123,15 @@ async function routeDeliver(s: DeliverDeps, input: DeliverInput): Promise<unknow
 /**
  * `wmp.message.deliver` on a session routed between two parties (transport §6.2): checked against
  * the relay's schema (it stores what it forwards), then stored and forwarded to the other party
- * like any deliver, naming the routed session; statuses go to the sender's hop connections.
+ * like any deliver, naming the routed session; statuses go to the sender's hop connections. A
+ * party at another relay is reached through that relay's outbox (the route names it: no lookup);
+ * what that relay passes on for its party is taken as any forward of a peer is (inbound.ts).
  */
 export async function deliverOnRoute(
   s: DeliverDeps,
   request: JsonRpcRequest | JsonRpcNotification,
   session: SessionRecord,
-  sender: string,
+  from: Party,
   to: Party,
   ctx: WmpContext,
 ): Promise<unknown> {
@@ -134,16 +139,28 @@ export async function deliverOnRoute(
   if (params.to?.some((r) => r !== to.id)) {
     throw new ParticipantNotFoundError({ participant: params.to?.find((r) => r !== to.id) });
   }
+  const raw = (request.params ?? {}) as Record<string, unknown>;
+  if (from.via !== undefined) {
+    if (s.inbound === undefined) throw new NotAuthorizedError({ reason: 'federation is off' });
+    return acceptForwarded(s.inbound, raw, {
+      peerId: peerRelayOf(from.via),
+      connection: ctx.connection,
+      session,
+      route: { id: session.id, recipient: to.id },
+    });
+  }
+  const home = to.via === undefined ? undefined : peerOriginOf(to.via);
   return routeDeliver(s, {
     params,
-    request: (request.params ?? {}) as Record<string, unknown>,
+    request: raw,
     session,
-    sender,
+    sender: from.id,
     recipients: [to.id],
     group: session.id,
-    notify: s.presence.get(sender, ctx.connection)?.statuses ?? false,
+    notify: s.presence.get(from.id, ctx.connection)?.statuses ?? false,
     isRequest: 'id' in request,
     ctx,
+    ...(home === undefined ? {} : { homes: new Map([[to.id, home]]) }),
   });
 }
 

@@ -90,8 +90,12 @@ export interface RelayLimits {
   readonly maxForwardedPerConnection: number;
   /** Requests on one routed session passed on and not yet answered. */
   readonly maxForwardedPerRoute: number;
+  /** Requests passed on from or to one peer relay on routed sessions (all its users together) and not yet answered. */
+  readonly maxForwardedPerPeer: number;
   /** Routed sessions one identity takes part in at once (on one node). */
   readonly maxRoutesPerIdentity: number;
+  /** Routed sessions the users of one peer relay opened here, together (on one node). */
+  readonly maxRoutesPerPeer: number;
   /** Creates one identity may offer to another party per second (shared by a cluster's nodes). */
   readonly routeOffersPerSecond: number;
   /** Burst of that bucket. */
@@ -170,7 +174,9 @@ export const DEFAULT_RELAY_LIMITS: RelayLimits = Object.freeze({
   keyPackageFetchesPerTarget: 10,
   maxForwardedPerConnection: 64,
   maxForwardedPerRoute: 32,
+  maxForwardedPerPeer: 1024,
   maxRoutesPerIdentity: 256,
+  maxRoutesPerPeer: 10_000,
   routeOffersPerSecond: 2,
   routeOfferBurst: 10,
 });

@@ -1,3 +1,4 @@
+import type { JsonRpcNotification, JsonRpcRequest } from '@wmp/jsonrpc-envelope';
 import type { QueueRemoval } from '../../storage/contracts/queue-store.js';
 import type { Endpoint } from './endpoint.js';
 import type { StatusParams } from './status-params.js';
@@ -42,4 +43,11 @@ export interface RelayEvents {
   statusElsewhere(sender: string, note: string): Promise<number> | undefined;
   /** Before a status is kept: one for a sender at home at a peer relay goes there (federation); true when it took it. */
   statusToHome(sender: string, params: StatusParams): Promise<boolean>;
+
+  // Raised by federation (a peer link).
+  /**
+   * The peer at `origin` sent a frame of a session routed through it over our link to it: the
+   * routed sessions pass it on; resolves with a request's result, or rejects with its error.
+   */
+  routedOverLink(origin: string, message: JsonRpcRequest | JsonRpcNotification): Promise<unknown>;
 }

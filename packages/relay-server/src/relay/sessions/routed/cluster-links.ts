@@ -84,7 +84,7 @@ export class ClusterPartyLinks implements PartyLinks {
   }
 
   async request(party: Party, method: string, params: unknown, timeoutMs: number): Promise<PartyAnswer> {
-    for (const node of await this.#nodesOf(party.id)) {
+    for (const node of await this.#nodesOf(reachedAs(party))) {
       const reply = await this.#ask(node, { t: 'req', party, method, params, ms: timeoutMs }, timeoutMs);
       if ('timeout' in reply) throw new RequestTimeoutError();
       if ('offline' in reply || 'delivered' in reply) continue;
@@ -94,15 +94,16 @@ export class ClusterPartyLinks implements PartyLinks {
   }
 
   async notify(party: Party, message: JsonRpcNotification): Promise<boolean> {
-    for (const node of await this.#nodesOf(party.id)) {
+    for (const node of await this.#nodesOf(reachedAs(party))) {
       const reply = await this.#ask(node, { t: 'note', party, message }, NODE_MARGIN_MS);
       if ('delivered' in reply && reply.delivered) return true;
     }
     return false;
   }
 
-  /** The other nodes where `identity` has connections (none when the directory cannot say). */
-  async #nodesOf(identity: string): Promise<readonly string[]> {
+  /** The other nodes where `identity` has connections (none when the directory cannot say, or nobody is to be reached). */
+  async #nodesOf(identity: string | undefined): Promise<readonly string[]> {
+    if (identity === undefined) return [];
     const { coordination } = this.#o;
     const nodes = await coordination.presence.nodesOf(identity).catch(() => [] as readonly string[]);
     return nodes.filter((n) => n !== coordination.nodeId);
@@ -165,11 +166,21 @@ export class ClusterPartyLinks implements PartyLinks {
     if (ask.t === 'offer') {
       const offered = await local.offer(ask.identity, ask.params, ask.ms);
       if (offered === undefined) return { offline: true };
-      return 'error' in offered.answer ? offered.answer : { result: offered.answer.result, hop: offered.hop };
+      if ('error' in offered.answer) return offered.answer;
+      return { result: offered.answer.result, ...(offered.hop === undefined ? {} : { hop: offered.hop }) };
     }
     const answer = await local.request(ask.party, ask.method, ask.params, ask.ms);
     return answer;
   }
+}
+
+/**
+ * Whose connection reaches a party: its own, or the link of the peer relay that offered the create
+ * here; none for a party over our own link to a peer (every node has its own link).
+ */
+function reachedAs(party: Party): string | undefined {
+  if (party.via === undefined) return party.id;
+  return 'peer' in party.via ? party.via.peer : undefined;
 }
 
 /**

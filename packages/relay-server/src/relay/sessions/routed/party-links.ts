@@ -1,6 +1,6 @@
 import type { JsonRpcNotification } from '@wmp/jsonrpc-envelope';
 import type { Connection, ForwardedAnswer } from '@wmp/session';
-import type { Party } from './route-record.js';
+import type { Party, PeerPath } from './route-record.js';
 
 /** What a party gave back for a request passed to it, or that it could not be reached. */
 export type PartyAnswer = ForwardedAnswer | { readonly offline: true };
@@ -13,6 +13,13 @@ export interface PartyConnection {
   readonly hop: string;
 }
 
+/** Who answered an offered create: on a hop session here, or at a peer relay (reached over `via`). */
+export interface PartyOffer {
+  readonly hop?: string;
+  readonly via?: PeerPath;
+  readonly answer: ForwardedAnswer;
+}
+
 /**
  * How the relay reaches one party of a routed session, wherever it is connected: on this node,
  * on another node of the cluster, or at a peer relay. Each answers for what it can reach and
@@ -20,11 +27,7 @@ export interface PartyConnection {
  */
 export interface PartyLinks {
   /** Offers a create to the identity's newest live registered connection; undefined: it has none. */
-  offer(
-    identity: string,
-    params: Record<string, unknown>,
-    timeoutMs: number,
-  ): Promise<{ readonly hop: string; readonly answer: ForwardedAnswer } | undefined>;
+  offer(identity: string, params: Record<string, unknown>, timeoutMs: number): Promise<PartyOffer | undefined>;
   /** Passes a request on (the party's answer comes back as it gave it). */
   request(party: Party, method: string, params: unknown, timeoutMs: number): Promise<PartyAnswer>;
   /** Passes a notification on; false when the party could not be reached. */
@@ -45,9 +48,16 @@ function takesFrames(connection: Connection): boolean {
 
 /**
  * The party's connection here: the one bound to its hop session (the device that holds the
- * session), else its newest registered one (that device came back on a new hop session).
+ * session), else its newest registered one (that device came back on a new hop session). A party
+ * at a peer relay that offered the create here is reached on that relay's link to us; one at a
+ * peer we offered it to, only over our link there (not here).
  */
 export function localConnectionOf(local: LocalConnections, party: Party): PartyConnection | undefined {
+  if (party.via !== undefined) {
+    if (!('peer' in party.via)) return undefined;
+    const link = local.newestRegistered(party.via.peer);
+    return link !== undefined && takesFrames(link.connection) ? link : undefined;
+  }
   if (party.hop !== undefined) {
     for (const connection of local.connectionsOf(party.hop)) {
       if (connection.sessions.get(party.hop)?.identity === party.id && takesFrames(connection)) {

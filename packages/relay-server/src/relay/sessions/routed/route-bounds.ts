@@ -26,20 +26,46 @@ export class InFlight {
 }
 
 /**
+ * Takes one slot of each bound under its key, or none (-31007 from the first that is full); the
+ * function returned gives them all back, once.
+ */
+export function takeSlots(slots: ReadonlyArray<readonly [InFlight, string | number]>): () => void {
+  const taken: Array<readonly [InFlight, string | number]> = [];
+  try {
+    for (const slot of slots) {
+      slot[0].take(slot[1]);
+      taken.push(slot);
+    }
+  } catch (e) {
+    for (const [bound, key] of taken) bound.release(key);
+    throw e;
+  }
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    for (const [bound, key] of taken) bound.release(key);
+  };
+}
+
+/**
  * The routes each identity takes part in, as this node knows them (created here, until closed or
  * expired): at most `max` each, so that one identity cannot fill the session store with routes.
+ * Also keyed by peer relay: the routes its users opened here, together.
  */
 export class RoutesPerIdentity {
   readonly #routes = new Map<string, Map<string, number>>();
   readonly #max: number;
   readonly #now: () => number;
+  readonly #reason: string;
   /** Entries held, and the count after the last full prune (amortised: prune when it doubled). */
   #entries = 0;
   #prunedAt = 1024;
 
-  constructor(max: number, now: () => number) {
+  constructor(max: number, now: () => number, reason = 'too many routed sessions') {
     this.#max = max;
     this.#now = now;
+    this.#reason = reason;
   }
 
   /** -31007 when `identity` already has `max` unexpired routes. */
@@ -48,7 +74,7 @@ export class RoutesPerIdentity {
     if (routes === undefined || routes.size < this.#max) return;
     const now = this.#now();
     for (const [id, until] of routes) if (until <= now) this.#drop(identity, routes, id);
-    if (routes.size >= this.#max) throw new RateLimitedError({ reason: 'too many routed sessions' });
+    if (routes.size >= this.#max) throw new RateLimitedError({ reason: this.#reason });
   }
 
   add(identities: readonly string[], id: string, until: number): void {

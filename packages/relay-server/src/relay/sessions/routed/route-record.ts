@@ -13,6 +13,31 @@ export interface RelayRoute extends SessionRoute {
   readonly initiatorHop?: string;
   /** The responder's hop session here that answered the create. */
   readonly responderHop?: string;
+  /** The initiator is at another relay, which offered the create here over its link to us. */
+  readonly initiatorVia?: PeerPath;
+  /** The responder is at another relay, to which we offered the create over our link. */
+  readonly responderVia?: PeerPath;
+}
+
+/**
+ * How a party at another relay is reached (docs/architecture.md, "Sessions through the relay"):
+ * that relay speaks for it on this route, and only for it. `link`: we offered the create over our
+ * link to that origin, and frames go over that link; `peer`: that relay offered it here over its
+ * link to us, and frames go back over that link (a connection here authenticated as its
+ * relay_id). `origin` is where its outbox is (the route's deliveries go there), when known.
+ */
+export type PeerPath =
+  | { readonly link: string; readonly relayId: string }
+  | { readonly peer: string; readonly origin?: string };
+
+/** The relay_id of the peer relay that speaks for a party reached over `via`. */
+export function peerRelayOf(via: PeerPath): string {
+  return 'link' in via ? via.relayId : via.peer;
+}
+
+/** The origin of the peer relay of `via`, where its outbox goes, when known. */
+export function peerOriginOf(via: PeerPath): string | undefined {
+  return 'link' in via ? via.link : via.origin;
 }
 
 export type RelayRoutedRecord = RoutedSessionRecord & { readonly route: RelayRoute };
@@ -21,14 +46,18 @@ export type RelayRoutedRecord = RoutedSessionRecord & { readonly route: RelayRou
 export interface Party {
   readonly id: string;
   readonly hop: string | undefined;
+  /** At another relay: reached only through it. */
+  readonly via?: PeerPath;
 }
 
 export function initiatorOf(route: RelayRoute): Party {
-  return { id: route.initiator, hop: route.initiatorHop };
+  const { initiator: id, initiatorHop: hop, initiatorVia: via } = route;
+  return via === undefined ? { id, hop } : { id, hop, via };
 }
 
 export function responderOf(route: RelayRoute): Party {
-  return { id: route.responder, hop: route.responderHop };
+  const { responder: id, responderHop: hop, responderVia: via } = route;
+  return via === undefined ? { id, hop } : { id, hop, via };
 }
 
 /**
