@@ -57,7 +57,7 @@ describe('log events', { timeout: 60_000 }, () => {
     const of = (event: string) => lines.filter((l) => l.event === event);
     expect(of('session.opened')).toEqual([expect.objectContaining({ level: 'info', kind: 'hop', scheme: 'did:key' })]);
     expect(of('auth.refused')).toEqual([
-      expect.objectContaining({ level: 'info', method: 'wmp.session.authenticate', code: refused.error.code }),
+      expect.objectContaining({ level: 'info', method: 'wmp.session.authenticate', code: refused.error?.code }),
     ]);
     expect(of('session.closed')).toEqual([expect.objectContaining({ level: 'info', kind: 'hop' })]);
     // Mallory's session was never opened: its end (when it expires) is no event.

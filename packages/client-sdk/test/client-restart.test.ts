@@ -2,9 +2,14 @@ import { randomBytes } from '@wmp/jcs-signing';
 import { describe, expect, it } from 'vitest';
 import type { StateChange } from '../src/node.js';
 import { FileStore } from '../src/node.js';
-import { clientTestbed, waitFor } from './client-testbed.js';
+import { clientTestbed, FAST_RECONNECT, waitFor } from './client-testbed.js';
 
 const bed = clientTestbed();
+
+/** Quick retries that never give up: on a busy machine the restart may outlast FAST_RECONNECT's 40. */
+const PATIENT = { ...FAST_RECONNECT, maxAttempts: Number.POSITIVE_INFINITY };
+/** Waits after the restart include reconnecting and the queue's redelivery. */
+const AFTER_RESTART_MS = 30_000;
 
 /** Sends 1..count to `to`, one after the other; `pause` lets the test hold the stream at a point. */
 async function stream(
@@ -25,8 +30,8 @@ describe('a relay restarted mid-session (same SQLite file, same port)', () => {
     const seed = randomBytes(32);
     let relay = await bed.relay({ sqlite: 'restart.db', seed });
     const port = relay.port;
-    const alice = await bed.client(relay.url, { binding: 'ws' });
-    const bob = await bed.client(relay.url, { binding: 'http' });
+    const alice = await bed.client(relay.url, { binding: 'ws', reconnect: PATIENT });
+    const bob = await bed.client(relay.url, { binding: 'http', reconnect: PATIENT });
     const sessions = [alice.client.sessionId, bob.client.sessionId];
     const states: Record<string, StateChange[]> = { alice: [], bob: [] };
     alice.client.on('state', (s) => {
@@ -48,25 +53,33 @@ describe('a relay restarted mid-session (same SQLite file, same port)', () => {
       stream((n) => alice.client.send(bob.identity.did, { n }), count, a, held),
       stream((n) => bob.client.send(alice.identity.did, { n }), count, b, held),
     ]);
-    await waitFor(() => a.sent >= count / 3 && b.sent >= count / 3);
+    await waitFor(() => a.sent >= count / 3 && b.sent >= count / 3, 10_000, 'a third of each stream');
     // Some messages are in flight while the relay stops: a held stream goes on as soon as it closes.
     const closing = relay.close();
     release();
     await closing;
     // Both clients have seen the relay go before it comes back.
-    await waitFor(() => states.alice!.some((s) => s.state === 'reconnecting'));
-    await waitFor(() => states.bob!.some((s) => s.state === 'reconnecting'));
+    await waitFor(() => states.alice!.some((s) => s.state === 'reconnecting'), 10_000, 'alice reconnecting');
+    await waitFor(() => states.bob!.some((s) => s.state === 'reconnecting'), 10_000, 'bob reconnecting');
     relay = await bed.relay({ sqlite: 'restart.db', seed, port });
     await streams;
 
     const numbers = (inbox: typeof alice.inbox) => inbox.map((m) => (m.body as { n: number }).n);
     const all = Array.from({ length: count }, (_, i) => i + 1);
-    await waitFor(() => bob.inbox.length >= count && alice.inbox.length >= count);
+    await waitFor(
+      () => bob.inbox.length >= count && alice.inbox.length >= count,
+      AFTER_RESTART_MS,
+      'both streams delivered after the restart',
+    );
     // A marker each way, sent once every send above was acknowledged: anything sent twice (a send
     // retried after the drop) or replayed comes before it.
     await alice.client.send(bob.identity.did, { n: count + 1 });
     await bob.client.send(alice.identity.did, { n: count + 1 });
-    await waitFor(() => numbers(bob.inbox).includes(count + 1) && numbers(alice.inbox).includes(count + 1));
+    await waitFor(
+      () => numbers(bob.inbox).includes(count + 1) && numbers(alice.inbox).includes(count + 1),
+      AFTER_RESTART_MS,
+      'the markers',
+    );
     expect(numbers(bob.inbox)).toEqual([...all, count + 1]);
     expect(numbers(alice.inbox)).toEqual([...all, count + 1]);
 
@@ -78,8 +91,12 @@ describe('a relay restarted mid-session (same SQLite file, same port)', () => {
     expect(states.alice!.find((s) => s.attempt !== undefined)).toMatchObject({ state: 'reconnecting', attempt: 1 });
     expect([alice.client.sessionId, bob.client.sessionId]).toEqual(sessions);
     // Everything was acknowledged: the restarted relay holds nothing.
-    await waitFor(async () => (await relay.relay.stores.queue.totals()).count === 0);
-  });
+    await waitFor(
+      async () => (await relay.relay.stores.queue.totals()).count === 0,
+      AFTER_RESTART_MS,
+      'an empty queue',
+    );
+  }, 90_000);
 
   it('a new client process resumes the session kept in its store and gets what was sent meanwhile, once', async () => {
     const relay = await bed.relay({ sqlite: 'process.db' });
