@@ -53,6 +53,7 @@ export class RedisCoordination implements Coordination {
   readonly wakeUps: RedisWakeUps;
   readonly boxWakeUps: RedisWakeUps;
   readonly nodes: RedisWakeUps;
+  readonly broadcast: RedisWakeUps;
   readonly #link: RedisLink;
   readonly #keys: RedisKeys;
   readonly #limiters = new Map<string, RedisTokenBuckets>();
@@ -81,6 +82,7 @@ export class RedisCoordination implements Coordination {
     this.wakeUps = new RedisWakeUps(link, this.#keys, 'wake', wakeOptions(limits.wakeUps));
     this.boxWakeUps = new RedisWakeUps(link, this.#keys, 'box', wakeOptions(limits.boxWakeUps ?? limits.wakeUps));
     this.nodes = new RedisWakeUps(link, this.#keys, 'node', { onError, maxNoteChars: MAX_NODE_NOTE_CHARS });
+    this.broadcast = new RedisWakeUps(link, this.#keys, 'all', { onError });
   }
 
   rateLimiter(name: string, options: TokenBucketOptions): RateLimiter {
@@ -128,7 +130,13 @@ export class RedisCoordination implements Coordination {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.all([this.presence.close(), this.wakeUps.close(), this.boxWakeUps.close(), this.nodes.close()]);
+    await Promise.all([
+      this.presence.close(),
+      this.wakeUps.close(),
+      this.boxWakeUps.close(),
+      this.nodes.close(),
+      this.broadcast.close(),
+    ]);
     await this.#link.close();
   }
 
