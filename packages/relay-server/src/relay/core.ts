@@ -149,7 +149,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     // presence -> the forwarder: an HTTP session opened its event stream, what waited goes out now.
     reachableAgain: (endpoint) => void forwarder.pump(endpoint),
     // the forwarder -> the wake-ups: a commit wakes the other nodes; a pump waits for the watch.
-    committed: (id, seq) => wakeUps.committed(id, seq),
+    committed: (id, seq, body) => wakeUps.committed(id, seq, body),
     watching: (id) => wakeUps.ready(id),
     // the forwarder -> statuses: written to a live connection for the first time, `delivered` (DESIGN §3).
     delivered: (marked) => statuses.terminal(marked, 'delivered'),
