@@ -3,8 +3,9 @@
 import { createClient, type RedisClientType } from '@redis/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedis } from '../../../../test-support/services/index.js';
+import { LEASE } from '../../src/coordination/redis/scripts.js';
 import type { Coordination } from '../../src/index.js';
-import { connectRedisCoordination, type RedisCoordination } from '../../src/redis.js';
+import { connectRedisCoordination, type RedisCoordination, type RedisTokenBuckets } from '../../src/redis.js';
 import { type CoordinationFactory, coordinationSuite } from '../../src/testing.js';
 
 let server: RedisServer;
@@ -74,6 +75,42 @@ describe('Redis coordination: what is kept in Redis, and how long', () => {
     // A take that leaves it full (cost 0) stores nothing.
     expect(await c.rateLimiter('free', { perSecond: 1, burst: 1 }).take('k', 0)).toBe(true);
     expect(await raw.exists('lua1:rl:free:{k}')).toBe(0);
+  });
+
+  it('leases a take early, never an extra one: the bucket and the unspent leases hold no more than the burst', async () => {
+    const key = 'lua4:rl:lease:{k}';
+    // Refill is instant at this rate: only the cap on what is leased keeps the bucket below the burst.
+    const lease = async (need: number, want: number) =>
+      Number(
+        await raw.eval(LEASE.source, {
+          keys: [key],
+          arguments: ['1000000000', '10', String(need), String(want), '60000'],
+        }),
+      );
+    expect(await lease(1, 6)).toBe(6); // 1 spent now, 5 leased out
+    expect(Number(await raw.hGet(key, 'c'))).toBe(5);
+    // Refilled at once, but to the burst less what may still be spent from the lease.
+    expect(await lease(1, 100)).toBe(5);
+    expect(await lease(11, 11)).toBe(0); // more than the burst: refused, nothing spent
+    expect(await lease(1, 1)).toBe(1);
+  });
+
+  it('lets a busy key spend leases locally: a few calls a second, and a fresh node gets only what the bucket holds', async () => {
+    const [a, b] = [await node('lua5:'), await node('lua5:')];
+    // 8 per second, burst 40: leases of up to 2 tokens; nothing much refills during the test.
+    const options = { perSecond: 8, burst: 40 };
+    const onA = a.rateLimiter('requests', options) as RedisTokenBuckets;
+    const start = Date.now();
+    let spent = 0;
+    while (await onA.take('did:key:z6MkBusy')) spent++;
+    expect(onA.calls).toBeLessThan(spent * 0.75); // two of three takes, at least, from leases
+    // Another node (or this one restarted) starts from what the bucket holds: it is spent.
+    const onB = b.rateLimiter('requests', options) as RedisTokenBuckets;
+    let more = 0;
+    for (let i = 0; i < 10; i++) if (await onB.take('did:key:z6MkBusy')) more++;
+    const refilled = Math.ceil((8 * (Date.now() - start)) / 1000);
+    expect(spent + more).toBeLessThanOrEqual(40 + refilled);
+    expect(spent).toBeGreaterThanOrEqual(40);
   });
 
   it('gives each key-package window its TTL and id; a refund of the last fetch deletes it', async () => {

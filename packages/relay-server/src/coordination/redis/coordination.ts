@@ -14,7 +14,7 @@ import { RedisKeys } from './keys.js';
 import { type LinkOptions, RedisLink } from './link.js';
 import { RedisPresenceDirectory } from './presence-directory.js';
 import { DEFAULT_COUNT_GRANULARITY_MS, RedisReplayCache } from './replay-cache.js';
-import { ANNOUNCE, NODES, REFUND, RESERVE, TAKE, USE_ONCE } from './scripts.js';
+import { ANNOUNCE, LEASE, NODES, REFUND, RESERVE, USE_ONCE } from './scripts.js';
 import { RedisTokenBuckets } from './token-buckets.js';
 import { RedisWakeUps } from './wake-ups.js';
 
@@ -37,7 +37,7 @@ export interface RedisCoordinationOptions extends LinkOptions {
   readonly logger?: Logger;
 }
 
-const SCRIPTS = [TAKE, RESERVE, REFUND, USE_ONCE, ANNOUNCE, NODES];
+const SCRIPTS = [LEASE, RESERVE, REFUND, USE_ONCE, ANNOUNCE, NODES];
 
 /**
  * The cluster's coordination on one Redis (7.0 or later; persistence not needed, everything in it
