@@ -25,6 +25,8 @@ interface Arm {
   /** CPU seconds of the nodes, PostgreSQL and Redis over this arm's rounds. */
   readonly cpu: [number, number, number];
   messages: number;
+  /** µs of CPU (every part) per message of each round: their median is what an odd round moves least. */
+  readonly perRound: number[];
 }
 
 export async function clusterAb(trees: readonly string[], rounds: number): Promise<void> {
@@ -45,7 +47,7 @@ export async function clusterAb(trees: readonly string[], rounds: number): Promi
         database: `arm${i}`,
         ...(root === undefined ? {} : { root }),
       });
-      arms.push({ name: root ?? 'this checkout', cluster, rates: [], cpu: [0, 0, 0], messages: 0 });
+      arms.push({ name: root ?? 'this checkout', cluster, rates: [], cpu: [0, 0, 0], messages: 0, perRound: [] });
     }
     for (const arm of arms) await closedLoop(arm.cluster.fleet.traffic, WARMUP_MS);
     await closedLoop(singleFleet.traffic, WARMUP_MS);
@@ -60,10 +62,15 @@ export async function clusterAb(trees: readonly string[], rounds: number): Promi
         const done = traffic.completed;
         for (const m of arm.cluster.meters) m.start();
         arm.rates.push(await closedLoop(traffic, ROUND_MS));
-        arm.messages += traffic.completed - done;
+        const messages = traffic.completed - done;
+        arm.messages += messages;
+        let seconds = 0;
         arm.cluster.meters.forEach((m, i) => {
-          arm.cpu[i]! += m.stop();
+          const used = m.stop();
+          arm.cpu[i]! += used;
+          seconds += used;
         });
+        arm.perRound.push((seconds * 1e6) / Math.max(1, messages));
       }
       const before = await single.ask('stats');
       singleRates.push(await closedLoop(singleFleet.traffic, ROUND_MS));
@@ -89,7 +96,7 @@ export async function clusterAb(trees: readonly string[], rounds: number): Promi
         `${arm.name}: ${Math.round(rate)} msg/s (rounds ${arm.rates.map(Math.round).join(' ')}; ` +
           `${(rate / singleRate).toFixed(2)}x the single node), ${cpu.toFixed(0)} µs CPU per message ` +
           `(nodes ${nodes!.toFixed(0)}, PostgreSQL ${pg!.toFixed(0)}, Redis ${redis!.toFixed(0)}; ` +
-          `${(cpu / singlePerMessage).toFixed(2)}x the single node)` +
+          `${(cpu / singlePerMessage).toFixed(2)}x the single node; median of the rounds ${median(arm.perRound).toFixed(0)})` +
           (arm === arms[0] ? '' : `, ${delta >= 0 ? '+' : ''}${delta.toFixed(0)} µs against this checkout`) +
           `; errors ${arm.cluster.fleet.traffic.errors}`,
       );
