@@ -25,7 +25,7 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 `;
 
 /**
- * Token bucket, lease (DESIGN §7: a node spends a lease locally instead of a round trip per take).
+ * Token bucket, lease (docs/coordination.md: a node spends a lease locally instead of a round trip per take).
  * KEYS[1]: the bucket (hash `t` tokens, `at` ms, and the tokens leased out in window `w`, `c`,
  * and in the window before, `p`; a window is `ARGV[5]` ms, the leases' lifetime). ARGV: tokens
  * per ms, burst, need (what the take lacks), want (need plus what the node would keep), lease ms.

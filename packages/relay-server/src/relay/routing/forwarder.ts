@@ -65,7 +65,7 @@ export class Forwarder {
   /**
    * `offer` of a message just routed: resolves true when the recipient is online nowhere (no
    * endpoint here takes it and the wake-up reached no other node), which is when its sender hears
-   * `queued` (DESIGN §3). Costs a wake-up's round trip only when no endpoint here takes it. The
+   * `queued` (docs/architecture.md, message statuses). Costs a wake-up's round trip only when no endpoint here takes it. The
    * wake-up carries `body` (the message's stored text), so that a caught-up endpoint on another
    * node needs no read.
    */
