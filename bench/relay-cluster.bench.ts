@@ -15,7 +15,6 @@
 // the single node's, both of the same rounds, with the machine's Ed25519 sign rate of the run
 // beside them. BENCH_PG_STATS=1 prints the statements that took PostgreSQL's time and the Redis
 // commands of the run; BENCH_LOG_LEVEL=warn shows the nodes' logs.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,8 +23,8 @@ import { startPostgres, startRedis } from '../test-support/services/index.js';
 import { cpuInSignsFigure, ed25519SignRate, signRateFigures } from './ed25519-rate.js';
 import { type Benchmark, type BenchReport, type Figure, median, percentile } from './lib.js';
 import { type BenchChild, startChild } from './servers/child.js';
+import { type ClusterArm, startClusterArm } from './servers/cluster-arm.js';
 import { bareInsertRate } from './servers/postgres-inserts.js';
-import { CpuMeter, withChildren } from './servers/process-stats.js';
 import { closedLoop, type Fleet, forwarderFleet, PAIRS, paced, relayFleet, WINDOW } from './servers/routing-load.js';
 
 const ROUND_MS = 1500;
@@ -79,36 +78,19 @@ const bench: Benchmark = {
     ]);
     const children: BenchChild[] = [];
     const fleets: Fleet[] = [];
+    let arm: ClusterArm | undefined;
     try {
-      const databaseUrl = await postgres.createDatabase('relay');
       const bareUrl = await postgres.createDatabase('bare');
       await (await PostgresStore.open({ url: bareUrl })).close(); // the same schema, for the bare inserts
-      const seed = randomBytes(32).toString('hex');
-      const node = async (id: string) => {
-        const flags = ['--database-url', databaseUrl, '--redis-url', redis.url, '--node-id', id, '--port', '0'];
-        // Limits far out of the way of a 50-sender load test (the limiters still run).
-        flags.push(
-          '--rate',
-          '1000000',
-          '--rate-burst',
-          '1000000',
-          '--log-level',
-          process.env.BENCH_LOG_LEVEL ?? 'silent',
-        );
-        const child = await startChild('cluster-node.ts', flags, { env: { WMP_RELAY_KEY: seed } });
-        children.push(child);
-        return child;
-      };
-      const [one, two] = [await node('bench-1'), await node('bench-2')];
-      await node('bench-3');
+      arm = await startClusterArm({ postgres, redis, database: 'relay' });
+      const databaseUrl = arm.databaseUrl;
       const limits = { requestsPerSecond: 1_000_000, requestBurst: 1_000_000 };
       const sqlite = await startChild('relay-server.ts', ['sqlite', join(dir, 'relay.db'), JSON.stringify(limits)]);
       children.push(sqlite);
       const forwarder = await startChild('ws-forwarder.ts');
       children.push(forwarder);
 
-      const cluster = await relayFleet(two.port, { senderPort: one.port });
-      fleets.push(cluster);
+      const cluster = arm.fleet;
       const single = await relayFleet(sqlite.port);
       fleets.push(single);
       const bare = await forwarderFleet(forwarder.port, cluster.senders, cluster.receivers);
@@ -124,12 +106,8 @@ const bench: Benchmark = {
       await bareInsertRate(bareUrl, recipients, senders, stored, WARMUP_MS);
 
       // CPU per message of the cluster rounds: what a loaded machine does not distort much.
-      const nodePids = children.slice(0, 3).map((n) => n.process.pid!);
-      const meters = [
-        new CpuMeter(() => nodePids),
-        new CpuMeter(() => (postgres.pid === undefined ? [] : withChildren(postgres.pid))),
-        new CpuMeter(() => (redis.pid === undefined ? [] : [redis.pid])),
-      ];
+      const nodePids = arm.nodes.map((n) => n.process.pid!);
+      const meters = arm.meters;
       const cpu = [0, 0, 0];
       let messages = 0;
       // The single-node relay's CPU over its own rounds: the cluster's is judged against it.
@@ -172,7 +150,7 @@ const bench: Benchmark = {
       } catch (error) {
         pacedFailure = (error as Error).message;
       }
-      const stats = await Promise.all(children.slice(0, 3).map((n) => n.ask('stats')));
+      const stats = await Promise.all(arm.nodes.map((n) => n.ask('stats')));
       if (process.env.BENCH_PG_STATS) {
         await printStatements(databaseUrl);
         await printRedisCommands(redis.url);
@@ -278,6 +256,7 @@ const bench: Benchmark = {
       };
     } finally {
       for (const f of fleets) f.close();
+      await arm?.close();
       for (const child of children) await child.close();
       await Promise.all([postgres.destroy(), redis.destroy()]);
       rmSync(dir, { recursive: true, force: true });

@@ -226,6 +226,41 @@ describe('three wmp-relay processes on one PostgreSQL and one Redis', () => {
     await peer.close();
   });
 
+  it('closes a group session on one node and another node, which served it from its copy, refuses it at once', async () => {
+    const alice = await client(0);
+    const bob = await client(1);
+    const group = await WmpSession.open(alice.peer, {
+      signer: alice.keypair,
+      participants: [bob.keypair.did],
+      capabilities: CLIENT_CAPABILITIES,
+    });
+    await bob.peer.request('wmp.session.join', {
+      wmp: { version: '0.1', sender: bob.keypair.did },
+      session_id: group.id,
+    });
+    const say = (body: string) =>
+      bob.peer.request('wmp.message.deliver', {
+        wmp: { version: '0.1', session_id: group.id, sender: bob.keypair.did },
+        body,
+      });
+    const fromCopy = async () => {
+      const text = await (await fetch(`${urls[1]}/metrics`)).text();
+      return Number(/^wmp_relay_session_cache_reads_total\{from="copy"\} (\d+)$/m.exec(text)?.[1]);
+    };
+    const before = await fromCopy();
+    await say('one');
+    await say('two');
+    // Node b answered bob from its copy of the group's record (read once, kept).
+    expect(await fromCopy()).toBeGreaterThan(before);
+
+    await alice.peer.request('wmp.session.close', {
+      wmp: { version: '0.1', session_id: group.id, sender: alice.keypair.did },
+      reason: 'complete',
+    });
+    // The very next request on node b: its copy went with the close.
+    await expect(say('after the close')).rejects.toMatchObject({ code: -31000 });
+  });
+
   it('refuses a signed box request replayed against another node', async () => {
     const me = generateKeypair();
     // A key the box holds something of (an allow list): its requests' nonces are remembered.

@@ -28,6 +28,7 @@ import { relayHooks } from './sessions/hooks.js';
 import { registerRelayMethods } from './sessions/relay-methods.js';
 import { relayResolvers } from './sessions/relay-resolvers.js';
 import { relayRoutes } from './sessions/routed/relay-routes.js';
+import { CachedSessionStore } from './sessions/session-cache.js';
 import { endedSessionOf, identitiesOf, sessionEndedNote } from './sessions/session-ended-notes.js';
 import { StatusNotifier } from './statuses/statuses.js';
 import { Sweeper } from './statuses/sweeper.js';
@@ -58,6 +59,8 @@ export interface RelayCore {
   readonly coordination: Coordination;
   /** Cross-node wake-ups of the queues of this node's endpoints. */
   readonly wakeUps: QueueWakeUps;
+  /** A cluster node's copies of session records (undefined on one process: its store is its own). */
+  readonly sessionCache: CachedSessionStore | undefined;
   readonly logger: Logger;
   /** Memory shared by every connection (outbound buffers, replay buffers, bodies being read). */
   readonly budgets: RelayBudgets;
@@ -127,8 +130,21 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   // A given coordination makes this a node of a cluster; else one process, on its own.
   const cluster = input.coordination !== undefined;
   const coordination = input.coordination ?? memoryCoordination({ nodeId: input.nodeId ?? 'local', now });
+  // A cluster node keeps copies of the session records it reads, dropped on every change anywhere.
+  const sessionCache = cluster
+    ? new CachedSessionStore(
+        stores.sessions,
+        coordination,
+        {
+          maxEntries: limits.sessionCacheEntries,
+          maxChars: limits.sessionCacheChars,
+          maxAgeMs: timings.sessionCacheMs,
+        },
+        now,
+      )
+    : undefined;
   // A full session store is refused by the store itself; the relay logs it once per interval.
-  const sessions = notingFullStore(stores.sessions, refusals);
+  const sessions = notingFullStore(sessionCache ?? stores.sessions, refusals);
   // Loopback is a local proxy unless the operator says otherwise: its clients are not one source.
   const sourceOf = (address: string | undefined): string | undefined =>
     input.limitLoopback === true || address === undefined ? address : isLoopbackAddress(address) ? undefined : address;
@@ -145,7 +161,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     // presence -> the forwarder: an HTTP session opened its event stream, what waited goes out now.
     reachableAgain: (endpoint) => void forwarder.pump(endpoint),
     // the forwarder -> the wake-ups: a commit wakes the other nodes; a pump waits for the watch.
-    committed: (id, seq) => wakeUps.committed(id, seq),
+    committed: (id, seq, body) => wakeUps.committed(id, seq, body),
     watching: (id) => wakeUps.ready(id),
     // the forwarder -> statuses: written to a live connection for the first time, `delivered` (DESIGN §3).
     delivered: (marked) => statuses.terminal(marked, 'delivered'),
@@ -411,14 +427,17 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     sweeper,
     coordination,
     wakeUps,
+    sessionCache,
     federation,
     start() {
+      void sessionCache?.start();
       sweeper.start();
       wakeUps.start();
       federation?.start();
       void clusterLinks?.start();
     },
     async stop() {
+      sessionCache?.stop();
       clusterLinks?.stop();
       await federation?.stop();
       wakeUps.stop();

@@ -3,9 +3,15 @@
 import { createClient, type RedisClientType } from '@redis/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedis } from '../../../../test-support/services/index.js';
+import { LEASE } from '../../src/coordination/redis/scripts.js';
 import type { Coordination } from '../../src/index.js';
-import { connectRedisCoordination, type RedisCoordination } from '../../src/redis.js';
-import { type CoordinationFactory, coordinationSuite } from '../../src/testing.js';
+import {
+  connectRedisCoordination,
+  type RedisCoordination,
+  type RedisCoordinationOptions,
+  type RedisTokenBuckets,
+} from '../../src/redis.js';
+import { type CoordinationFactory, coordinationSuite, until } from '../../src/testing.js';
 
 let server: RedisServer;
 beforeAll(async () => {
@@ -55,8 +61,8 @@ describe('Redis coordination: what is kept in Redis, and how long', () => {
   });
   afterAll(() => raw?.destroy());
 
-  async function node(prefix: string): Promise<RedisCoordination> {
-    const n = await connectRedisCoordination({ url: server.url, nodeId: `node ${prefix}`, prefix });
+  async function node(prefix: string, options: Partial<RedisCoordinationOptions> = {}): Promise<RedisCoordination> {
+    const n = await connectRedisCoordination({ url: server.url, nodeId: `node ${prefix}`, prefix, ...options });
     nodes.push(n);
     return n;
   }
@@ -74,6 +80,107 @@ describe('Redis coordination: what is kept in Redis, and how long', () => {
     // A take that leaves it full (cost 0) stores nothing.
     expect(await c.rateLimiter('free', { perSecond: 1, burst: 1 }).take('k', 0)).toBe(true);
     expect(await raw.exists('lua1:rl:free:{k}')).toBe(0);
+  });
+
+  it('leases a take early, never an extra one: the bucket and the unspent leases hold no more than the burst', async () => {
+    const key = 'lua4:rl:lease:{k}';
+    // Refill is instant at this rate: only the cap on what is leased keeps the bucket below the burst.
+    const lease = async (need: number, want: number) =>
+      Number(
+        await raw.eval(LEASE.source, {
+          keys: [key],
+          arguments: ['1000000000', '10', String(need), String(want), '60000'],
+        }),
+      );
+    expect(await lease(1, 6)).toBe(6); // 1 spent now, 5 leased out
+    expect(Number(await raw.hGet(key, 'c'))).toBe(5);
+    // Refilled at once, but to the burst less what may still be spent from the lease.
+    expect(await lease(1, 100)).toBe(5);
+    expect(await lease(11, 11)).toBe(0); // more than the burst: refused, nothing spent
+    expect(await lease(1, 1)).toBe(1);
+  });
+
+  it('lets a busy key spend leases locally: a few calls a second, and a fresh node gets only what the bucket holds', async () => {
+    const [a, b] = [await node('lua5:'), await node('lua5:')];
+    // 8 per second, burst 40: leases of up to 2 tokens; nothing much refills during the test.
+    const options = { perSecond: 8, burst: 40 };
+    const onA = a.rateLimiter('requests', options) as RedisTokenBuckets;
+    const start = Date.now();
+    let spent = 0;
+    while (await onA.take('did:key:z6MkBusy')) spent++;
+    expect(onA.calls).toBeLessThan(spent * 0.75); // two of three takes, at least, from leases
+    // Another node (or this one restarted) starts from what the bucket holds: it is spent.
+    const onB = b.rateLimiter('requests', options) as RedisTokenBuckets;
+    let more = 0;
+    for (let i = 0; i < 10; i++) if (await onB.take('did:key:z6MkBusy')) more++;
+    const refilled = Math.ceil((8 * (Date.now() - start)) / 1000);
+    expect(spent + more).toBeLessThanOrEqual(40 + refilled);
+    expect(spent).toBeGreaterThanOrEqual(40);
+  });
+
+  it('shares one call among the takes of a key in flight, and two nodes taking at once never pass the bucket', async () => {
+    const [a, b] = [await node('lua6:'), await node('lua6:')];
+    // 40 per second, burst 200: leases of up to 10 tokens.
+    const options = { perSecond: 40, burst: 200 };
+    const onA = a.rateLimiter('requests', options) as RedisTokenBuckets;
+    const onB = b.rateLimiter('requests', options) as RedisTokenBuckets;
+    const start = Date.now();
+    let [spent, takes] = [0, 0];
+    // Rounds of 8 takes in flight on each node at once, until the bucket is spent.
+    for (let refused = false; !refused; ) {
+      const round = [onA, onB].flatMap((limiter) => Array.from({ length: 8 }, () => limiter.take('did:key:z6MkBurst')));
+      const answers = await Promise.all(round);
+      takes += round.length;
+      spent += answers.filter(Boolean).length;
+      refused = answers.some((granted) => !granted);
+    }
+    const refilled = Math.ceil((40 * (Date.now() - start)) / 1000);
+    expect(spent).toBeLessThanOrEqual(200 + refilled);
+    // What the last leases forgo, at most (a take Redis refuses still spends a lease that landed).
+    expect(spent).toBeGreaterThanOrEqual(200 - 2 * 10);
+    // The takes in flight wait for their key's call instead of each making one.
+    expect(onA.calls + onB.calls).toBeLessThan(takes / 3);
+    expect(onA.fallbacks + onB.fallbacks).toBe(0);
+  });
+
+  it('spends a burst of takes larger than the leases in full: the takes that waited enough ask for their need alone', async () => {
+    const c = await node('lua8:');
+    const limiter = c.rateLimiter('requests', { perSecond: 40, burst: 80 }) as RedisTokenBuckets;
+    const start = Date.now();
+    const answers = await Promise.all(Array.from({ length: 200 }, () => limiter.take('did:key:z6MkMany')));
+    const refilled = Math.ceil((40 * (Date.now() - start)) / 1000);
+    const spent = answers.filter(Boolean).length;
+    expect(spent).toBeLessThanOrEqual(80 + refilled);
+    expect(spent).toBeGreaterThanOrEqual(80 - 10);
+    expect(limiter.calls).toBeLessThan(200);
+  });
+
+  it('falls back to the local bucket for a call Redis does not answer, and for the takes waiting on it', async () => {
+    const c = await node('lua7:', { commandTimeoutMs: 300, pingIntervalMs: 100 });
+    // 4 per second, burst 8: leases of 1 token, so every take waits for the call on its way.
+    const limiter = c.rateLimiter('requests', { perSecond: 4, burst: 8 }) as RedisTokenBuckets;
+    // Scripts that write wait while the server is paused: the call meets its deadline.
+    await raw.sendCommand(['CLIENT', 'PAUSE', '5000', 'WRITE']);
+    let answers: boolean[];
+    const start = Date.now();
+    try {
+      answers = await Promise.all(Array.from({ length: 20 }, () => limiter.take('did:key:z6MkPaused')));
+    } finally {
+      await raw.sendCommand(['CLIENT', 'UNPAUSE']);
+    }
+    // One call, one deadline: the waiting takes did not queue calls of their own behind it.
+    expect(Date.now() - start).toBeLessThan(1500);
+    expect(limiter.calls).toBe(1);
+    expect(limiter.fallbacks).toBe(20);
+    // Limited per node, never unlimited: the local bucket's burst (and what refills meanwhile).
+    const spent = answers.filter(Boolean).length;
+    expect(spent).toBeGreaterThanOrEqual(8);
+    expect(spent).toBeLessThanOrEqual(9);
+    // Back to the shared bucket once Redis answers.
+    await until('the link healthy again', () => c.health() === 'ok');
+    await limiter.take('did:key:z6MkPaused');
+    expect(limiter.calls).toBe(2);
+    expect(limiter.fallbacks).toBe(20);
   });
 
   it('gives each key-package window its TTL and id; a refund of the last fetch deletes it', async () => {

@@ -53,6 +53,13 @@ export interface Coordination {
    */
   readonly nodes: WakeUps;
   /**
+   * Notes to every node that listens to a topic (channel `all:{topic}`): each node subscribes to
+   * the topics it serves (`sessions`: session records changed, cached copies go). Best effort, as
+   * notes: what a node keeps on the strength of them it keeps only while `listening(topic)`, and
+   * drops on every reconnect.
+   */
+  readonly broadcast: WakeUps;
+  /**
    * Token buckets named `name`, shared by every node (the same name is the same buckets). Never
    * throws for an outage: a node then limits with a local bucket of the same options.
    */

@@ -1,13 +1,21 @@
 /**
  * A wake-up: "something was committed for this recipient, read from your cursor". `seq` is the
  * committed seq when the publisher knew it (a handler whose cursor is at or past it has nothing to
- * do). Wake-ups carry nothing else, and may be lost, merged, duplicated or out of order: the store
- * is the truth, and a node also rescans on reconnect and on a slow safety poll.
+ * do). `body`, when the publisher gave one, is the text committed at `seq` (a handler whose
+ * cursor is at `seq - 1` may take it as read from the store). Wake-ups may be lost, merged,
+ * duplicated or out of order: the store is the truth, and a node also rescans on reconnect and on
+ * a slow safety poll. `note` is set for a note (`WakeUps.notify`), and then nothing else is.
  */
-export type WakeHandler = (seq: number | undefined, note?: string) => void;
+export type WakeHandler = (seq: number | undefined, note?: string, body?: string) => void;
 
 /** The longest note `WakeUps.notify` carries (characters) by default; a longer one reaches nobody. */
 export const MAX_WAKE_NOTE_CHARS = 16_384;
+
+/**
+ * The longest body a wake-up carries (characters) by default; with a longer one the wake-up goes
+ * without it (a hint: the woken node reads the store).
+ */
+export const MAX_WAKE_BODY_CHARS = 16_384;
 
 /**
  * The longest note between two nodes (`Coordination.nodes`): a routed frame passed on, which may
@@ -42,9 +50,12 @@ export interface WakeUps {
    * before this resolves). Call it after the write committed. Never rejects: when the backend is
    * down the local handlers are still called and the wake-up is sent again after reconnect
    * (bounded; beyond the bound the safety poll covers it). Resolves how many nodes it reached (a
-   * hint: 0 when nobody listens or it could not be sent now).
+   * hint: 0 when nobody listens or it could not be sent now). `body` (the text committed at `seq`)
+   * goes to the other nodes' handlers with it, when it is at most the adapter's bound
+   * (`MAX_WAKE_BODY_CHARS` by default) and the wake-up is sent now; never to this node's own
+   * handlers, and never with a wake-up sent again after an outage.
    */
-  publish(recipient: string, seq?: number): Promise<number>;
+  publish(recipient: string, seq?: number, body?: string): Promise<number>;
   /**
    * Hands `note` to the handlers of `recipient` on the other nodes (never this one's), as the
    * handler's second argument: something live for the recipient's endpoints there, that needs no
@@ -65,6 +76,12 @@ export interface WakeUps {
    * active again: the caller rescans every local subscriber's backlog. Returns its removal.
    */
   onReconnect(handler: () => void): () => void;
+  /**
+   * Whether this node's handlers of `recipient` hear the other nodes now: subscribed at the
+   * backend, as far as this node knows, and connected. A caller that keeps copies of shared
+   * state, invalidated through notes, keeps them only while this holds.
+   */
+  listening(recipient: string): boolean;
   /** Drops every handler of this node. */
   close(): Promise<void>;
 }

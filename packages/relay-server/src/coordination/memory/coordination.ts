@@ -33,6 +33,7 @@ export class MemoryCoordinationHub {
   readonly #wakeBus = new MemoryWakeBus();
   readonly #boxBus = new MemoryWakeBus();
   readonly #nodeBus = new MemoryWakeBus();
+  readonly #broadcastBus = new MemoryWakeBus();
   readonly #limiters = new Map<string, TokenBuckets>();
   readonly #budgets = new Map<string, MemoryKeyPackageBudgets>();
   readonly #limits: CoordinationLimits;
@@ -60,6 +61,7 @@ export class MemoryCoordinationHub {
       ...limitsOf(this.#limits.boxWakeUps ?? this.#limits.wakeUps),
     });
     const nodes = new MemoryWakeUps({ bus: this.#nodeBus, maxNoteChars: MAX_NODE_NOTE_CHARS });
+    const broadcast = new MemoryWakeUps({ bus: this.#broadcastBus });
     const hub = this;
     let closed = false;
     return {
@@ -71,6 +73,7 @@ export class MemoryCoordinationHub {
       wakeUps,
       boxWakeUps,
       nodes,
+      broadcast,
       rateLimiter: (name, options) => hub.#limiter(name, options),
       keyPackageBudgets: (options) => hub.#budget(options),
       health: (): CoordinationHealth => 'ok',
@@ -79,7 +82,7 @@ export class MemoryCoordinationHub {
         if (closed) return;
         closed = true;
         hub.presence.withdrawNode(nodeId);
-        await Promise.all([wakeUps.close(), boxWakeUps.close(), nodes.close()]);
+        await Promise.all([wakeUps.close(), boxWakeUps.close(), nodes.close(), broadcast.close()]);
       },
     };
   }
@@ -87,7 +90,7 @@ export class MemoryCoordinationHub {
   /** Node `nodeId` dies without closing: its presence expires by TTL, its handlers hear nothing more. */
   async crash(node: Coordination): Promise<void> {
     this.presence.stopNode(node.nodeId);
-    await Promise.all([node.wakeUps.close(), node.boxWakeUps.close(), node.nodes.close()]);
+    await Promise.all([node.wakeUps.close(), node.boxWakeUps.close(), node.nodes.close(), node.broadcast.close()]);
   }
 
   #limiter(name: string, options: TokenBucketOptions): RateLimiter {

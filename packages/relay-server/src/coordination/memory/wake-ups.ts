@@ -1,5 +1,6 @@
 import {
   DEFAULT_WAKE_UP_LIMITS,
+  MAX_WAKE_BODY_CHARS,
   MAX_WAKE_NOTE_CHARS,
   type WakeHandler,
   type WakeUnsubscribe,
@@ -28,11 +29,11 @@ export class MemoryWakeBus {
     if (set?.size === 0) this.#listeners.delete(recipient);
   }
 
-  /** Wakes every node listening to `recipient`; returns how many. */
-  deliver(recipient: string, seq: number | undefined): number {
+  /** Wakes every node listening to `recipient`, the others with `body`; returns how many. */
+  deliver(recipient: string, seq: number | undefined, from?: MemoryWakeUps, body?: string): number {
     const set = this.#listeners.get(recipient);
     if (set === undefined) return 0;
-    for (const node of [...set]) node.wake(recipient, seq);
+    for (const node of [...set]) node.wake(recipient, seq, undefined, node === from ? undefined : body);
     return set.size;
   }
 
@@ -62,6 +63,7 @@ export class MemoryWakeUps implements WakeUps {
   #count = 0;
 
   readonly #maxNoteChars: number;
+  readonly #maxBodyChars: number;
 
   constructor(
     options: {
@@ -69,10 +71,12 @@ export class MemoryWakeUps implements WakeUps {
       limits?: WakeUpLimits;
       onError?: (error: unknown) => void;
       maxNoteChars?: number;
+      maxBodyChars?: number;
     } = {},
   ) {
     this.#bus = options.bus ?? new MemoryWakeBus();
     this.#maxNoteChars = options.maxNoteChars ?? MAX_WAKE_NOTE_CHARS;
+    this.#maxBodyChars = options.maxBodyChars ?? MAX_WAKE_BODY_CHARS;
     this.#maxPerKey = options.limits?.maxPerKey ?? DEFAULT_WAKE_UP_LIMITS.maxPerKey;
     this.#max = options.limits?.max ?? DEFAULT_WAKE_UP_LIMITS.max;
     this.#onError = options.onError ?? (() => {});
@@ -83,8 +87,9 @@ export class MemoryWakeUps implements WakeUps {
     return this.#count;
   }
 
-  async publish(recipient: string, seq?: number): Promise<number> {
-    return this.#bus.deliver(recipient, seq);
+  async publish(recipient: string, seq?: number, body?: string): Promise<number> {
+    const carried = seq !== undefined && body !== undefined && body.length <= this.#maxBodyChars ? body : undefined;
+    return this.#bus.deliver(recipient, seq, this, carried);
   }
 
   async notify(recipient: string, note: string): Promise<number> {
@@ -106,7 +111,7 @@ export class MemoryWakeUps implements WakeUps {
       this.#bus.join(recipient, this);
     }
     // One registration per call, even for the same function twice.
-    const own: WakeHandler = (seq, note) => handler(seq, note);
+    const own: WakeHandler = (seq, note, body) => handler(seq, note, body);
     set.add(own);
     this.#count++;
     let done = false;
@@ -126,6 +131,10 @@ export class MemoryWakeUps implements WakeUps {
     return () => {};
   }
 
+  listening(recipient: string): boolean {
+    return this.#handlers.has(recipient);
+  }
+
   async close(): Promise<void> {
     for (const recipient of this.#handlers.keys()) this.#bus.leave(recipient, this);
     this.#handlers.clear();
@@ -133,12 +142,12 @@ export class MemoryWakeUps implements WakeUps {
   }
 
   /** @internal Called by the bus. */
-  wake(recipient: string, seq: number | undefined, note?: string): void {
+  wake(recipient: string, seq: number | undefined, note?: string, body?: string): void {
     const set = this.#handlers.get(recipient);
     if (set === undefined) return;
     for (const handler of [...set]) {
       try {
-        handler(seq, note);
+        handler(seq, note, body);
       } catch (error) {
         this.#onError(error);
       }

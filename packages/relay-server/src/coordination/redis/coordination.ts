@@ -14,7 +14,7 @@ import { RedisKeys } from './keys.js';
 import { type LinkOptions, RedisLink } from './link.js';
 import { RedisPresenceDirectory } from './presence-directory.js';
 import { DEFAULT_COUNT_GRANULARITY_MS, RedisReplayCache } from './replay-cache.js';
-import { ANNOUNCE, NODES, REFUND, RESERVE, TAKE, USE_ONCE } from './scripts.js';
+import { ANNOUNCE, LEASE, NODES, REFUND, RESERVE, USE_ONCE } from './scripts.js';
 import { RedisTokenBuckets } from './token-buckets.js';
 import { RedisWakeUps } from './wake-ups.js';
 
@@ -37,7 +37,7 @@ export interface RedisCoordinationOptions extends LinkOptions {
   readonly logger?: Logger;
 }
 
-const SCRIPTS = [TAKE, RESERVE, REFUND, USE_ONCE, ANNOUNCE, NODES];
+const SCRIPTS = [LEASE, RESERVE, REFUND, USE_ONCE, ANNOUNCE, NODES];
 
 /**
  * The cluster's coordination on one Redis (7.0 or later; persistence not needed, everything in it
@@ -53,6 +53,7 @@ export class RedisCoordination implements Coordination {
   readonly wakeUps: RedisWakeUps;
   readonly boxWakeUps: RedisWakeUps;
   readonly nodes: RedisWakeUps;
+  readonly broadcast: RedisWakeUps;
   readonly #link: RedisLink;
   readonly #keys: RedisKeys;
   readonly #limiters = new Map<string, RedisTokenBuckets>();
@@ -81,6 +82,7 @@ export class RedisCoordination implements Coordination {
     this.wakeUps = new RedisWakeUps(link, this.#keys, 'wake', wakeOptions(limits.wakeUps));
     this.boxWakeUps = new RedisWakeUps(link, this.#keys, 'box', wakeOptions(limits.boxWakeUps ?? limits.wakeUps));
     this.nodes = new RedisWakeUps(link, this.#keys, 'node', { onError, maxNoteChars: MAX_NODE_NOTE_CHARS });
+    this.broadcast = new RedisWakeUps(link, this.#keys, 'all', { onError });
   }
 
   rateLimiter(name: string, options: TokenBucketOptions): RateLimiter {
@@ -128,7 +130,13 @@ export class RedisCoordination implements Coordination {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.all([this.presence.close(), this.wakeUps.close(), this.boxWakeUps.close(), this.nodes.close()]);
+    await Promise.all([
+      this.presence.close(),
+      this.wakeUps.close(),
+      this.boxWakeUps.close(),
+      this.nodes.close(),
+      this.broadcast.close(),
+    ]);
     await this.#link.close();
   }
 

@@ -25,37 +25,54 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 `;
 
 /**
- * Token bucket, atomic refill + take. KEYS[1]: the bucket (hash `t` tokens, `at` ms). ARGV: tokens
- * per ms, burst, cost. Returns 1 (taken) or 0 (refused: nothing spent). A bucket that is full again
- * is the default state, so the key expires when it would have refilled (and is deleted when full).
+ * Token bucket, lease (docs/coordination.md: a node spends a lease locally instead of a round trip per take).
+ * KEYS[1]: the bucket (hash `t` tokens, `at` ms, and the tokens leased out in window `w`, `c`,
+ * and in the window before, `p`; a window is `ARGV[5]` ms, the leases' lifetime). ARGV: tokens
+ * per ms, burst, need (what the take lacks), want (need plus what the node would keep), lease ms.
+ * Refill is capped at burst minus what is leased and may be unspent (`c + p`: every lease of the
+ * last one or two windows), so the tokens in the bucket and in the nodes' leases together never
+ * pass the burst: a lease is a take made early, never an extra one. Grants `min(want, tokens)`
+ * when at least `need` is there (else 0: nothing spent); the part beyond `need` counts as leased.
+ * The key lives until it would be full and its leases are forgotten.
  */
-export const TAKE = script(
-  'take',
+export const LEASE = script(
+  'lease',
   `
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
-local cost = tonumber(ARGV[3])
+local need = tonumber(ARGV[3])
+local want = tonumber(ARGV[4])
+local span = tonumber(ARGV[5])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + tonumber(clock[2]) / 1000
-local b = redis.call('HMGET', KEYS[1], 't', 'at')
-local tokens = burst
+local b = redis.call('HMGET', KEYS[1], 't', 'at', 'w', 'c', 'p')
+local w = math.floor(now / span)
+local c, p = 0, 0
+if b[3] then
+  local bw = tonumber(b[3])
+  if bw == w then c, p = tonumber(b[4]), tonumber(b[5])
+  elseif bw == w - 1 then p = tonumber(b[4]) end
+end
+local cap = burst - c - p
+local tokens = cap
 if b[1] then
   local elapsed = now - tonumber(b[2])
   if elapsed < 0 then elapsed = 0 end
-  tokens = math.min(burst, tonumber(b[1]) + elapsed * rate)
+  tokens = math.min(cap, tonumber(b[1]) + elapsed * rate)
 end
-local ok = 0
-if tokens >= cost then
-  tokens = tokens - cost
-  ok = 1
+local granted = 0
+if tokens >= need then
+  granted = math.max(need, math.min(want, math.floor(tokens)))
+  tokens = tokens - granted
+  c = c + granted - need
 end
-if tokens >= burst then
+if tokens >= burst and c + p == 0 then
   redis.call('DEL', KEYS[1])
 else
-  redis.call('HSET', KEYS[1], 't', string.format('%.17g', tokens), 'at', string.format('%.17g', now))
-  redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate) + 1)
+  redis.call('HSET', KEYS[1], 't', string.format('%.17g', tokens), 'at', string.format('%.17g', now), 'w', w, 'c', c, 'p', p)
+  redis.call('PEXPIRE', KEYS[1], math.max(math.ceil((burst - tokens) / rate), 2 * span) + 1)
 end
-return ok
+return granted
 `,
 );
 

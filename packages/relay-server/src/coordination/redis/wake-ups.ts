@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   DEFAULT_WAKE_UP_LIMITS,
+  MAX_WAKE_BODY_CHARS,
   MAX_WAKE_NOTE_CHARS,
   type WakeHandler,
   type WakeUnsubscribe,
@@ -24,8 +25,9 @@ interface Channel {
 
 /**
  * Wake-ups over Redis sharded pub/sub: `SPUBLISH {prefix}{kind}:{recipient} "<seq>:<tag>"` after a
- * commit (a note: `"!<tag>:<note>"`, which a node of an older version takes for a wake-up), one `SSUBSCRIBE` per recipient with local handlers on this node (the recipient inside a
- * hash tag). A publish calls this node's handlers at once and Redis carries it to the others (this
+ * commit, `"<seq>:<tag>:<body>"` with the committed text (a node of an older version takes it for
+ * the wake-up alone), a note `"!<tag>:<note>"` (which such a node takes for a wake-up); one
+ * `SSUBSCRIBE` per recipient with local handlers on this node (the recipient inside a hash tag). A publish calls this node's handlers at once and Redis carries it to the others (this
  * node ignores its own echo by `tag`). Subscriptions are desired state: a reconcile loop per
  * channel subscribes or unsubscribes until the server agrees, and every (re)connect of the
  * subscriber connection reconciles all of them, then runs the `onReconnect` handlers (the caller
@@ -44,6 +46,7 @@ export class RedisWakeUps implements WakeUps {
   readonly #onError: (error: unknown) => void;
   readonly #tag = randomBytes(9).toString('base64url');
   readonly #maxNoteChars: number;
+  readonly #maxBodyChars: number;
   readonly #listener = (message: string, channel: string) => this.#onMessage(message, channel);
   readonly #off: (() => void)[];
   #count = 0;
@@ -55,9 +58,15 @@ export class RedisWakeUps implements WakeUps {
     link: RedisLink,
     keys: RedisKeys,
     kind: string,
-    options: { limits?: WakeUpLimits; onError?: (error: unknown) => void; maxNoteChars?: number } = {},
+    options: {
+      limits?: WakeUpLimits;
+      onError?: (error: unknown) => void;
+      maxNoteChars?: number;
+      maxBodyChars?: number;
+    } = {},
   ) {
     this.#maxNoteChars = options.maxNoteChars ?? MAX_WAKE_NOTE_CHARS;
+    this.#maxBodyChars = options.maxBodyChars ?? MAX_WAKE_BODY_CHARS;
     this.#link = link;
     this.#keys = keys;
     this.#kind = kind;
@@ -82,12 +91,14 @@ export class RedisWakeUps implements WakeUps {
     return n;
   }
 
-  async publish(recipient: string, seq?: number): Promise<number> {
+  async publish(recipient: string, seq?: number, body?: string): Promise<number> {
     const name = this.#keys.channel(this.#kind, recipient);
     const local = this.#deliver(name, seq);
     if (this.#closed) return local ? 1 : 0;
+    // Over the bound, or without a seq to place it at, the wake-up goes as a hint.
+    const carried = seq !== undefined && body !== undefined && body.length <= this.#maxBodyChars ? body : undefined;
     try {
-      return await this.#send(name, seq);
+      return await this.#send(name, seq, carried);
     } catch {
       this.#remember(name, seq);
       return local ? 1 : 0;
@@ -117,7 +128,7 @@ export class RedisWakeUps implements WakeUps {
       this.#channels.set(name, channel);
     }
     // One registration per call, even for the same function twice.
-    const own: WakeHandler = (seq, note) => handler(seq, note);
+    const own: WakeHandler = (seq, note, body) => handler(seq, note, body);
     channel.handlers.add(own);
     this.#count++;
     const held = channel;
@@ -137,6 +148,11 @@ export class RedisWakeUps implements WakeUps {
   onReconnect(handler: () => void): () => void {
     this.#reconnect.add(handler);
     return () => this.#reconnect.delete(handler);
+  }
+
+  listening(recipient: string): boolean {
+    const channel = this.#channels.get(this.#keys.channel(this.#kind, recipient));
+    return !this.#closed && channel?.active === true && channel.handlers.size > 0 && this.#link.subscriber.isReady;
   }
 
   async close(): Promise<void> {
@@ -226,8 +242,9 @@ export class RedisWakeUps implements WakeUps {
     );
   }
 
-  #send(name: string, seq: number | undefined): Promise<number> {
-    return this.#link.call((c) => c.sPublish(name, `${seq ?? ''}:${this.#tag}`));
+  #send(name: string, seq: number | undefined, body?: string): Promise<number> {
+    const message = body === undefined ? `${seq ?? ''}:${this.#tag}` : `${seq}:${this.#tag}:${body}`;
+    return this.#link.call((c) => c.sPublish(name, message));
   }
 
   #remember(name: string, seq: number | undefined): void {
@@ -245,19 +262,24 @@ export class RedisWakeUps implements WakeUps {
       return;
     }
     const colon = message.indexOf(':');
-    if (colon < 0 || message.slice(colon + 1) === this.#tag) return; // not ours to read, or our own echo
+    if (colon < 0) return; // not ours to read
+    const tagEnd = message.indexOf(':', colon + 1);
+    if ((tagEnd < 0 ? message.slice(colon + 1) : message.slice(colon + 1, tagEnd)) === this.#tag) return; // our own echo
     const text = message.slice(0, colon);
     const seq = text === '' ? undefined : Number(text);
-    this.#deliver(name, seq !== undefined && Number.isSafeInteger(seq) ? seq : undefined);
+    const known = seq !== undefined && Number.isSafeInteger(seq) ? seq : undefined;
+    // A body only with the seq it was committed at.
+    const body = tagEnd < 0 || known === undefined ? undefined : message.slice(tagEnd + 1);
+    this.#deliver(name, known, undefined, body);
   }
 
   /** Calls this node's handlers of channel `name`; whether there were any. */
-  #deliver(name: string, seq: number | undefined, note?: string): boolean {
+  #deliver(name: string, seq: number | undefined, note?: string, body?: string): boolean {
     const channel = this.#channels.get(name);
     if (channel === undefined || channel.handlers.size === 0) return false;
     for (const handler of [...channel.handlers]) {
       try {
-        handler(seq, note);
+        handler(seq, note, body);
       } catch (error) {
         this.#onError(error);
       }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_WAKE_NOTE_CHARS, type WakeHandler } from '../contracts/wake-ups.js';
+import { MAX_WAKE_BODY_CHARS, MAX_WAKE_NOTE_CHARS, type WakeHandler } from '../contracts/wake-ups.js';
 import { Clusters, type CoordinationFactory, holdsFor, until } from './harness.js';
 
 let n = 0;
@@ -112,6 +112,58 @@ export function wakeUpsSuite(name: string, factory: CoordinationFactory): void {
       await a.wakeUps.publish(other, 2);
       await until('the sentinel on b', () => sentinel.seqs.length === 1);
       expect(onA.seqs).toEqual([1]);
+    });
+
+    it('carries the committed body to the other nodes with its seq, never to the publisher, and none over the bound', async () => {
+      const { a, b } = await clusters.two();
+      const who = someone();
+      const onA: [number | undefined, string | undefined][] = [];
+      const onB: [number | undefined, string | undefined][] = [];
+      await a.wakeUps.subscribe(who, (seq, _note, body) => onA.push([seq, body]));
+      await b.wakeUps.subscribe(who, (seq, _note, body) => onB.push([seq, body]));
+      const longest = `{"text":"${'x'.repeat(MAX_WAKE_BODY_CHARS - 11)}"}`;
+      await a.wakeUps.publish(who, 1, '{"text":"with: colons"}');
+      await a.wakeUps.publish(who, 2, longest);
+      await a.wakeUps.publish(who, 3, `${longest} `);
+      await a.wakeUps.publish(who, undefined, '{"no":"seq"}');
+      await until('four wake-ups on b', () => onB.length === 4);
+      expect(onB).toEqual([
+        [1, '{"text":"with: colons"}'],
+        [2, longest],
+        [3, undefined],
+        [undefined, undefined],
+      ]);
+      expect(onA).toEqual([
+        [1, undefined],
+        [2, undefined],
+        [3, undefined],
+        [undefined, undefined],
+      ]);
+    });
+
+    it('says whether a node’s handlers of a recipient hear the others', async () => {
+      const { a, b } = await clusters.two();
+      const who = someone();
+      expect(b.wakeUps.listening(who)).toBe(false);
+      const off = await b.wakeUps.subscribe(who, () => {});
+      expect(b.wakeUps.listening(who)).toBe(true);
+      expect(a.wakeUps.listening(who)).toBe(false);
+      off!();
+      await until('b to stop listening', () => !b.wakeUps.listening(who));
+    });
+
+    it('broadcasts a note on a topic to every other node listening to it', async () => {
+      const { a, b } = await clusters.two();
+      const [onA, onB] = [recorder(), recorder()];
+      const notes: (string | undefined)[] = [];
+      await a.broadcast.subscribe('topic', onA.handler);
+      await b.broadcast.subscribe('topic', (_seq, note) => notes.push(note));
+      await b.broadcast.subscribe('other', onB.handler);
+      expect(await a.broadcast.notify('topic', 'changed')).toBe(1);
+      await until('the note on b', () => notes.length === 1);
+      expect(notes).toEqual(['changed']);
+      expect(onA.seqs).toEqual([]);
+      expect(onB.seqs).toEqual([]);
     });
 
     it('counts no node when nobody listens', async () => {

@@ -30,6 +30,8 @@ export interface RelayAppCore {
   readonly coordination: Pick<Coordination, 'health' | 'nodeId'>;
   readonly federation: Pick<Federation, 'peersDown' | 'peerGauges' | 'metrics'> | undefined;
   readonly presence: Pick<Presence, 'size'>;
+  /** A cluster node's session cache, for its gauges. */
+  readonly sessionCache: { readonly size: number; readonly hits: number; readonly misses: number } | undefined;
   readonly metrics: Pick<RelayMetrics, 'render'>;
   readonly budgets: RelayBudgets;
   readonly readRate: Pick<SourceReadRate, 'waits'>;
@@ -145,6 +147,7 @@ export function createRelayApp(input: RelayAppInput): Hono {
       refusals: () => core.refusals.totals,
       nodeId: () => core.coordination.nodeId,
       coordinationUp: () => core.coordination.health() === 'ok',
+      sessionCache: () => core.sessionCache,
     });
     const federation = core.federation ? await renderFederationMetrics(core.federation) : '';
     return c.body(text + federation, 200, { 'Content-Type': PROMETHEUS });

@@ -56,20 +56,22 @@ export class Forwarder {
    * identity here that takes it, and tell the other nodes. Returns how many endpoints here take
    * it (0: the recipient is offline, or online on another node only).
    */
-  offer(identity: string, seq: number, message: RoutedMessage): number {
+  offer(identity: string, seq: number, message: RoutedMessage, body?: string): number {
     const live = this.#offerHere(identity, seq, message);
-    void this.#events.committed(identity, seq);
+    void this.#events.committed(identity, seq, body);
     return live;
   }
 
   /**
    * `offer` of a message just routed: resolves true when the recipient is online nowhere (no
    * endpoint here takes it and the wake-up reached no other node), which is when its sender hears
-   * `queued` (DESIGN §3). Costs a wake-up's round trip only when no endpoint here takes it.
+   * `queued` (docs/architecture.md, message statuses). Costs a wake-up's round trip only when no endpoint here takes it. The
+   * wake-up carries `body` (the message's stored text), so that a caught-up endpoint on another
+   * node needs no read.
    */
-  async offerRouted(identity: string, seq: number, message: RoutedMessage): Promise<boolean> {
+  async offerRouted(identity: string, seq: number, message: RoutedMessage, body?: string): Promise<boolean> {
     const live = this.#offerHere(identity, seq, message);
-    const woken = this.#events.committed(identity, seq);
+    const woken = this.#events.committed(identity, seq, body);
     if (live > 0) return false;
     // This node's own subscription (endpoints here that take nothing now) is no other node.
     const here = this.#presence.isOnline(identity) ? 1 : 0;
@@ -93,6 +95,31 @@ export class Forwarder {
       if (target !== undefined) void this.#send(endpoint, target, message, seq);
     }
     return live;
+  }
+
+  /**
+   * Another node committed `body` for `identity` at `seq` and its wake-up carried it: an endpoint
+   * here whose cursor is just before `seq` takes it as if read from the queue (the same bytes,
+   * in seq order, so nothing is skipped or sent twice); any other that has not seen `seq` reads
+   * its queue, as for a wake-up without a body.
+   */
+  offerWoken(identity: string, seq: number, body: string): void {
+    let message: RoutedMessage | undefined;
+    for (const endpoint of this.#presence.endpoints(identity)) {
+      if (!endpoint.running && endpoint.cursor >= seq) continue;
+      if (endpoint.running || endpoint.cursor !== seq - 1 || !reachable(endpoint)) {
+        void this.pump(endpoint);
+        continue;
+      }
+      message ??= parseStored(body);
+      if (message === undefined) {
+        void this.pump(endpoint);
+        continue;
+      }
+      endpoint.cursor = seq;
+      const target = this.#target(endpoint, message, seq);
+      if (target !== undefined) void this.#send(endpoint, target, message, seq);
+    }
   }
 
   /**
@@ -222,5 +249,15 @@ export class Forwarder {
         }
       }),
     );
+  }
+}
+
+/** A stored message's text as the queue holds it, or undefined when it is not one (the queue is read instead). */
+function parseStored(body: string): RoutedMessage | undefined {
+  try {
+    const message = JSON.parse(body) as RoutedMessage;
+    return typeof message?.method === 'string' && typeof message.params?.wmp === 'object' ? message : undefined;
+  } catch {
+    return undefined;
   }
 }

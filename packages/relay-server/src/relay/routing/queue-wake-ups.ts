@@ -22,8 +22,8 @@ interface Watch {
 export interface WakeUpDeps {
   readonly coordination: Coordination;
   readonly presence: Pick<Presence, 'endpoints'>;
-  /** Reads an endpoint's queue after its cursor (a wake-up, a rescan). */
-  readonly forwarder: Pick<Forwarder, 'pump'>;
+  /** Reads an endpoint's queue after its cursor (a wake-up, a rescan), or takes what a wake-up carried. */
+  readonly forwarder: Pick<Forwarder, 'pump' | 'offerWoken'>;
   /** A note another node passed on for an identity with endpoints here (`note`). */
   readonly events: Pick<RelayEvents, 'noted'>;
   readonly logger: Logger;
@@ -93,8 +93,8 @@ export class QueueWakeUps {
       unsubscribe: undefined,
       wanted: true,
       ready: this.#coordination.wakeUps
-        .subscribe(identity, (seq, note) =>
-          note === undefined ? this.#wake(identity, seq) : this.#events.noted(identity, note),
+        .subscribe(identity, (seq, note, body) =>
+          note === undefined ? this.#wake(identity, seq, body) : this.#events.noted(identity, note),
         )
         .then(
           (unsubscribe) => {
@@ -122,10 +122,11 @@ export class QueueWakeUps {
 
   /**
    * A message for `identity` was committed at `seq`: wake the nodes where it is (after COMMIT
-   * only); resolves how many nodes it woke, this one included.
+   * only), with its stored text `body` when given (a caught-up endpoint there needs no read);
+   * resolves how many nodes it woke, this one included.
    */
-  committed(identity: string, seq: number): Promise<number> {
-    return this.#coordination.wakeUps.publish(identity, seq);
+  committed(identity: string, seq: number, body?: string): Promise<number> {
+    return this.#coordination.wakeUps.publish(identity, seq, body);
   }
 
   /**
@@ -143,8 +144,15 @@ export class QueueWakeUps {
     void this.#coordination.presence.withdraw(identity, this.#coordination.nodeId);
   }
 
-  /** Reads the queue of every endpoint of `identity` here that has not seen `seq` yet. */
-  #wake(identity: string, seq: number | undefined): void {
+  /**
+   * Reads the queue of every endpoint of `identity` here that has not seen `seq` yet; with the
+   * committed `body`, an endpoint caught up to just before it takes it without a read.
+   */
+  #wake(identity: string, seq: number | undefined, body: string | undefined): void {
+    if (seq !== undefined && body !== undefined) {
+      this.#forwarder.offerWoken(identity, seq, body);
+      return;
+    }
     for (const endpoint of this.#presence.endpoints(identity)) {
       if (!endpoint.running && seq !== undefined && endpoint.cursor >= seq) continue;
       void this.#forwarder.pump(endpoint);

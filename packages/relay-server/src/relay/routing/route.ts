@@ -213,7 +213,7 @@ export class Router {
       }
       if (group) this.#reachGroupMembers(group, o.recipient, o.appended.seq);
       const recipient = o.recipient;
-      const offered = s.forwarder.offerRouted(recipient, o.appended.seq, o.message);
+      const offered = s.forwarder.offerRouted(recipient, o.appended.seq, o.message, bodies.get(o.message)?.text);
       if (input.isRequest) offers.push(offered);
       void offered.then((nowhere) => {
         if (!nowhere) return;

@@ -6,6 +6,11 @@ import type { SessionRecord } from '@wmp/session';
 
 const SESSION_ID = /^ses-[A-Za-z0-9]{1,128}$/;
 
+/** Whether `value` has the form of a session id this relay issues. */
+export function isSessionId(value: unknown): value is string {
+  return typeof value === 'string' && SESSION_ID.test(value);
+}
+
 /** The note that says `sessionId` ended. */
 export function sessionEndedNote(sessionId: string): string {
   return JSON.stringify({ ended: sessionId });
@@ -16,7 +21,7 @@ export function endedSessionOf(note: string): string | undefined {
   if (!note.startsWith('{"ended":')) return undefined;
   try {
     const { ended } = JSON.parse(note) as { ended?: unknown };
-    return typeof ended === 'string' && SESSION_ID.test(ended) ? ended : undefined;
+    return isSessionId(ended) ? ended : undefined;
   } catch {
     return undefined;
   }

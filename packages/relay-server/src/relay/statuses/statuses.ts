@@ -188,12 +188,13 @@ export class StatusNotifier {
       method: STATUS_METHOD,
       params: { wmp: { version: '0.1', message_id: id }, ...params },
     };
+    const body = JSON.stringify(message);
     const appended = await this.#queue.append(
       identity,
-      { id, sender: this.#keeping.relayId, body: JSON.stringify(message) },
+      { id, sender: this.#keeping.relayId, body },
       { expiresAt: this.#now() + this.#keeping.ttlMs },
     );
-    if (appended.status === 'queued') this.#forwarder.offer(identity, appended.seq, message);
+    if (appended.status === 'queued') this.#forwarder.offer(identity, appended.seq, message, body);
   }
 }
 

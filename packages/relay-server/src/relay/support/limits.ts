@@ -100,6 +100,10 @@ export interface RelayLimits {
   readonly routeOffersPerSecond: number;
   /** Burst of that bucket. */
   readonly routeOfferBurst: number;
+  /** Session records a cluster node keeps copies of (its session cache, docs/architecture.md "Cluster"). */
+  readonly sessionCacheEntries: number;
+  /** Characters (as JSON) of those copies, all together. */
+  readonly sessionCacheChars: number;
 }
 
 /** Retention and timing. */
@@ -134,6 +138,12 @@ export interface RelayTimings {
   readonly routeOfferTimeoutMs: number;
   /** How long a request passed through a routed session waits for its answer (then -32603 `peer_timeout`). */
   readonly routedRequestTimeoutMs: number;
+  /**
+   * How long a cluster node serves its copy of a session record at most. Changes reach the other
+   * nodes at once through the coordination; this bounds what a change note that was lost costs
+   * (a writer that could not reach Redis, a node of an older version).
+   */
+  readonly sessionCacheMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -179,6 +189,8 @@ export const DEFAULT_RELAY_LIMITS: RelayLimits = Object.freeze({
   maxRoutesPerPeer: 10_000,
   routeOffersPerSecond: 2,
   routeOfferBurst: 10,
+  sessionCacheEntries: 10_000,
+  sessionCacheChars: 16 * MiB,
 });
 
 export const DEFAULT_RELAY_TIMINGS: RelayTimings = Object.freeze({
@@ -196,6 +208,7 @@ export const DEFAULT_RELAY_TIMINGS: RelayTimings = Object.freeze({
   safetyPollMs: 5_000,
   routeOfferTimeoutMs: 10_000,
   routedRequestTimeoutMs: 60_000,
+  sessionCacheMs: 1_000,
 });
 
 export interface ResolvedConfig {

@@ -20,6 +20,8 @@ export interface GaugeSources {
   nodeId(): string;
   /** Whether the coordination (Redis, on a cluster) answers. */
   coordinationUp(): boolean;
+  /** A cluster node's session cache (its copies, and reads answered from one or from the store). */
+  sessionCache(): { readonly size: number; readonly hits: number; readonly misses: number } | undefined;
 }
 
 /** A Prometheus label value: backslash, quote and newline escaped. */
@@ -123,6 +125,15 @@ export class RelayMetrics {
       'Times a source address was read faster than its rate and made to wait.',
       [['', gauges.readWaits()]],
     );
+    // Only a cluster node keeps copies (a single process reads its own store): zeros otherwise.
+    const cache = gauges.sessionCache() ?? { size: 0, hits: 0, misses: 0 };
+    metric('wmp_relay_session_cache_entries', 'gauge', 'Session records this node keeps copies of.', [
+      ['', cache.size],
+    ]);
+    metric('wmp_relay_session_cache_reads_total', 'counter', 'Session reads through the cache, by where answered.', [
+      ['{from="copy"}', cache.hits],
+      ['{from="store"}', cache.misses],
+    ]);
     metric('process_resident_memory_bytes', 'gauge', 'Resident memory of the relay process.', [['', residentBytes()]]);
     return `${lines.join('\n')}\n`;
   }

@@ -19,8 +19,11 @@ export interface RelayEvents {
   reachableAgain(endpoint: Endpoint): void;
 
   // Raised by routing (the forwarder, the route, the queue wake-ups).
-  /** A message for `identity` was committed at `seq`: the wake-ups tell the other nodes; resolves how many nodes woke. */
-  committed(identity: string, seq: number): Promise<number>;
+  /**
+   * A message for `identity` was committed at `seq` (its stored text `body`, when the raiser has
+   * it): the wake-ups tell the other nodes; resolves how many nodes woke.
+   */
+  committed(identity: string, seq: number, body?: string): Promise<number>;
   /** Settles once commits for `identity` anywhere wake this node (undefined: nothing to wait for); a pump waits first. */
   watching(identity: string): Promise<void> | undefined;
   /** Messages marked written to a live connection for the first time: their senders hear `delivered`. */

@@ -1,0 +1,242 @@
+// A cluster node's copies of session records (src/relay/sessions/session-cache.ts): nodes on one
+// shared store, each with its cache, told of each other's changes through the coordination (a
+// memory hub, and a real Redis of this file's own). A copy is never served once another node
+// changed or deleted the session, nor while Redis is down, nor past its age or its session's life.
+import { MemorySessionStore, type SessionRecord, type SessionStore, tokenHash } from '@wmp/session';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type RedisServer, startRedis } from '../../../test-support/services/index.js';
+import { waitFor } from '../../../test-support/wait-for.js';
+import { MemoryCoordinationHub } from '../src/index.js';
+import { connectRedisCoordination, type RedisCoordination } from '../src/redis.js';
+import { CachedSessionStore, type SessionCacheLimits } from '../src/relay/sessions/session-cache.js';
+import { sessionStoreSuite } from '../src/storage/testing/session-store.suite.js';
+
+const HOUR = 3600_000;
+const LIMITS: SessionCacheLimits = { maxEntries: 100, maxChars: 1_000_000, maxAgeMs: 60_000 };
+let n = 0;
+
+function record(overrides: Partial<SessionRecord> = {}): SessionRecord {
+  const now = Date.now();
+  return {
+    id: `ses-cache${++n}x`,
+    version: '0.1',
+    initiator: 'did:key:z6MkAlice',
+    participants: ['did:key:z6MkAlice'],
+    capabilities: { messaging: {} },
+    security: { mode: 'tls' },
+    state: 'active',
+    authenticated: ['did:key:z6MkAlice'],
+    challenge: undefined,
+    resumptionTokens: [{ hash: tokenHash('rt-1'), identity: 'did:key:z6MkAlice' }],
+    createdAt: now,
+    expiresAt: now + HOUR,
+    ...overrides,
+  } as SessionRecord;
+}
+
+const caches: CachedSessionStore[] = [];
+afterEach(() => {
+  for (const cache of caches.splice(0)) cache.stop();
+});
+
+/** Nodes on one store and one memory hub, each with its cache, started. */
+async function memoryNodes(count: number, store: SessionStore, limits = LIMITS, now = Date.now) {
+  const hub = new MemoryCoordinationHub();
+  const nodes: CachedSessionStore[] = [];
+  for (let i = 0; i < count; i++) {
+    const cache = new CachedSessionStore(store, hub.node(`node-${i}`), limits, now);
+    await cache.start();
+    caches.push(cache);
+    nodes.push(cache);
+  }
+  return nodes;
+}
+
+sessionStoreSuite('cached on a cluster node (memory coordination)', async (limits) => {
+  const [cache] = await memoryNodes(1, new MemorySessionStore(limits));
+  return { store: cache!, close: async () => cache!.stop() };
+});
+
+describe('CachedSessionStore on a memory hub', () => {
+  it('answers a node from its copy, and drops it at once when another node deletes or changes the session', async () => {
+    const [a, b] = await memoryNodes(2, new MemorySessionStore());
+    const r = record();
+    await a!.create(r);
+    expect(await b!.get(r.id)).toEqual(r);
+    expect(await b!.get(r.id)).toEqual(r);
+    expect(b!.hits).toBe(1);
+
+    const changed = await a!.update(r.id, (s) => ({
+      ...s,
+      resumptionTokens: [{ hash: tokenHash('rt-2'), identity: s.initiator }],
+    }));
+    expect(await b!.get(r.id)).toEqual(changed);
+    await a!.delete(r.id);
+    expect(await b!.get(r.id)).toBeUndefined();
+    expect(b!.hits).toBe(1);
+  });
+
+  it('keeps no answer of a read that a change on another node overtook', async () => {
+    const shared = new MemorySessionStore();
+    let release: (() => void) | undefined;
+    // The read happens at once, its answer is held back: a change lands in between.
+    const slow: SessionStore = Object.assign(Object.create(shared) as SessionStore, {
+      get: async (id: string) => {
+        const read = await shared.get(id);
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        return read;
+      },
+    });
+    const hub = new MemoryCoordinationHub();
+    const [writer, reader] = [
+      new CachedSessionStore(shared, hub.node('w'), LIMITS),
+      new CachedSessionStore(slow, hub.node('r'), LIMITS),
+    ];
+    for (const c of [writer, reader]) {
+      await c.start();
+      caches.push(c);
+    }
+    const r = record();
+    await writer.create(r);
+    const reading = reader.get(r.id);
+    await waitFor(() => release !== undefined, 5000, 'the read to start');
+    const changed = await writer.update(r.id, (s) => ({
+      ...s,
+      authenticated: [...s.authenticated, 'did:key:z6MkBob'],
+    }));
+    release!();
+    expect(await reading).toEqual(r); // what the store said when it was read
+    release = undefined;
+    const again = reader.get(r.id);
+    await waitFor(() => release !== undefined, 5000, 'a second read of the store');
+    release!();
+    expect(await again).toEqual(changed);
+  });
+
+  it('serves no copy of a session that is not active, expires within the copy’s age, or is older than its age', async () => {
+    let clock = Date.now();
+    const store = new MemorySessionStore();
+    const [node] = await memoryNodes(1, store, { ...LIMITS, maxAgeMs: 1000 }, () => clock);
+    const pending = record({ state: 'pending' });
+    const closing = record({ expiresAt: clock + 500 });
+    const active = record();
+    for (const r of [pending, closing, active]) await store.create(r);
+    for (const r of [pending, closing, active]) {
+      await node!.get(r.id);
+      await node!.get(r.id);
+    }
+    expect(node!.hits).toBe(1); // only the active one, far from its expiry
+    clock += 1000;
+    await node!.get(active.id);
+    expect(node!.hits).toBe(1); // its copy was too old: read again
+    expect(node!.misses).toBe(6);
+  });
+
+  it('holds at most maxEntries copies and maxChars characters, dropping the oldest first', async () => {
+    const store = new MemorySessionStore();
+    const size = JSON.stringify(record()).length;
+    const [node] = await memoryNodes(1, store, {
+      maxEntries: 3,
+      maxChars: size * 2 + Math.floor(size / 2),
+      maxAgeMs: 60_000,
+    });
+    const records = [record(), record(), record(), record()];
+    for (const r of records) await store.create(r);
+    for (const r of records) await node!.get(r.id);
+    expect(node!.size).toBe(2); // characters bind first here
+    await node!.get(records[3]!.id);
+    await node!.get(records[2]!.id);
+    expect(node!.hits).toBe(2);
+    await node!.get(records[0]!.id);
+    expect(node!.hits).toBe(2);
+    const big = record({ participants: Array.from({ length: 200 }, (_, i) => `did:key:z6MkParticipant${i}`) });
+    await store.create(big);
+    await node!.get(big.id);
+    await node!.get(big.id);
+    expect(node!.hits).toBe(2); // larger than the whole budget: never kept
+  });
+});
+
+describe('CachedSessionStore on Redis', () => {
+  let server: RedisServer;
+  const coordinations: RedisCoordination[] = [];
+  let prefixes = 0;
+  beforeAll(async () => {
+    server = await startRedis({ name: 'session-cache' });
+  });
+  afterAll(() => server?.destroy());
+  afterEach(async () => {
+    for (const c of caches.splice(0)) c.stop();
+    for (const c of coordinations.splice(0)) await c.close();
+    if (!server.running) await server.restart();
+  });
+
+  async function redisNodes(
+    count: number,
+    store: SessionStore,
+  ): Promise<{ nodes: CachedSessionStore[]; coordinations: RedisCoordination[] }> {
+    const prefix = `sc${++prefixes}:`;
+    const nodes: CachedSessionStore[] = [];
+    const own: RedisCoordination[] = [];
+    for (let i = 0; i < count; i++) {
+      const coordination = await connectRedisCoordination({
+        url: server.url,
+        nodeId: `node-${i}`,
+        prefix,
+        maxReconnectDelayMs: 50,
+        commandTimeoutMs: 300,
+        pingIntervalMs: 100,
+      });
+      coordinations.push(coordination);
+      own.push(coordination);
+      const cache = new CachedSessionStore(store, coordination, LIMITS);
+      await cache.start();
+      caches.push(cache);
+      nodes.push(cache);
+    }
+    return { nodes, coordinations: own };
+  }
+
+  it('drops a copy when another node deletes the session', async () => {
+    const { nodes } = await redisNodes(2, new MemorySessionStore());
+    const [a, b] = nodes as [CachedSessionStore, CachedSessionStore];
+    const r = record();
+    await a.create(r);
+    await b.get(r.id);
+    expect(await b.get(r.id)).toEqual(r);
+    expect(b.hits).toBe(1);
+    await a.delete(r.id);
+    await waitFor(() => b.size === 0, 5000, 'the change note');
+    expect(await b.get(r.id)).toBeUndefined();
+  });
+
+  it('serves no copy while Redis is down (a change then cannot be told), and keeps copies again once it is back', async () => {
+    const {
+      nodes,
+      coordinations: [, bc],
+    } = await redisNodes(2, new MemorySessionStore());
+    const [a, b] = nodes as [CachedSessionStore, CachedSessionStore];
+    const r = record();
+    await a.create(r);
+    await b.get(r.id);
+    await server.kill();
+    await waitFor(() => bc!.health() === 'degraded', 5000, 'the outage');
+    expect(b.size).toBe(0);
+    const hits = b.hits;
+    expect(await b.get(r.id)).toEqual(r);
+    expect(await b.get(r.id)).toEqual(r);
+    expect(b.hits).toBe(hits); // both read the store
+    await a.delete(r.id); // its note is lost with Redis
+    expect(await b.get(r.id)).toBeUndefined();
+
+    await server.restart();
+    await waitFor(() => bc!.health() === 'ok' && bc!.broadcast.listening('sessions'), 10_000, 'Redis back');
+    const again = record();
+    await a.create(again);
+    await b.get(again.id);
+    expect(await b.get(again.id)).toEqual(again);
+    expect(b.hits).toBe(hits + 1);
+  });
+});
