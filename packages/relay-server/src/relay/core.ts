@@ -188,7 +188,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   const presence = new Presence(limits.maxConnectionsPerIdentity, events);
 
   // routing/: the forwarder and the wake-ups (the router comes once federation is there).
-  const forwarder = new Forwarder({ queue: stores.queue, presence, events, metrics, logger, now });
+  const forwarder = new Forwarder({ queue: stores.queue, presence, events, metrics, ops, logger, now });
   const wakeUps = new QueueWakeUps({
     coordination,
     presence,
@@ -236,6 +236,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
           presence,
           card: (key) => stores.box.getCard(key, now()),
           events,
+          ops,
           logger,
           now,
           ...clusterFederation(stores, coordination, cluster),
@@ -253,6 +254,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     limiters,
     refusals,
     metrics,
+    ops,
     logger,
     hop,
   });
@@ -285,9 +287,13 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     // What the relay stored and forwarded on a route is acknowledged to the relay.
     ack: async (identity, params) => {
       const { message_ids } = coreMethods.validateParams('wmp.message.ack', params) as ParamsOf<'wmp.message.ack'>;
-      statuses.terminal(await stores.queue.ack(identity, message_ids), 'delivered');
+      const removed = await stores.queue.ack(identity, message_ids);
+      ops.event('message.acked', { count: removed.length });
+      statuses.terminal(removed, 'delivered');
     },
     refusals,
+    metrics,
+    ops,
     logger,
     now,
   });

@@ -10,6 +10,7 @@ import type { OutboxEntry, RemoteHomes } from '../routing/remote-homes.js';
 import type { RoutedMessage } from '../routing/routed-message.js';
 import type { StatusNotifier } from '../statuses/statuses.js';
 import type { Logger } from '../support/logger.js';
+import type { OpsLog } from '../support/ops-events.js';
 import type { RelayEvents } from '../support/relay-events.js';
 import { type StatusParams, statusDetailOf } from '../support/status-params.js';
 import { cardResolver, domainResolver, staticRouteResolver } from './builtin-resolvers.js';
@@ -43,6 +44,8 @@ export interface FederationDeps {
   readonly presence: Pick<Presence, 'isOnline'>;
   /** Our own OHAN directory, if the relay has one. */
   readonly card?: (key: string) => Promise<OhanCard | undefined>;
+  /** The operator's events: peer links up and down. */
+  readonly ops: OpsLog;
   readonly logger: Logger;
   readonly now: () => number;
   /**
@@ -413,8 +416,14 @@ export class Federation implements RemoteHomes {
       reconnectMaxMs: timings.reconnectMaxMs,
       requestTimeoutMs: timings.forwardTimeoutMs,
       onstatus: (params) => this.#statuses.fromPeer(origin, params),
-      onup: () => pump.kick(),
-      ondown: () => pump.reset(),
+      onup: () => {
+        deps.ops.event('peer.link_up', { peer_relay: link.relayId });
+        pump.kick();
+      },
+      ondown: () => {
+        deps.ops.event('peer.link_down', { peer_relay: link.relayId });
+        pump.reset();
+      },
       // What the peer sends over our link spends its request budget, as what it sends on its own.
       onrouted: async (message) => {
         if (link.relayId !== undefined) this.chargePeerRequest(link.relayId);

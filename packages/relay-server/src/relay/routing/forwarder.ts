@@ -3,6 +3,7 @@ import type { Presence } from '../presence/presence.js';
 import { type Endpoint, reachable } from '../support/endpoint.js';
 import type { Logger } from '../support/logger.js';
 import type { RelayMetrics } from '../support/metrics.js';
+import type { OpsLog } from '../support/ops-events.js';
 import type { RelayEvents } from '../support/relay-events.js';
 import { type RoutedMessage, STATUS_METHOD } from './routed-message.js';
 
@@ -21,6 +22,7 @@ export interface ForwarderDeps {
   readonly presence: Pick<Presence, 'endpoints' | 'isOnline'>;
   readonly events: Pick<RelayEvents, 'committed' | 'watching' | 'delivered'>;
   readonly metrics: RelayMetrics;
+  readonly ops: OpsLog;
   readonly logger: Logger;
   readonly now: () => number;
 }
@@ -36,6 +38,7 @@ export class Forwarder {
   readonly #presence: ForwarderDeps['presence'];
   readonly #events: ForwarderDeps['events'];
   readonly #metrics: RelayMetrics;
+  readonly #ops: OpsLog;
   readonly #logger: Logger;
   readonly #now: () => number;
   /** Seqs written to a live connection, per recipient, marked delivered together once per turn. */
@@ -47,6 +50,7 @@ export class Forwarder {
     this.#presence = deps.presence;
     this.#events = deps.events;
     this.#metrics = deps.metrics;
+    this.#ops = deps.ops;
     this.#logger = deps.logger;
     this.#now = deps.now;
   }
@@ -217,7 +221,9 @@ export class Forwarder {
       // A connection that went away keeps the message in the queue: it is replayed on resume.
       return;
     }
-    if (message.method !== STATUS_METHOD) this.#markWritten(endpoint.identity, seq);
+    if (message.method === STATUS_METHOD) return;
+    this.#markWritten(endpoint.identity, seq);
+    this.#ops.event('message.delivered', { on: target.session === endpoint.hopSession ? 'hop' : 'session' });
   }
 
   /**

@@ -7,6 +7,7 @@ import type { Presence } from '../presence/presence.js';
 import type { RelayLimits } from '../support/limits.js';
 import type { Logger } from '../support/logger.js';
 import type { RelayMetrics } from '../support/metrics.js';
+import type { OpsLog } from '../support/ops-events.js';
 import type { RefusalLog } from '../support/refusals.js';
 import type { RelayEvents } from '../support/relay-events.js';
 import type { RelayLimiters } from '../support/relay-limiters.js';
@@ -35,6 +36,7 @@ export interface RouterDeps {
   readonly limiters: Pick<RelayLimiters, 'chargeRouted'>;
   readonly refusals: RefusalLog;
   readonly metrics: RelayMetrics;
+  readonly ops: OpsLog;
   readonly logger: Logger;
   /** This relay as a hop of relay_chain (its URL is known once it listens). */
   hop(): RelayHop;
@@ -188,6 +190,13 @@ export class Router {
     s.metrics.routed++;
 
     const accepted = outcomes.filter((o) => 'appended' in o).length;
+    const remotely =
+      remote === undefined ? 0 : outcomes.filter((o) => 'appended' in o && remote.has(o.recipient)).length;
+    s.ops.event('message.accepted', {
+      recipients: accepted - remotely,
+      remote: remotely,
+      refused: outcomes.length - accepted,
+    });
     const offers: Promise<boolean>[] = input.isRequest ? [] : NO_OFFERS;
     for (const o of outcomes) {
       if ('full' in o) {

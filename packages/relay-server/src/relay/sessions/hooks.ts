@@ -91,7 +91,9 @@ export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
   return {
     async ack(params, ctx) {
       if (ctx.sender === undefined) return;
-      s.statuses.terminal(await s.queue.ack(ctx.sender, params.message_ids), 'delivered');
+      const removed = await s.queue.ack(ctx.sender, params.message_ids);
+      s.ops.event('message.acked', { count: removed.length });
+      s.statuses.terminal(removed, 'delivered');
     },
 
     async poll(params, ctx) {

@@ -35,6 +35,10 @@ export class RelayMetrics {
   routed = 0;
   /** Messages forwarded to a live connection (one per connection). */
   deliveries = 0;
+  /** Sessions routed end to end through this relay: opened, ended, and their frames passed on. */
+  routedOpened = 0;
+  routedClosed = 0;
+  routedFrames = 0;
   readonly statuses = new Map<string, number>();
   readonly errors = new Map<number, number>();
 
@@ -81,6 +85,15 @@ export class RelayMetrics {
     metric('wmp_relay_routed_total', 'counter', 'Messages accepted for routing.', [['', this.routed]]);
     metric('wmp_relay_deliveries_total', 'counter', 'Messages forwarded to a live connection.', [
       ['', this.deliveries],
+    ]);
+    metric('wmp_relay_routed_sessions_opened_total', 'counter', 'Sessions routed end to end that were opened.', [
+      ['', this.routedOpened],
+    ]);
+    metric('wmp_relay_routed_sessions_closed_total', 'counter', 'Sessions routed end to end that ended.', [
+      ['', this.routedClosed],
+    ]);
+    metric('wmp_relay_routed_frames_total', 'counter', 'Frames of routed sessions passed between the parties.', [
+      ['', this.routedFrames],
     ]);
     metric(
       'wmp_relay_statuses_total',

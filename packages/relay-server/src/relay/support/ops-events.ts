@@ -6,12 +6,22 @@ import type { LogFields, Logger, LogLevel } from './logger.js';
  * counts and sizes: never an identity, an address or content.
  */
 export const OPS_EVENTS = {
-  /** An identity authenticated on a session (`kind`: hop, group; `scheme`: its identifier scheme). */
+  /** An identity authenticated on a session (`kind`: hop, group), or a routed session opened (`kind`: routed); `scheme`: the identifier scheme. */
   'session.opened': 'info',
-  /** A session someone authenticated on was closed or expired (`kind`). */
+  /** A session someone authenticated on was closed or expired, or a routed session ended (`kind`). */
   'session.closed': 'info',
   /** An authentication was refused (`method`, `code`, `reason`). */
   'auth.refused': 'info',
+  /** A message stored for its recipients (`recipients`: in queues here, `remote`: in peers' outboxes, `refused`: queues full). */
+  'message.accepted': 'debug',
+  /** A message written to a live connection of its recipient (`on`: its hop session, or the group or routed session). */
+  'message.delivered': 'debug',
+  /** Messages a recipient acknowledged, leaving its queue (`count`). */
+  'message.acked': 'debug',
+  /** The link to a peer relay is up (`peer_relay`: the peer's relay id once it said it). */
+  'peer.link_up': 'info',
+  /** The link to a peer relay went down (`peer_relay`); it is retried while anything waits for it. */
+  'peer.link_down': 'info',
   /** A request of the OHAN box answered: publish, fetch, stream, cards... (`route`, `status`). */
   'box.request': 'debug',
 } as const satisfies Readonly<Record<string, Exclude<LogLevel, 'silent'>>>;

@@ -24,7 +24,7 @@ const ROUTED_NODE_ASKS = 10_000;
  * What the relay's routed sessions take: the parties' connections here and, in a cluster, on other
  * nodes; with federation, the peer relays' links.
  */
-export interface RelayRoutesDeps extends Pick<RoutedDeps, 'relayId' | 'deliver' | 'ack'> {
+export interface RelayRoutesDeps extends Pick<RoutedDeps, 'relayId' | 'deliver' | 'ack' | 'metrics' | 'ops'> {
   readonly sessions: SessionStore;
   readonly coordination: Coordination;
   /** A node of a cluster: frames for parties on other nodes pass through the coordination. */
@@ -110,6 +110,8 @@ export function relayRoutes(d: RelayRoutesDeps): {
     deliver: d.deliver,
     ack: d.ack,
     refusals: d.refusals,
+    metrics: d.metrics,
+    ops: d.ops,
     logger: d.logger,
     now,
   });

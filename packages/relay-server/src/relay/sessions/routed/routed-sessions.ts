@@ -19,10 +19,13 @@ import {
   type RouteOffer,
   type SessionRoutes,
   type SessionStore,
+  schemeOf,
   UNKNOWN_SESSION,
   type WmpContext,
 } from '@wmp/session';
 import type { Logger } from '../../support/logger.js';
+import type { RelayMetrics } from '../../support/metrics.js';
+import type { OpsLog } from '../../support/ops-events.js';
 import type { RefusalLog } from '../../support/refusals.js';
 import type { PartyAnswer, PartyLinks, PartyOffer } from './party-links.js';
 import { InFlight, RoutesPerIdentity, takeSlots } from './route-bounds.js';
@@ -101,6 +104,8 @@ export interface RoutedDeps {
     context: WmpContext,
   ): Promise<unknown>;
   readonly refusals: RefusalLog;
+  readonly metrics: Pick<RelayMetrics, 'routedOpened' | 'routedClosed' | 'routedFrames'>;
+  readonly ops: OpsLog;
   readonly logger: Logger;
   readonly now: () => number;
 }
@@ -273,7 +278,8 @@ export class RoutedSessions implements SessionRoutes {
     }
     this.#perIdentity.add([route.initiator, route.responder], id, record.expiresAt);
     if (route.initiatorVia !== undefined) this.#perPeer.add([peerRelayOf(route.initiatorVia)], id, record.expiresAt);
-    d.logger.debug('relay.route_opened', {});
+    d.metrics.routedOpened++;
+    d.ops.event('session.opened', { kind: 'routed', scheme: schemeOf(route.initiator) });
     return { answer };
   }
 
@@ -337,6 +343,7 @@ export class RoutedSessions implements SessionRoutes {
     const route = session.route;
     const to = from.id === route.initiator ? responderOf(route) : initiatorOf(route);
     const isRequest = 'id' in message;
+    this.#deps.metrics.routedFrames++;
     switch (message.method) {
       case 'wmp.message.deliver':
         // Stored and forwarded like any deliver: queued while the other party is away.
@@ -397,6 +404,7 @@ export class RoutedSessions implements SessionRoutes {
     await this.#deps.sessions.delete(session.id);
     this.#perIdentity.remove([route.initiator, route.responder], session.id);
     if (route.initiatorVia !== undefined) this.#perPeer.remove([peerRelayOf(route.initiatorVia)], session.id);
-    this.#deps.logger.debug('relay.route_closed', {});
+    this.#deps.metrics.routedClosed++;
+    this.#deps.ops.event('session.closed', { kind: 'routed' });
   }
 }
