@@ -122,6 +122,10 @@ export interface RelayTimings {
   readonly routeOfferTimeoutMs: number;
   /** How long a request passed through a routed session waits for its answer (then -32603 `peer_timeout`). */
   readonly routedRequestTimeoutMs: number;
+  /** How often scheduled messages (`wmp.deliver_after`) are looked for: the latest they go out after their time. */
+  readonly scheduleIntervalMs: number;
+  /** How long a node's claim of a due message holds: one that died with it leaves it due again after this. */
+  readonly scheduleLeaseMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -180,6 +184,8 @@ export const DEFAULT_RELAY_TIMINGS: RelayTimings = Object.freeze({
   safetyPollMs: 5_000,
   routeOfferTimeoutMs: 10_000,
   routedRequestTimeoutMs: 60_000,
+  scheduleIntervalMs: 1_000,
+  scheduleLeaseMs: 30_000,
 });
 
 export interface ResolvedConfig {

@@ -27,7 +27,15 @@ export function queueRecord(message: QueueMessageInput, options: AppendOptions):
   if (!Number.isSafeInteger(bytes) || bytes < 0) throw new StoreInputError('bytes must be a non-negative integer');
   const dueAt = options.dueAt;
   if (dueAt !== undefined && !Number.isSafeInteger(dueAt)) throw new StoreInputError('dueAt must be an integer (ms)');
-  return { id, sender, body, expiresAt, bytes, notify: message.notify === true, ...(dueAt === undefined ? {} : { dueAt }) };
+  return {
+    id,
+    sender,
+    body,
+    expiresAt,
+    bytes,
+    notify: message.notify === true,
+    ...(dueAt === undefined ? {} : { dueAt }),
+  };
 }
 
 /** A message for a part of a partitioned queue (`appendToPart`), after the same checks. */

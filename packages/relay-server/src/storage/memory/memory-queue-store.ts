@@ -322,7 +322,7 @@ export class MemoryQueueStore implements QueueStore {
 }
 
 /** The counters a message counts in: its sender's part of the queue, and in a partitioned queue its part's two. */
-function countersOf(queue: Queue, record: QueueRecord, create: boolean): Counter[] {
+function countersOf(queue: Queue, record: Pick<QueueRecord, 'sender' | 'part'>, create: boolean): Counter[] {
   const counter = (map: Map<string, Counter>, key: string): Counter => {
     let c = map.get(key);
     if (c === undefined) {

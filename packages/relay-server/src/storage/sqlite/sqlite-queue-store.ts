@@ -205,11 +205,7 @@ export class SqliteQueueStore implements QueueStore {
   async claimDue(now: number, limit: number, leaseMs: number): Promise<QueuedMessage[]> {
     this.#open();
     const n = checkClaim(now, limit, leaseMs);
-    return this.#writer.runAtomic(() =>
-      this.#s.claimDue
-        .all(now + leaseMs, now, now, n)
-        .map(message),
-    );
+    return this.#writer.runAtomic(() => this.#s.claimDue.all(now + leaseMs, now, now, n).map(message));
   }
 
   async ack(recipient: string, ids: readonly string[]): Promise<QueueRemoval[]> {

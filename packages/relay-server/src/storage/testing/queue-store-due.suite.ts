@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type QueueMessageInput, type QueueStore, StoreInputError } from '../../index.js';
-import { Harnesses } from './harness.js';
-import type { QueueFactory } from './queue-store.suite.js';
+import { type QueueLimits, type QueueMessageInput, type QueueStore, StoreInputError } from '../../index.js';
+import { type Harness, Harnesses } from './harness.js';
+
+type QueueFactory = (limits: Partial<QueueLimits>) => Promise<Harness<QueueStore>>;
 
 const BOB = 'did:key:z6MkBob';
 const CAROL = 'did:key:z6MkCarol';
