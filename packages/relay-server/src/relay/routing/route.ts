@@ -224,7 +224,8 @@ export class Router {
       if (group) this.#reachGroupMembers(group, o.recipient, o.offer.seq);
       const recipient = o.recipient;
       const offered = s.forwarder.offerRouted(recipient, o.offer.seq, o.offer.message);
-      if (input.isRequest) offers.push(offered);
+      // A notice going out is not the message: it waits for consent, as a held one (`queued`).
+      if (input.isRequest && o.offer.message === o.message) offers.push(offered);
       void offered.then((nowhere) => {
         if (!nowhere) return;
         s.events.status(
