@@ -468,8 +468,10 @@ export class WmpServer {
     }
     const forwarder =
       binding.identity !== undefined && this.#options.forwardsFor?.(binding.identity, message.method) === true;
+    // A forwarder speaking as the delegate itself is no forward: its delegation is checked here.
+    const forwarded = forwarder && wmp.sender_delegate?.id !== binding.identity;
     const delegation =
-      message.method === 'wmp.session.authenticate' || forwarder
+      message.method === 'wmp.session.authenticate' || forwarded
         ? undefined
         : await checkSenderDelegation(this.#options.delegation, message.method, wmp, binding.identity, session, now);
     if ('id' in message && bound) {
