@@ -15,12 +15,14 @@ import {
   checkPublicUrl,
   clusterSettings,
   federationOf,
+  listOf,
   NODE_ID,
   parseBool,
   parseInteger,
   relayKeySource,
   trustedProxyList,
 } from './config-values.js';
+import { registeredSettings } from './registered-config.js';
 
 export { type FileSettings, parseConfigFile } from './config-file.js';
 export { envName } from './config-options.js';
@@ -249,6 +251,17 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
     timings,
     box,
     ...(policyRaw === undefined ? {} : { assertionPolicyFile: policyRaw.text }),
+    registered: registeredSettings(
+      {
+        text: (flag) => raw(flag)?.text,
+        list: (flag) => listOf(flag, values, env).items,
+        bool,
+        number: (flag) => given(OPTIONS.find((o) => o.flag === flag)!),
+      },
+      (message) => {
+        throw new ConfigError(message);
+      },
+    ),
     auth: authSettings(
       {
         text: (flag) => raw(flag)?.text,
