@@ -54,20 +54,20 @@ export const REGISTERED_OPTIONS: readonly OptionSpec[] = [
     flag: 'accepted-content-types',
     kind: 'list',
     help: 'content types taken for recipients here (recipient_metadata; repeatable)',
-    default: 'any',
+    default: 'none (any type)',
   },
   {
     flag: 'recipient-max-message-size',
     kind: 'bytes',
     help: 'largest message taken for a recipient here (recipient_metadata.max_message_size)',
-    default: '--max-message-bytes',
+    default: '<--max-message-bytes>',
     min: 1,
   },
   {
     flag: 'consignment-preference',
     kind: 'string',
     help: 'consignment mode of a message that names none: basic, consented or consented_signed',
-    default: 'basic',
+    default: '<basic, else the first mode served>',
   },
   {
     flag: 'encryption-required',
