@@ -35,6 +35,15 @@ export type {
   TimestampCheck,
   TimestampOptions,
 } from './client/proofs/types.js';
+export type {
+  AcceptOptions,
+  AssuranceLevel,
+  ConsignmentMode,
+  ConsignmentNotice,
+  DelegateAuthorization,
+  OnBehalfOf,
+  RegisteredSendOptions,
+} from './client/consignment.js';
 export type { StartFlowOptions } from './client/session-calls.js';
 export type {
   ClientCallOptions,
