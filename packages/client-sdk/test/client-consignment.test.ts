@@ -99,9 +99,15 @@ describe('consignment from the SDK', () => {
     await delegate.client.send(bob.identity.did, 'for my principal', {
       onBehalfOf: { principal: principal.identity.did, authorization: { type: 'mandate', credential } },
     });
-    await waitFor(() => bob.inbox.length === 1);
+    // Signed, the signature is the delegate's: the recipient is told it held, and who signed.
+    await delegate.client.send(bob.identity.did, 'signed for my principal', {
+      sign: true,
+      onBehalfOf: { principal: principal.identity.did, authorization: { type: 'mandate', credential } },
+    });
+    await waitFor(() => bob.inbox.length === 2);
     expect(bob.inbox[0]).toMatchObject({ from: principal.identity.did, body: 'for my principal' });
     expect(bob.inbox[0]!.params).toMatchObject({ wmp: { sender_delegate: { id: delegate.identity.did } } });
+    expect(bob.inbox[1]!.signature).toEqual({ signer: delegate.identity.did, valid: true, alg: 'EdDSA' });
     // A mandate for another delegate does not hold: -31015.
     const other = await bed.client(url);
     await expect(
