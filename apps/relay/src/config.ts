@@ -294,7 +294,8 @@ export function helpText(): string {
     const flag = `--${o.flag}${o.kind === 'bool' ? '' : o.kind === 'bytes' ? ' <bytes>' : o.kind === 'int' ? ' <n>' : o.kind === 'seconds' ? ' <s>' : ' <value>'}`;
     const env = o.env ?? envName(o.flag);
     const value = o.target === undefined ? o.default : String(defaultOf(o.target));
-    const shown = o.kind === 'bytes' ? bytesText(Number(value)) : value;
+    // A default named by another flag (`<--max-message-bytes>`) is shown as it is.
+    const shown = o.kind === 'bytes' && Number.isFinite(Number(value)) ? bytesText(Number(value)) : value;
     return { flag, env, text: `${o.help} (default: ${shown})` };
   });
   const w1 = Math.max(...rows.map((r) => r.flag.length));

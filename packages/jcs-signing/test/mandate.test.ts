@@ -31,7 +31,7 @@ async function refusal(p: Promise<unknown>): Promise<string | undefined> {
     await p;
   } catch (e) {
     expect(e).toBeInstanceOf(DelegationInvalidError);
-    return (e as DelegationInvalidError).data?.reason as string;
+    return (e as { data?: { reason?: unknown } }).data?.reason as string;
   }
   return undefined;
 }

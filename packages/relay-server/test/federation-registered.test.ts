@@ -21,15 +21,18 @@ function twoRelays(
   sender: string,
   registered: (i: number) => RelayConfig['registered'] = () => undefined,
 ) {
-  return bed.setup(2, (i, urls) => ({
-    federation: {
-      peers: [urls[1 - i]!],
-      routes: [{ pattern: i === 0 ? bob : sender, url: urls[1 - i]! }],
-      timings: { reconnectInitialMs: 50, reconnectMaxMs: 500 },
-    },
-    timings: { scheduleIntervalMs: 50 },
-    ...(registered(i) ? { registered: registered(i) } : {}),
-  }));
+  return bed.setup(2, (i, urls) => {
+    const own = registered(i);
+    return {
+      federation: {
+        peers: [urls[1 - i]!],
+        routes: [{ pattern: i === 0 ? bob : sender, url: urls[1 - i]! }],
+        timings: { reconnectInitialMs: 50, reconnectMaxMs: 500 },
+      },
+      timings: { scheduleIntervalMs: 50 },
+      ...(own ? { registered: own } : {}),
+    };
+  });
 }
 
 async function refusal(p: Promise<unknown>): Promise<{ code: unknown; data: unknown } | 'ok'> {

@@ -1,7 +1,13 @@
 import { b64urlEncode, randomBytes } from '@wmp/jcs-signing';
 import { type Capabilities, rfc3339 } from '@wmp/jsonrpc-envelope';
 import { type CallRunner, requestOptions } from './call-runner.js';
-import { type AcceptOptions, acceptRequest, type ConsignmentNotice, registeredContent, registeredMeta } from './consignment.js';
+import {
+  type AcceptOptions,
+  acceptRequest,
+  type ConsignmentNotice,
+  registeredContent,
+  registeredMeta,
+} from './consignment.js';
 import { type FallbackWatcher, fallbackEnvelope } from './fallback.js';
 import type { FlowActionResult, FlowHandle, FlowTracker } from './flows.js';
 import { isRecord, str } from './json-values.js';
