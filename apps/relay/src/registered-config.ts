@@ -104,7 +104,7 @@ export function registeredSettings(read: RegisteredReader, fail: (message: strin
   }
   const delegationIssuers: Record<string, string[]> = {};
   for (const [principal, issuer] of pairs('delegation-issuer', read.list('delegation-issuer'), fail)) {
-    (delegationIssuers[principal] ??= []).push(issuer);
+    delegationIssuers[principal] = [...(delegationIssuers[principal] ?? []), issuer];
   }
   const preference = read.text('consignment-preference');
   if (preference !== undefined && !(CONSIGNMENT_MODES as readonly string[]).includes(preference)) {

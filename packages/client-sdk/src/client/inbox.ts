@@ -199,11 +199,13 @@ export class Inbox {
   /** A notice: handed over once (the relay sends it again until acknowledged), then acknowledged. */
   async #takeNotice(m: Incoming): Promise<void> {
     const key = m.id === undefined ? undefined : `m:${m.id}`;
-    if (key === undefined || !this.#seen.has(key)) {
+    const seen = key !== undefined && this.#seen.has(key);
+    if (!seen) {
       const notice = noticeOf(m.params);
       if (notice !== undefined) await this.#events.emitAndWait('notice', notice);
-      if (key !== undefined) await this.#seen.add([key]).catch((e: unknown) => this.#report(e));
     }
+    // Acknowledged before the dedupe set is written, so a close() right after the listener still sends it.
     if (m.id !== undefined) this.#acks.add(m.session, m.id);
+    if (!seen && key !== undefined) await this.#seen.add([key]).catch((e: unknown) => this.#report(e));
   }
 }
