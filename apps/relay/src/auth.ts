@@ -35,13 +35,23 @@ function readPem(flag: string, path: string, cwd: string): string {
   return text;
 }
 
-/** The relay's `tls` and `authenticators` for these settings (nothing configured: neither). */
+/** A flag's PEM file, read (undefined when the flag is not given); `AuthFileError` otherwise. */
+export function readPemFlag(flag: string, path: string | undefined, cwd: string): string | undefined {
+  return path === undefined ? undefined : readPem(flag, path, cwd);
+}
+
+/**
+ * The relay's `tls` and `authenticators` for these settings (nothing configured: neither); with
+ * `highAssurance` (a PEM bundle, `--high-assurance-anchors`), x5c and mtls chains ending at one
+ * of its anchors authenticate at `high`.
+ */
 export async function loadAuth(
   settings: AuthSettings | undefined,
   cwd: string,
+  highAssurance?: string,
 ): Promise<Pick<RelayConfig, 'tls' | 'authenticators'>> {
   if (settings === undefined) return {};
-  const pem = (flag: string, path: string | undefined) => (path === undefined ? undefined : readPem(flag, path, cwd));
+  const pem = (flag: string, path: string | undefined) => readPemFlag(flag, path, cwd);
   const trustAnchors = pem('trust-anchors', settings.trustAnchorsFile);
   const clientCa = pem('tls-client-ca', settings.tlsClientCaFile);
   const cert = pem('tls-cert', settings.tlsCertFile);
@@ -53,12 +63,14 @@ export async function loadAuth(
   for (const [flag, anchors] of [
     ['trust-anchors', trustAnchors],
     ['tls-client-ca', clientCa],
+    ['high-assurance-anchors', highAssurance],
   ] as const) {
     if (anchors !== undefined) await checkAnchors(flag, anchors);
   }
   const authenticators = await relayAuthenticators({
     ...(trustAnchors ? { trustAnchors } : {}),
     ...(clientCa ? { clientCa } : {}),
+    ...(highAssurance ? { assuranceAnchors: [{ level: 'high', anchors: highAssurance }] } : {}),
     ...(settings.didWeb
       ? {
           didWeb: {

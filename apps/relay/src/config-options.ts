@@ -10,6 +10,7 @@ import {
 } from '@wmp/relay-server';
 import { AUTH_OPTIONS } from './auth-config.js';
 import type { BoxSettings, Kind, OptionSpec, Target } from './config-spec.js';
+import { REGISTERED_OPTIONS } from './registered-config.js';
 
 export const MiB = 1024 * 1024;
 
@@ -304,6 +305,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 'off',
   },
   ...AUTH_OPTIONS,
+  ...REGISTERED_OPTIONS,
   {
     flag: 'assertion-policy',
     kind: 'string',
@@ -346,19 +348,19 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'erds-consignment-modes',
     kind: 'list',
-    help: 'ERDS consignment modes published in the well-known erds (repeatable)',
+    help: 'consignment modes served to recipients here and published in the well-known erds (repeatable; default basic, consented, consented_signed)',
     default: 'none',
   },
   {
     flag: 'erds-assurance-levels',
     kind: 'list',
-    help: 'ERDS recipient assurance levels published in the well-known erds (repeatable)',
+    help: 'recipient assurance levels a message may ask for here, published in the well-known erds (repeatable; default the levels the assurance table reaches)',
     default: 'none',
   },
   {
     flag: 'erds-policies',
     kind: 'list',
-    help: 'ERDS policies published in the well-known erds (repeatable)',
+    help: 'policies served here, published in the well-known erds supported_policies (repeatable)',
     default: 'none',
   },
 ];

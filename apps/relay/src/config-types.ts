@@ -2,6 +2,7 @@
 import type { FederationConfig, LogLevel, RelayLimits, RelayTimings } from '@wmp/relay-server';
 import type { AuthSettings } from './auth-config.js';
 import type { BoxSettings } from './config-spec.js';
+import type { RegisteredSettings } from './registered-config.js';
 
 /** Where a cluster node keeps what the nodes share. The URLs may hold passwords: never print them. */
 export interface ClusterSettings {
@@ -49,6 +50,8 @@ export interface AppConfig {
   readonly assertionPolicyFile?: string | undefined;
   /** Relay-to-relay routing: mode, static routes, peers, trusted peers, the published ERDS object. */
   readonly federation: FederationConfig;
+  /** Registered delivery: delegation, scheduled delivery, assurance, recipient metadata. */
+  readonly registered: RegisteredSettings;
 }
 
 export type ParseResult =

@@ -134,7 +134,7 @@ export function relayKeySource(file: Raw, seedHex: string | undefined): RelayKey
 const FEDERATION_MODES: readonly FederationMode[] = ['off', 'peers', 'open'];
 
 /** A repeatable option's values: the flags given, else its variable split on commas or white space. */
-function listOf(
+export function listOf(
   flag: string,
   values: Record<string, unknown>,
   env: Readonly<Record<string, string | undefined>>,
@@ -185,10 +185,15 @@ export function federationOf(
   const modes = erdsList('erds-consignment-modes');
   const levels = erdsList('erds-assurance-levels');
   const policies = erdsList('erds-policies');
+  // Only the lists given: the rest is what the relay serves (its modes, the levels it reaches).
   const erds =
     modes.length + levels.length + policies.length === 0
       ? undefined
-      : { consignment_modes: modes, assurance_levels: levels, supported_policies: policies };
+      : {
+          ...(modes.length > 0 ? { consignment_modes: modes } : {}),
+          ...(levels.length > 0 ? { assurance_levels: levels } : {}),
+          ...(policies.length > 0 ? { supported_policies: policies } : {}),
+        };
   return {
     mode,
     routes: parsedRoutes,

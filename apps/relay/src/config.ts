@@ -15,12 +15,14 @@ import {
   checkPublicUrl,
   clusterSettings,
   federationOf,
+  listOf,
   NODE_ID,
   parseBool,
   parseInteger,
   relayKeySource,
   trustedProxyList,
 } from './config-values.js';
+import { registeredSettings } from './registered-config.js';
 
 export { type FileSettings, parseConfigFile } from './config-file.js';
 export { envName } from './config-options.js';
@@ -249,6 +251,17 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
     timings,
     box,
     ...(policyRaw === undefined ? {} : { assertionPolicyFile: policyRaw.text }),
+    registered: registeredSettings(
+      {
+        text: (flag) => raw(flag)?.text,
+        list: (flag) => listOf(flag, values, env).items,
+        bool,
+        number: (flag) => given(OPTIONS.find((o) => o.flag === flag)!),
+      },
+      (message) => {
+        throw new ConfigError(message);
+      },
+    ),
     auth: authSettings(
       {
         text: (flag) => raw(flag)?.text,
@@ -281,7 +294,8 @@ export function helpText(): string {
     const flag = `--${o.flag}${o.kind === 'bool' ? '' : o.kind === 'bytes' ? ' <bytes>' : o.kind === 'int' ? ' <n>' : o.kind === 'seconds' ? ' <s>' : ' <value>'}`;
     const env = o.env ?? envName(o.flag);
     const value = o.target === undefined ? o.default : String(defaultOf(o.target));
-    const shown = o.kind === 'bytes' ? bytesText(Number(value)) : value;
+    // A default named by another flag (`<--max-message-bytes>`) is shown as it is.
+    const shown = o.kind === 'bytes' && Number.isFinite(Number(value)) ? bytesText(Number(value)) : value;
     return { flag, env, text: `${o.help} (default: ${shown})` };
   });
   const w1 = Math.max(...rows.map((r) => r.flag.length));

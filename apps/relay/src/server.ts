@@ -17,12 +17,13 @@ import { createGuardedFetcher } from '@wmp/session/node';
 import { OPERATIONS } from './admin/admin-operations.js';
 import { type AdminServer, startAdminServer } from './admin/admin-socket.js';
 import { loadAssertionPolicy } from './assertion-policy.js';
-import { loadAuth } from './auth.js';
+import { loadAuth, readPemFlag } from './auth.js';
 import { defaultNodeId, openBackend } from './backend.js';
 import type { AppConfig } from './config.js';
 import { serveDemoPage } from './demo-page.js';
 import { extendEndpoints } from './endpoints.js';
 import { rotationReader } from './key-rotation.js';
+import { loadRegistered } from './registered.js';
 import { RELAY_VERSION } from './version.js';
 
 export interface RunningRelay {
@@ -64,9 +65,16 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
   const { maxEventBytes, requestsPerSecond, requestBurst } = config.box;
   const nodeId = config.nodeId ?? options.nodeId ?? defaultNodeId();
   // Trust anchors, TLS and did:web (read before anything is opened: a bad file stops the start).
-  const auth = await loadAuth(config.auth, options.cwd ?? process.cwd());
+  const cwd = options.cwd ?? process.cwd();
+  const highAssurance = readPemFlag('high-assurance-anchors', config.registered.highAssuranceAnchorsFile, cwd);
+  const auth = await loadAuth(config.auth, cwd, highAssurance);
   // Issuers' keys, status lists and resolve's documents come through the one guarded fetcher.
   const fetch = options.fetch ?? createGuardedFetcher({ allowPrivate: config.auth?.allowPrivatePeers ?? false }).fetch;
+  const registered = await loadRegistered(
+    config.registered,
+    { trustAnchors: readPemFlag('trust-anchors', config.auth?.trustAnchorsFile, cwd), highAssurance },
+    fetch,
+  );
   const identityAssertions =
     config.assertionPolicyFile === undefined
       ? undefined
@@ -95,6 +103,7 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       httpSessionIdBinding: config.httpSessionIdBinding,
       trustedProxies: config.trustedProxies,
       federation: config.federation,
+      registered,
       ...(identityAssertions ? { identityAssertions } : {}),
       resolve: { fetch },
       logger,

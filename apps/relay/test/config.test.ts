@@ -98,6 +98,18 @@ describe('parseConfig: defaults', () => {
         didWebMaxBytes: undefined,
       },
       federation: { mode: 'peers', routes: [], peers: [], trustedPeers: [], allowPrivatePeers: false },
+      // Delegation and scheduled delivery on, the library's assurance table, no recipient metadata.
+      registered: {
+        delegation: true,
+        scheduledDelivery: true,
+        assurance: {},
+        highAssuranceAnchorsFile: undefined,
+        delegationIssuers: {},
+        acceptedContentTypes: undefined,
+        recipientMaxMessageSize: undefined,
+        consignmentPreference: undefined,
+        encryptionRequired: false,
+      },
     } satisfies AppConfig);
     expect(DEFAULT_BOX_LIMITS.boxBytes).toBe(1024 ** 3);
     expect(DEFAULT_BOX_LIMITS.strangerBits).toBe(18);
@@ -371,7 +383,7 @@ describe('parseConfig: federation', () => {
       ],
       peers: ['https://r2.example'],
       trustedPeers: ['http://127.0.0.1:9000'],
-      erds: { consignment_modes: ['basic'], assurance_levels: [], supported_policies: [] },
+      erds: { consignment_modes: ['basic'] },
       allowPrivatePeers: false,
     });
     const byEnv = ok(

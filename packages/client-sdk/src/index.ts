@@ -5,6 +5,15 @@ export { ConnectionClosedError, RequestTimeoutError } from '@wmp/session';
 export { ReconnectFailedError } from '@wmp/transports';
 export type { ApprovalRequestOptions, FlowConsent, SignatureRequestOptions } from './client/built-in-flows.js';
 export { WmpClient } from './client/client.js';
+export type {
+  AcceptOptions,
+  AssuranceLevel,
+  ConsignmentMode,
+  ConsignmentNotice,
+  DelegateAuthorization,
+  OnBehalfOf,
+  RegisteredSendOptions,
+} from './client/consignment.js';
 export type { Listener } from './client/emitter.js';
 export { type Binding, type Endpoint, WELL_KNOWN_PATH } from './client/endpoint.js';
 export { WmpClientError, type WmpClientErrorCode } from './client/errors.js';

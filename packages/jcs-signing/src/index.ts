@@ -52,6 +52,15 @@ export {
   verifyEd25519,
   verifyP256,
 } from './keypair.js';
+export {
+  MANDATE_TYPE,
+  type MandateClaims,
+  type MandateFailure,
+  signMandate,
+  type VerifiedMandate,
+  type VerifyMandateOptions,
+  verifyMandate,
+} from './mandate.js';
 export { signMessage, type VerifiedMessage, type VerifyMessageOptions, verifyMessage } from './message-signature.js';
 export {
   decodeEd25519Multikey,

@@ -75,7 +75,12 @@ export {
   SecuritySchema,
 } from './schemas/capabilities.js';
 export { FlowStateSchema } from './schemas/flow.js';
-export { AckStatusSchema, DeliverResultStatusSchema, MessageStatusSchema } from './schemas/messaging.js';
+export {
+  AckStatusSchema,
+  ConsignmentModeSchema,
+  DeliverResultStatusSchema,
+  MessageStatusSchema,
+} from './schemas/messaging.js';
 export {
   DETACHED_JWS_PATTERN,
   type IdentityAssertion,

@@ -70,6 +70,7 @@ describe('method descriptors', () => {
       'wmp.session.close',
       'wmp.message.deliver',
       'wmp.message.status',
+      'wmp.message.notice',
       'wmp.flow.progress',
       'wmp.flow.complete',
       'wmp.flow.error',

@@ -28,6 +28,17 @@ export { wellKnownConfiguration } from './relay/http/well-known.js';
 export { MAX_EPOCH_LAG } from './relay/mls/encrypted-deliver.js';
 export type { RelayMlsReason } from './relay/mls/mls-input.js';
 export type { RelayAuthContext, RelayAuthenticatorsInput } from './relay/sessions/auth-context.js';
+export {
+  ASSURANCE_LEVELS,
+  type AssuranceLevel,
+  DEFAULT_ASSURANCE,
+} from './relay/support/assurance.js';
+export {
+  noEvidenceHooks,
+  type RegisteredEvidenceHooks,
+  type WitnessedEvent,
+  type WitnessedEventType,
+} from './relay/support/evidence-hooks.js';
 export type { RelayIdentityInput } from './relay/support/identity.js';
 export {
   DEFAULT_RELAY_LIMITS,
@@ -37,6 +48,12 @@ export {
 } from './relay/support/limits.js';
 export { createJsonLogger, type LogFields, type Logger, type LogLevel, silentLogger } from './relay/support/logger.js';
 export { OPS_EVENTS, type OpsEvent, OpsLog } from './relay/support/ops-events.js';
+export {
+  CONSIGNMENT_MODES,
+  type ConsignmentMode,
+  type RecipientMetadata,
+  type RegisteredDeliveryConfig,
+} from './relay/support/registered.js';
 export { STORE_RETRY_AFTER_SECONDS, StoreUnavailableRefusal } from './relay/support/store-refusal.js';
 export { type BoxEventRecord, boxEventRecord } from './storage/contracts/box-input.js';
 export { checkBoxLimits } from './storage/contracts/box-limits.js';

@@ -142,7 +142,7 @@ describe('federation: lines and loops', () => {
 describe('federation: ERDS checks before forwarding', () => {
   it("refuses what the downstream's well-known erds does not list with -31005 data.unsupported, nothing stored", async () => {
     const [aliceKey, bob] = [generateKeypair(), generateKeypair()];
-    const erds = { consignment_modes: ['basic'], assurance_levels: ['high'], supported_policies: ['urn:p:1'] };
+    const erds = { consignment_modes: ['basic'], assurance_levels: ['low', 'high'], supported_policies: ['urn:p:1'] };
     const [u1, u2] = await bed.setup(2, (i, urls) => ({
       federation: {
         peers: [urls[1 - i]!],
@@ -150,7 +150,12 @@ describe('federation: ERDS checks before forwarding', () => {
         ...(i === 1 ? { erds } : {}),
       },
     }));
-    expect((await (await fetch(`${u2}/.well-known/wmp-configuration`)).json()).erds).toEqual(erds);
+    // What relay 2 serves, as it enforces it: the lists it was given, delegation and scheduled delivery on.
+    expect((await (await fetch(`${u2}/.well-known/wmp-configuration`)).json()).erds).toEqual({
+      ...erds,
+      delegation: true,
+      scheduled_delivery: true,
+    });
     const alice = await bed.open(u1!, { keypair: aliceKey });
     const b = await bed.open(u2!, { keypair: bob });
     const refused = await alice.session
@@ -171,7 +176,7 @@ describe('federation: ERDS checks before forwarding', () => {
       to: [bob.did],
       body: { ok: true },
       consignment_mode: 'basic',
-      recipient_assurance_level: 'high',
+      recipient_assurance_level: 'low',
     });
     await waitFor(() => b.inbox.length === 1);
     expect(b.inbox[0]!.body).toEqual({ ok: true });

@@ -67,7 +67,7 @@ describe('SQLite schema migrations', () => {
 
     const migrated = openDatabase(file);
     expect(migrated.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(5);
+    expect(SCHEMA_VERSION).toBe(7);
     // Version 5: arrival times; a message of an earlier version has none (0: unknown age).
     expect(migrated.prepare('SELECT queued_at FROM wmp_messages').pluck().get()).toBe(0);
     // Version 4: queues may be partitioned (a peer's outbox); the message of version 1 is in no part.

@@ -59,7 +59,7 @@ describe('SQLite database', () => {
       ohan_recipients: 'recipient,next_seq,count,bytes',
       ohan_senders: 'sender,count,bytes',
       totals: 'name,count,bytes',
-      wmp_messages: 'recipient,seq,message_id,sender,expires_at,bytes,body,delivered,notify,part,queued_at',
+      wmp_messages: 'recipient,seq,message_id,sender,expires_at,bytes,body,delivered,notify,part,queued_at,due_at',
       wmp_queue_parts: 'recipient,part,count,bytes',
       wmp_queue_senders: 'recipient,sender,count,bytes',
       wmp_queues: 'recipient,next_seq,count,bytes',

@@ -1,4 +1,5 @@
 import type { VerifiedAssertion } from './assertions/checker.js';
+import type { VerifiedDelegation } from './delegation/delegation.js';
 import type { BaseContext, Peer } from './peer.js';
 import type { SessionRecord } from './session-model.js';
 
@@ -47,4 +48,9 @@ export interface WmpContext extends BaseContext {
   readonly encrypted?: boolean;
   /** Its `wmp.identity_assertions`, verified (core §5.6), when the server checks assertions. */
   readonly assertions?: readonly VerifiedAssertion[];
+  /**
+   * The connection's identity (`sender`) acts for `delegation.principal` (core §3.3): the message's
+   * `wmp.sender_delegate` was verified for this method's action.
+   */
+  readonly delegation?: VerifiedDelegation;
 }

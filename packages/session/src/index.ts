@@ -23,7 +23,7 @@ export {
   type IdentityPresenter,
   openPresenting,
 } from './assertions/presenter.js';
-export type { AuthAttempt, Authenticator } from './auth/authenticator.js';
+export { type AuthAttempt, type Authenticator, type AuthOutcome, authOutcome } from './auth/authenticator.js';
 export { type BearerOptions, bearerAuthenticator } from './auth/bearer.js';
 export {
   type DidDocument,
@@ -66,6 +66,18 @@ export type {
   SessionEvents,
 } from './client-session-types.js';
 export type { Connection, SessionBinding, WmpContext } from './context.js';
+export {
+  DELEGATED_ACTIONS,
+  type DelegationAction,
+  type DelegationFailure,
+  type DelegationPresentationChecker,
+  type DelegationRequest,
+  type DelegationSessionBinding,
+  type DelegationVerifier,
+  delegationRefused,
+  type VerifiedDelegation,
+} from './delegation/delegation.js';
+export { type DelegationVerifierOptions, delegationVerifier } from './delegation/verifier.js';
 export { DocumentCache, type DocumentCacheOptions } from './documents/document-cache.js';
 export {
   type DocumentFailure,
@@ -179,6 +191,7 @@ export {
   takeChallenge,
 } from './session-changes.js';
 export {
+  type AuthenticatedWith,
   type ChallengeRecord,
   DEFAULT_PENDING_TTL_SECONDS,
   isExpired,

@@ -5,6 +5,7 @@
  * install and load none of it; browser-safe like the rest of the package.
  */
 export { sdJwtAssertionChecker } from './sd-jwt/checker.js';
+export { type DelegationCredentialPolicy, sdJwtDelegationChecker } from './sd-jwt/delegation.js';
 export { SdJwtVerificationError } from './sd-jwt/failure.js';
 export {
   type CredentialInfo,

@@ -19,13 +19,13 @@ import type { Authenticator } from './auth/authenticator.js';
 import { acceptedSchemes } from './auth/schemes.js';
 import { signedChallengeAuthenticator } from './auth/signed-challenge.js';
 import type { Connection, WmpContext } from './context.js';
+import { checkSenderDelegation } from './delegation/sender-check.js';
 import {
   capabilitiesUsed,
   checkCapabilities,
   checkDuplicateId,
   checkEncryption,
   checkMessageSize,
-  checkSender,
   checkTimestamp,
   checkTokenTime,
   MAX_RECENT_IDS,
@@ -474,7 +474,12 @@ export class WmpServer {
     }
     const forwarder =
       binding.identity !== undefined && this.#options.forwardsFor?.(binding.identity, message.method) === true;
-    if (message.method !== 'wmp.session.authenticate' && !forwarder) checkSender(wmp, binding.identity, session);
+    // A forwarder speaking as the delegate itself is no forward: its delegation is checked here.
+    const forwarded = forwarder && wmp.sender_delegate?.id !== binding.identity;
+    const delegation =
+      message.method === 'wmp.session.authenticate' || forwarded
+        ? undefined
+        : await checkSenderDelegation(this.#options.delegation, message.method, wmp, binding.identity, session, now);
     if ('id' in message && bound) {
       let recent = binding.recentIds;
       if (recent === undefined) {
@@ -496,6 +501,7 @@ export class WmpServer {
       connection,
       ...(plain === params ? {} : { params: plain }),
       ...(encrypted ? { encrypted } : {}),
+      ...(delegation ? { delegation } : {}),
     });
     if (this.#options.authorize && !(await this.#options.authorize(context)))
       throw new NotAuthorizedError({ reason: 'not allowed' });

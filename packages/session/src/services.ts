@@ -4,6 +4,7 @@ import type { AssertionChecker, VerifiedAssertion } from './assertions/checker.j
 import type { Authenticator } from './auth/authenticator.js';
 import type { ResponderIdentity } from './auth/responder.js';
 import type { Connection, WmpContext } from './context.js';
+import type { DelegationVerifier } from './delegation/delegation.js';
 import type { FlowManager } from './flows.js';
 import type { SessionCipher } from './mls/cipher.js';
 import type { SecurityPolicy } from './negotiate.js';
@@ -195,6 +196,14 @@ export interface WmpServerOptions {
    * which must bind the claimed sender itself. Default: nobody.
    */
   readonly forwardsFor?: (identity: string, method: string) => boolean;
+  /**
+   * Delegation (core §3.3): `delegationVerifier(...)` lets a connection authenticated as a
+   * delegate send for a principal with a `wmp.sender_delegate` that proves it (-31015 when it does
+   * not; handlers find it in `context.delegation`); `false` refuses every message that asks for
+   * delegation with -31005. Default: no delegation (the claimed sender must be the authenticated
+   * one, -31002).
+   */
+  readonly delegation?: DelegationVerifier | false;
   /** Extra policy after the session checks: false is -31002 (the interop vectors' `authorize`). */
   readonly authorize?: (context: WmpContext) => boolean | Promise<boolean>;
   /**

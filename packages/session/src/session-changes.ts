@@ -1,6 +1,6 @@
 import { NotAuthorizedError, SessionExpiredError, SessionNotFoundError } from '@wmp/jsonrpc-envelope';
 import { SESSION_EXPIRED, UNKNOWN_SESSION } from './refusal-reasons.js';
-import type { ChallengeRecord, SessionRecord } from './session-model.js';
+import type { AuthenticatedWith, ChallengeRecord, SessionRecord } from './session-model.js';
 import type { SessionChange } from './session-store.js';
 import { findToken, withNewToken } from './tokens.js';
 
@@ -39,7 +39,7 @@ export function takeChallenge(now: number): SessionChangeWith<ChallengeRecord | 
  * `identity` authenticated: it joins `authenticated`, the session becomes active with its full
  * lifetime, and the token issued at create (for no identity yet) now resumes this identity.
  */
-export function authenticated(identity: string, now: number): SessionChange {
+export function authenticated(identity: string, now: number, how?: AuthenticatedWith): SessionChange {
   return (session) => {
     live(session, now);
     if (session.participants.length > 0 && !session.participants.includes(identity)) {
@@ -55,6 +55,7 @@ export function authenticated(identity: string, now: number): SessionChange {
         : [...session.authenticated, identity],
       resumptionTokens: session.resumptionTokens.map((t) => (t.identity === undefined ? { ...t, identity } : t)),
       expiresAt: Math.max(session.expiresAt, lifetime),
+      ...(how ? { authenticatedWith: { ...session.authenticatedWith, [identity]: how } } : {}),
     };
   };
 }

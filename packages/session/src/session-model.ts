@@ -14,6 +14,14 @@ export interface ChallengeRecord {
   readonly expiresAt: number;
 }
 
+/** How one identity authenticated on a session. */
+export interface AuthenticatedWith {
+  /** The `auth.type` it used (`signed_challenge`, `x5c`, `mtls`, ...). */
+  readonly type: string;
+  /** The level its authenticator vouched for (`low`, `substantial`, `high`), when it says. */
+  readonly assurance?: string;
+}
+
 /** A resumption token as kept: its SHA-256 (b64url) and the identity it resumes. */
 export interface TokenRecord {
   readonly hash: string;
@@ -48,6 +56,11 @@ export interface SessionRecord {
    * per identity, single use, rotated on resume.
    */
   readonly resumptionTokens: readonly TokenRecord[];
+  /**
+   * How each identity authenticated (its `auth.type`, and the assurance level its authenticator
+   * vouched for, if any): what a relay judges a recipient's assurance by (core §3.5.1).
+   */
+  readonly authenticatedWith?: Readonly<Record<string, AuthenticatedWith>>;
   readonly createdAt: number;
   /** The negotiated lifetime: an unauthenticated session lives shorter until it authenticates. */
   readonly ttlSeconds?: number;

@@ -17,6 +17,7 @@ export {
   type TrustAnchors,
   type X5cLimits,
 } from './auth/x509.js';
+export type { AssuranceAnchors } from './auth/x509-assurance.js';
 export { type ValidateChainOptions, validateChain } from './auth/x509-chain.js';
 export type { CertificatePurpose } from './auth/x509-extensions.js';
 export {

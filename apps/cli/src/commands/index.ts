@@ -4,6 +4,7 @@ import { buildTable, type CommandTable } from '../command.js';
 import { allowCommands } from './allow.js';
 import { cardCommands } from './card.js';
 import { connectCommands } from './connect.js';
+import { consignCommands } from './consign.js';
 import { flowCommands } from './flow.js';
 import { groupCommands } from './group.js';
 import { keysCommands } from './keys.js';
@@ -17,6 +18,7 @@ export const COMMANDS: CommandTable = buildTable([
   keysCommands,
   cardCommands,
   ...liveCommands,
+  ...consignCommands,
   ...statusCommands,
   ...routeCommands,
   ...connectCommands,

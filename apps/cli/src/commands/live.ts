@@ -6,6 +6,7 @@ import { CliError, InterruptedError, UnreachableError } from '../errors.js';
 import { connectLive, followState, liveRelay, liveRelayOption, retriesOption, withClient } from '../live.js';
 import { recordSent, recordStatus } from '../sent-messages.js';
 import { bodyText, printable, relayProofText, requireText, shortDid } from './common.js';
+import { noticeItem, registeredOf, registeredSendOptions, signatureText, signatureValue } from './consign.js';
 import { groupNames, restoreGroups } from './group.js';
 import { followStatuses } from './message-status.js';
 
@@ -20,10 +21,11 @@ export function messageItem(m: ReceivedMessage, names: ReadonlyMap<string, strin
     ...(m.group && names.has(m.group) ? { group_name: names.get(m.group) } : {}),
     content_type: m.contentType,
     body: m.body,
+    ...(m.signature ? { signature: signatureValue(m) } : {}),
     received_at: new Date().toISOString(),
   };
   const where = m.group ? `[${names.get(m.group) ?? m.group}] ` : '';
-  const human = `${where}${m.from ? shortDid(m.from) : '(unknown sender)'}: ${printable(bodyText(m.body)).replace(/\n/g, '\n  ')}`;
+  const human = `${where}${m.from ? shortDid(m.from) : '(unknown sender)'}: ${printable(bodyText(m.body)).replace(/\n/g, '\n  ')}${signatureText(m)}`;
   return { value, human };
 }
 
@@ -146,6 +148,9 @@ const send: CommandSpec = {
     'the relay gave (exit 1). With --wait, wmp waits for the recipient to take it ("delivered");',
     'a message still undelivered after --timeout is exit 1. What wmp learns is kept in the home:',
     'wmp status <message-id> says what became of it later.',
+    'Registered delivery: --sign signs it with your key; --consent consented has the recipient',
+    'accept it first (wmp accept), consented_signed accept it signed; --deliver-after has the',
+    'relay hold it until then; --assurance refuses a recipient who authenticated below the level.',
   ],
   args: [
     {
@@ -160,9 +165,12 @@ const send: CommandSpec = {
     wait: { kind: 'flag', help: 'wait until the recipient has the message' },
     timeout: { kind: 'int', min: 1, max: 3600, default: '30', help: 'seconds --wait waits' },
     retries: retriesOption,
+    ...registeredSendOptions,
   },
   examples: [
     'wmp send did:key:z6Mk... hello there --relay http://127.0.0.1:8080',
+    'wmp send did:key:z6Mk... the terms --sign --consent consented_signed --subject contract',
+    'wmp send did:key:z6Mk... happy new year --deliver-after 2027-01-01T00:00:00Z',
     'wmp send did:key:z6Mk... "are you there?" --wait --timeout 10',
     'wmp send did:web:example.com:users:bob hello',
   ],
@@ -171,15 +179,18 @@ const send: CommandSpec = {
     const text = requireText(ctx.args.text as string);
     const wait = ctx.options.wait === true;
     const timeoutS = (ctx.options.timeout as number | undefined) ?? 30;
+    const registered = registeredOf(ctx);
     await withClient(ctx, async (client, relay) => {
       // Statuses can come before the send's own answer: listen first, match by id after.
       const statuses = watchStatuses(ctx, client);
       try {
-        const sent = await client.send(to, { text }, { signal: ctx.signal });
+        const sent = await client.send(to, { text }, { ...registered, signal: ctx.signal });
         const id = sent.messageId;
         if (id !== undefined) await recordSent(ctx.home, { messageId: id, to, relay, status: sent.status });
         let got: MessageStatusEvent | undefined;
-        if (id !== undefined && (wait || statusesNegotiated(client))) {
+        // A message held (scheduled, or waiting for consent) has no status to come soon: only --wait waits.
+        const held = registered.deliverAfter !== undefined || (registered.consignmentMode ?? 'basic') !== 'basic';
+        if (id !== undefined && (wait || (!held && statusesNegotiated(client)))) {
           got = await statuses.first(id, wait ? TERMINAL : ANY_STATUS, wait ? timeoutS * 1000 : FIRST_STATUS_MS);
         }
         if (!got && ctx.signal.aborted) throw new InterruptedError();
@@ -251,6 +262,11 @@ const listen: CommandSpec = {
       // Statuses of messages you sent, kept by the relay while you were away: shown, recorded,
       // acknowledged (they are not messages: --count does not count them).
       followStatuses(ctx, client, ctx.out);
+      // Consented messages wait at the relay: their notices say how to answer (not counted either).
+      client.on('notice', (n) => {
+        const item = noticeItem(n);
+        ctx.out.item(item.value, () => item.human);
+      });
       client.on('message', (m) => {
         if (limit !== undefined && seen >= limit) return;
         const item = messageItem(m, names);

@@ -23,6 +23,7 @@ import {
 } from './built-in-flows.js';
 import { CallRunner } from './call-runner.js';
 import { Connection } from './connection.js';
+import type { AcceptOptions, ConsignmentNotice } from './consignment.js';
 import { dialTransport } from './dial.js';
 import { Emitter, type Listener } from './emitter.js';
 import { type Endpoint, resolveEndpoint } from './endpoint.js';
@@ -160,6 +161,7 @@ export class WmpClient {
     const context: CallContext = {
       runner,
       sender: this.did,
+      id: this.id,
       sendRetries: o.sendRetries,
       fallback: o.fallback,
       fallbacks: this.#fallback,
@@ -279,6 +281,24 @@ export class WmpClient {
    */
   send(to: string | readonly string[], body: unknown, options: ClientSendOptions = {}): Promise<ClientSendResult> {
     return this.#calls.send(typeof to === 'string' ? [to] : to, body, options);
+  }
+
+  /**
+   * Accepts a consented message the relay holds (a `notice`, or its message id): the relay hands
+   * the content over as a `message`, and tells its sender `delivered`. For `consented_signed` the
+   * acceptance is signed with the client's key over the notice's content hash (the receipt).
+   * Resolves `accepted`; a refusal rejects with its `WmpError` (-31002 `insufficient_assurance`
+   * when the client authenticated below the level the sender asked for).
+   */
+  accept(what: ConsignmentNotice | string, options: AcceptOptions = {}): Promise<string | undefined> {
+    return this.#calls.accept(what, options);
+  }
+
+  /** Refuses a consented message: the relay drops it, its sender hears `dropped` (`recipient_rejected`). */
+  async reject(what: ConsignmentNotice | string, options: ClientCallOptions & { reason?: string } = {}): Promise<void> {
+    const messageId = typeof what === 'string' ? what : what.messageId;
+    const { reason, ...call } = options;
+    await this.#calls.request('wmp.message.reject', { message_id: messageId, ...(reason ? { reason } : {}) }, call);
   }
 
   /** Any method on the client's session (the `wmp` metadata is added); a refusal rejects with its `WmpError`. */

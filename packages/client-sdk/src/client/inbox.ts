@@ -1,5 +1,6 @@
 import type { WmpSession } from '@wmp/session';
 import { AckBatcher } from './acks.js';
+import { noticeOf } from './consignment.js';
 import type { Emitter, Listener } from './emitter.js';
 import { InboxQueue, type Incoming } from './inbox-queue.js';
 import { isRecord, str } from './json-values.js';
@@ -49,6 +50,8 @@ export class Inbox {
   readonly #messages: InboxQueue;
   /** Statuses the relay kept for us while we were away: they wait for a `status` listener. */
   readonly #keptStatuses: InboxQueue;
+  /** Notices of consented messages (core §3.5): they wait for a `notice` listener. */
+  readonly #notices: InboxQueue;
   readonly #onStatus: InboxOptions['onStatus'];
   readonly #onReceived: InboxOptions['onReceived'];
   readonly #report: InboxOptions['report'];
@@ -67,6 +70,7 @@ export class Inbox {
     this.#relayId = options.relayId;
     this.#messages = new InboxQueue(options.maxPendingMessages, (m) => this.#take(m));
     this.#keptStatuses = new InboxQueue(options.maxPendingMessages, (m) => this.#takeStatus(m));
+    this.#notices = new InboxQueue(options.maxPendingMessages, (m) => this.#takeNotice(m));
   }
 
   /** The newest relay message id handed to the application. */
@@ -77,12 +81,23 @@ export class Inbox {
   /** `WmpClient.on`: messages and kept statuses wait while nobody listens for them. */
   listen<K extends keyof ClientEvents>(event: K, listener: Listener<ClientEvents[K]>): () => void {
     const off = this.#events.on(event, listener);
-    const queue = event === 'message' ? this.#messages : event === 'status' ? this.#keptStatuses : undefined;
+    const queue = this.#queueOf(event);
     queue?.setPaused(false);
     return () => {
       off();
       if (queue && this.#events.count(event) === 0) queue.setPaused(true);
     };
+  }
+
+  #queueOf(event: keyof ClientEvents): InboxQueue | undefined {
+    if (event === 'message') return this.#messages;
+    if (event === 'status') return this.#keptStatuses;
+    return event === 'notice' ? this.#notices : undefined;
+  }
+
+  /** A `wmp.message.notice` from the client's queue (it has a `wmp.message_id` of its own). */
+  notice(session: WmpSession, params: Record<string, unknown>): void {
+    void this.#notices.push({ session, group: undefined, params, id: queueIdOf(params) });
   }
 
   /** A `wmp.message.deliver` the relay routed to `session`. */
@@ -132,6 +147,7 @@ export class Inbox {
   close(): void {
     this.#messages.close();
     this.#keptStatuses.close();
+    this.#notices.close();
   }
 
   /** Sends the acknowledgements batched so far (the connection is still up), then no more. */
@@ -178,5 +194,18 @@ export class Inbox {
       await this.#seen.add([key]).catch((e: unknown) => this.#report(e));
     }
     this.#acks.add(m.session, m.id!);
+  }
+
+  /** A notice: handed over once (the relay sends it again until acknowledged), then acknowledged. */
+  async #takeNotice(m: Incoming): Promise<void> {
+    const key = m.id === undefined ? undefined : `m:${m.id}`;
+    const seen = key !== undefined && this.#seen.has(key);
+    if (!seen) {
+      const notice = noticeOf(m.params);
+      if (notice !== undefined) await this.#events.emitAndWait('notice', notice);
+    }
+    // Acknowledged before the dedupe set is written, so a close() right after the listener still sends it.
+    if (m.id !== undefined) this.#acks.add(m.session, m.id);
+    if (!seen && key !== undefined) await this.#seen.add([key]).catch((e: unknown) => this.#report(e));
   }
 }

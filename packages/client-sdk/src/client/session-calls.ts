@@ -1,6 +1,13 @@
 import { b64urlEncode, randomBytes } from '@wmp/jcs-signing';
 import { type Capabilities, rfc3339 } from '@wmp/jsonrpc-envelope';
 import { type CallRunner, requestOptions } from './call-runner.js';
+import {
+  type AcceptOptions,
+  acceptRequest,
+  type ConsignmentNotice,
+  registeredContent,
+  registeredMeta,
+} from './consignment.js';
 import { type FallbackWatcher, fallbackEnvelope } from './fallback.js';
 import type { FlowActionResult, FlowHandle, FlowTracker } from './flows.js';
 import { isRecord, str } from './json-values.js';
@@ -26,6 +33,8 @@ export interface StartFlowOptions extends ClientCallOptions {
 export interface SessionCalls {
   /** `wmp.message.deliver` as a request, to `to` (a group session: undefined for every other participant). */
   send(to: readonly string[] | undefined, body: unknown, options: ClientSendOptions): Promise<ClientSendResult>;
+  /** `wmp.message.accept` of a held consented message; resolves the relay's status (`accepted`). */
+  accept(what: ConsignmentNotice | string, options: AcceptOptions): Promise<string | undefined>;
   request(method: string, params: Record<string, unknown>, options: ClientCallOptions): Promise<unknown>;
   notify(method: string, params: Record<string, unknown>, options: ClientCallOptions): Promise<void>;
   startFlow(type: string, params: Record<string, unknown>, options: StartFlowOptions): Promise<FlowHandle>;
@@ -43,6 +52,8 @@ export interface CallContext {
   readonly runner: CallRunner;
   /** The client's DID: the sender of fallback envelopes. */
   readonly sender: string;
+  /** The identifier the client authenticates as (its DID, or its `x509:` id): a delegate's `id`. */
+  readonly id: string;
   readonly sendRetries: number;
   /** The client's `fallback` option. */
   readonly fallback: MessageFallback | undefined;
@@ -78,9 +89,14 @@ export class CallsOnSession implements SessionCalls {
       body,
       ...(options.messageType ? { message_type: options.messageType } : {}),
       ...(options.inReplyTo ? { in_reply_to: options.inReplyTo } : {}),
+      ...registeredContent(options),
     };
     const params = {
-      wmp: { client_message_id: clientMessageId, ...(expiresAt ? { expires_at: expiresAt } : {}) },
+      wmp: {
+        client_message_id: clientMessageId,
+        ...(expiresAt ? { expires_at: expiresAt } : {}),
+        ...registeredMeta(options, context.id),
+      },
       ...content,
     };
     // Signed and timestamped once, on the first attempt's session: both cover the content only,
@@ -104,6 +120,25 @@ export class CallsOnSession implements SessionCalls {
     }
     const status = answer.status === 'accepted' ? 'accepted' : statusName(answer.status);
     return { messageId, clientMessageId, status };
+  }
+
+  /**
+   * `wmp.message.accept` of a held consented message (a notice, or its message id): signed when
+   * asked or when the notice says `consented_signed` (the signature is the receipt).
+   */
+  async accept(what: ConsignmentNotice | string, options: AcceptOptions): Promise<string | undefined> {
+    const { params, sign } = acceptRequest(what, options);
+    const result = await this.#context.runner.run(
+      this.#target,
+      async (s) => {
+        const proved = sign
+          ? await this.#context.prover.prove('wmp.message.accept', params, s.capabilities, { sign, timestamp: false })
+          : params;
+        return s.request('wmp.message.accept', proved, requestOptions(options));
+      },
+      { retries: 0, sessionLoss: true, signal: options.signal },
+    );
+    return isRecord(result) ? str(result.status) : undefined;
   }
 
   request(method: string, params: Record<string, unknown>, options: ClientCallOptions): Promise<unknown> {

@@ -4,6 +4,7 @@ import type { IdentityPresenter, TrustAnchors, X509Identity } from '@wmp/session
 import type { FetchLike, ReconnectPolicyOptions, WebSocketConstructorLike } from '@wmp/transports';
 import type { ClientStore } from '../store/store.js';
 import type { TlsOptions } from '../tls/options.js';
+import type { ConsignmentNotice, RegisteredSendOptions } from './consignment.js';
 import type { MessageProofs, ProofRequest, SignatureOptions, TimestampOptions } from './proofs/types.js';
 
 /** Who the client is: `Identity` fits; only the DID, the signing key and an X.509 identity are used here. */
@@ -99,6 +100,8 @@ export interface ClientEvents {
   flow: FlowEvent;
   state: StateChange;
   notification: NotificationEvent;
+  /** A consented message waits at the relay for this client to `accept` or `reject` it (core §3.5). */
+  notice: ConsignmentNotice;
   /** A failure nobody awaits: a listener that threw, a store write, a fallback that failed. */
   error: Error;
 }
@@ -128,7 +131,7 @@ export interface UndeliveredMessage {
  */
 export type MessageFallback = (message: UndeliveredMessage) => void | Promise<void>;
 
-export interface ClientSendOptions extends ProofRequest {
+export interface ClientSendOptions extends ProofRequest, RegisteredSendOptions {
   /** Default `application/json`. */
   readonly contentType?: string;
   /** `wmp.expires_at`: the relay drops the message (status `expired`) after it. */

@@ -19,6 +19,12 @@ export const MessageStatusSchema = v.picklist(['queued', 'delivered', 'expired',
 export const DeliverResultStatusSchema = v.picklist(['accepted', 'queued', 'delivered', 'expired', 'dropped']);
 export const AckStatusSchema = v.picklist(['received', 'read', 'processed', 'failed']);
 
+/** The consignment modes of core §3.5 (wmp-tables §3.2). */
+export const ConsignmentModeSchema = v.picklist(['basic', 'consented', 'consented_signed']);
+
+/** The id of a message awaiting its recipient's consent. */
+const consignedId = v.pipe(v.string(), v.minLength(1), v.maxLength(256));
+
 const messageIds = v.pipe(
   v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(256))),
   v.minLength(1),
@@ -58,6 +64,33 @@ export const messagingMethods = {
   'wmp.message.poll': requestMethod(
     methodParams({ since: v.optional(v.string()), limit: v.optional(positiveInteger) }),
     methodResult({ messages: v.array(anyObject), has_more: v.optional(v.boolean()) }),
+  ),
+  // Ours (docs/wmp-profile.md "Consignment"): the consignment modes of core §3.5 without the
+  // methods the spec leaves unnamed. The recipient's relay tells the recipient of a `consented`
+  // message (sender and metadata, no content), and the recipient accepts or rejects it.
+  'wmp.message.notice': notificationMethod(
+    methodParams({
+      message_id: consignedId,
+      sender: identifier,
+      consignment_mode: ConsignmentModeSchema,
+      content_hash: v.pipe(v.string(), v.minLength(1), v.maxLength(128)),
+      size: nonNegativeInteger,
+      content_type: v.optional(v.string()),
+      message_type: v.optional(v.string()),
+      subject: v.optional(v.string()),
+      recipient: v.optional(identifier),
+      recipient_assurance_level: v.optional(v.string()),
+      expires_at: v.optional(timestamp),
+    }),
+    { toInitiator: 'session' },
+  ),
+  'wmp.message.accept': requestMethod(
+    methodParams({ message_id: consignedId, content_hash: v.optional(v.pipe(v.string(), v.maxLength(128))) }),
+    methodResult({ message_id: v.string(), status: v.picklist(['accepted']) }),
+  ),
+  'wmp.message.reject': requestMethod(
+    methodParams({ message_id: consignedId, reason: v.optional(v.pipe(v.string(), v.maxLength(256))) }),
+    methodResult({ message_id: v.string(), status: v.picklist(['rejected']) }),
   ),
   'wmp.message.fetch': requestMethod(
     methodParams({ since_epoch: v.optional(nonNegativeInteger), sessions: v.optional(stringList) }),

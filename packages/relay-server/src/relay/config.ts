@@ -4,9 +4,11 @@ import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-s
 import type { FederationConfig } from './federation/federation-config.js';
 import type { BoxAppInput } from './http/http-app.js';
 import type { RelayAuthenticatorsInput } from './sessions/auth-context.js';
+import { ASSURANCE_LEVELS } from './support/assurance.js';
 import type { RelayIdentityInput } from './support/identity.js';
 import { type RelayLimits, type RelayTimings, resolveConfig } from './support/limits.js';
 import type { Logger } from './support/logger.js';
+import { CONSIGNMENT_MODES, type RegisteredDeliveryConfig } from './support/registered.js';
 import type { RelayTlsConfig } from './support/tls.js';
 
 /**
@@ -90,7 +92,36 @@ export interface RelayConfig {
    * federation is off (every recipient is kept here, nothing forwarded is taken).
    */
   readonly federation?: FederationConfig;
+  /**
+   * Registered delivery (core §3.3-§3.5, §7.5.1): delegation and scheduled delivery (both on by
+   * default), the consignment modes and assurance levels served to recipients here, the
+   * auth-type-to-assurance table, recipient metadata, and where witnessed events go. Published as
+   * the well-known `erds` and `recipient_metadata`.
+   */
+  readonly registered?: RegisteredDeliveryConfig;
   readonly now?: () => number;
+}
+
+/**
+ * The registered-delivery settings, with the lists an operator publishes in `federation.erds`
+ * (`consignment_modes`, `assurance_levels`, `supported_policies`) as what is served when
+ * `registered` does not say.
+ */
+export function registeredConfigOf(config: RelayConfig): RegisteredDeliveryConfig {
+  const published = config.federation?.erds;
+  const registered = config.registered ?? {};
+  const known = <T extends string>(list: unknown, of: readonly T[]): T[] | undefined =>
+    Array.isArray(list) ? (list.filter((x) => of.includes(x as T)) as T[]) : undefined;
+  const modes = registered.consignmentModes ?? known(published?.consignment_modes, CONSIGNMENT_MODES);
+  const levels = registered.assuranceLevels ?? known(published?.assurance_levels, ASSURANCE_LEVELS);
+  const policies =
+    registered.supportedPolicies ?? known(published?.supported_policies, published?.supported_policies ?? []);
+  return {
+    ...registered,
+    ...(modes ? { consignmentModes: modes } : {}),
+    ...(levels ? { assuranceLevels: levels } : {}),
+    ...(policies ? { supportedPolicies: policies } : {}),
+  };
 }
 
 /**

@@ -12,7 +12,7 @@ import { ByteBudget, SourceReadRate } from '@wmp/transports';
 import type { Coordination } from '../coordination/contracts/coordination.js';
 import { memoryCoordination } from '../coordination/memory/coordination.js';
 import type { RelayStores } from '../storage/contracts/relay-stores.js';
-import { type RelayConfig, relayStoreLimits } from './config.js';
+import { type RelayConfig, registeredConfigOf, relayStoreLimits } from './config.js';
 import { clusterFederation } from './federation/cluster-federation.js';
 import { Federation } from './federation/federation.js';
 import { knownPeerOn } from './federation/peer-connections.js';
@@ -20,9 +20,13 @@ import { wellKnownConfiguration } from './http/well-known.js';
 import { openStores } from './open-stores.js';
 import { Presence } from './presence/presence.js';
 import { Forwarder } from './routing/forwarder.js';
+import type { HandoverDeps } from './routing/handover.js';
+import { isReservedKey } from './routing/held-keys.js';
 import { QueueWakeUps } from './routing/queue-wake-ups.js';
 import { Router } from './routing/route.js';
+import { DueScheduler } from './routing/scheduler.js';
 import { endpointUrls } from './sessions/auth-context.js';
+import { relayDelegation } from './sessions/delegations.js';
 import { type DeliverDeps, deliverHook, deliverOnRoute } from './sessions/deliver.js';
 import { relayHooks } from './sessions/hooks.js';
 import { registerRelayMethods } from './sessions/relay-methods.js';
@@ -30,6 +34,7 @@ import { relayResolvers } from './sessions/relay-resolvers.js';
 import { relayRoutes } from './sessions/routed/relay-routes.js';
 import { CachedSessionStore } from './sessions/session-cache.js';
 import { endedSessionOf, identitiesOf, sessionEndedNote } from './sessions/session-ended-notes.js';
+import { failHandover } from './statuses/failed-handovers.js';
 import { StatusNotifier } from './statuses/statuses.js';
 import { Sweeper } from './statuses/sweeper.js';
 import type { RelayBudgets } from './support/budgets.js';
@@ -41,6 +46,12 @@ import { notingFullStore } from './support/noted-session-store.js';
 import { ObservedTransport, type TransportObserver } from './support/observed-transport.js';
 import { OpsLog } from './support/ops-events.js';
 import { RefusalLog } from './support/refusals.js';
+import {
+  erdsDocument,
+  type ResolvedRegistered,
+  recipientMetadataDocument,
+  resolveRegistered,
+} from './support/registered.js';
 import type { RelayEvents } from './support/relay-events.js';
 import { relayLimiters } from './support/relay-limiters.js';
 import { storeRefusalOf } from './support/store-refusal.js';
@@ -98,6 +109,14 @@ export interface RelayCore {
   origin: string;
   /** Relay-to-relay routing, when configured. */
   readonly federation: Federation | undefined;
+  /** Registered delivery as configured, with its defaults (core §3.3-§3.5). */
+  readonly registered: ResolvedRegistered;
+  /** The well-known `erds` object (core §7.5.1.1): what the relay serves, as it enforces it. */
+  readonly erds: Record<string, unknown>;
+  /** The well-known `recipient_metadata` object (core §7.5.1.2). */
+  readonly recipientMetadata: Record<string, unknown>;
+  /** Hands over scheduled messages as they fall due. */
+  readonly scheduler: DueScheduler;
 }
 
 /**
@@ -114,6 +133,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   const logger = input.logger ?? silentLogger;
   const identity = relayKeypair(input.identity);
   const stores = openStores(input, relayStoreLimits(input));
+  const registered = resolveRegistered(registeredConfigOf(input), limits.maxMessageBytes);
   const metrics = new RelayMetrics();
   const refusals = new RefusalLog(logger, timings.refusalLogIntervalMs, now);
   const ops = new OpsLog(logger);
@@ -149,6 +169,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   const sourceOf = (address: string | undefined): string | undefined =>
     input.limitLoopback === true || address === undefined ? address : isLoopbackAddress(address) ? undefined : address;
   const limiters = relayLimiters(limits, coordination, now, sourceOf);
+  const erds = erdsDocument(registered, input.federation?.erds);
+  const recipientMetadata = recipientMetadataDocument(registered);
   let origin = input.publicUrl?.replace(/\/+$/, '') ?? 'http://localhost';
   const hop = (): RelayHop => ({ relay: `${origin}/wmp`, relayId: identity.did, signer: identity });
 
@@ -167,6 +189,9 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     delivered: (marked) => statuses.terminal(marked, 'delivered'),
     // the route -> statuses: `queued` (online nowhere) and `dropped` (a full queue, a reused id).
     status: (sender, params, keep) => statuses.send(sender, params, keep),
+    // the forwarder -> statuses: a connection below the message's assurance level; its delivery fails.
+    handoverRefused: (id, failed) =>
+      void failHandover({ queue: stores.queue, statuses, evidence: registered.evidence, logger }, id, failed),
     // the wake-ups -> statuses, sessions: a note from another node.
     noted: (id, note) => {
       const ended = endedSessionOf(note);
@@ -215,7 +240,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     logger,
     now,
   });
-  const sweeper = new Sweeper(stores, statuses, timings, logger, now);
+  const sweeper = new Sweeper(stores, statuses, timings, logger, now, registered.evidence);
 
   // federation/
   const federation =
@@ -242,8 +267,22 @@ export function createRelayCore(input: RelayConfig): RelayCore {
           ...clusterFederation(stores, coordination, cluster),
         });
 
-  // routing/: the router reaches recipients at home at a peer through federation (`RemoteHomes`).
+  // routing/: the router reaches recipients at home at a peer through federation (`RemoteHomes`);
+  // those here get a message as its consignment asks (at once, when due, once they consent).
+  const handover: HandoverDeps = { queue: stores.queue, registered, relayId: identity.did, now };
+  const scheduler = new DueScheduler({
+    queue: stores.queue,
+    handover,
+    forwarder,
+    events,
+    logger,
+    intervalMs: timings.scheduleIntervalMs,
+    leaseMs: timings.scheduleLeaseMs,
+    now,
+  });
+  const delegation = relayDelegation(registered);
   const router = new Router({
+    handover,
     limits,
     queue: stores.queue,
     forwarder,
@@ -261,9 +300,11 @@ export function createRelayCore(input: RelayConfig): RelayCore {
 
   // mls/ and sessions/: the deliver hook (with the MLS epoch check), routed sessions, the engine's
   // hooks, the engine, and the relay's methods (MLS groups and key packages among them).
-  const inbound = federation === undefined ? undefined : { federation, router, timings, refusals, hop, now };
+  const inbound =
+    federation === undefined ? undefined : { federation, router, timings, refusals, hop, delegation, registered, now };
   const deliver: DeliverDeps = {
     router,
+    registered,
     groups: stores.groups,
     presence,
     inbound,
@@ -311,6 +352,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
               timings,
               maxQueued: stores.queue.limits.maxQueued,
               acceptedSchemes: server.acceptedSchemes,
+              erds,
+              recipientMetadata,
             }),
           now,
         });
@@ -326,6 +369,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     logger,
     ops,
     relayId: identity.did,
+    assurance: registered.assurance,
     now,
   });
   const authenticators =
@@ -349,7 +393,9 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     // Delivering to others is the relay's service: `relay` need not be negotiated for it (docs/wmp-profile.md).
     grantedCapabilities: ['relay'],
     // A group's participants are its recipients: malformed ones are refused at create.
-    participantProblem: identifierProblem,
+    participantProblem: (id) => (isReservedKey(id) ? 'not an identifier' : identifierProblem(id)),
+    // A delegate sends and receives for its principal with a `sender_delegate` that holds (core §3.3).
+    delegation,
     ...(resolvers ? { resolvers } : {}),
     ...(input.identityAssertions ? { identityAssertions: input.identityAssertions } : {}),
     // signed_challenge is always on; configured types (bearer, say) come beside it.
@@ -371,6 +417,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     },
     // Throwing here answers -31007 (rate windows stay in memory); `true` lets the call on.
     authorize: async (ctx) => {
+      // The keys of outboxes and held messages are nobody's: no one speaks as one.
+      if (ctx.sender !== undefined && isReservedKey(ctx.sender)) return false;
       // A configured peer carries all its users' traffic: its own, larger budget.
       if (federation?.isKnownPeer(ctx.sender)) federation.chargePeerRequest(ctx.sender as string);
       else await limiters.chargeRequests(ctx.sender, ctx.connection, refusals);
@@ -397,6 +445,9 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     forwarder,
     queue: stores.queue,
     router,
+    statuses,
+    registered,
+    assurance: registered.assurance,
     groups: stores.groups,
     keyPackages: stores.keyPackages,
     keyPackageBudget: coordination.keyPackageBudgets({ perTarget: limits.keyPackageFetchesPerTarget, now }),
@@ -435,9 +486,14 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     wakeUps,
     sessionCache,
     federation,
+    registered,
+    erds,
+    recipientMetadata,
+    scheduler,
     start() {
       void sessionCache?.start();
       sweeper.start();
+      scheduler.start();
       wakeUps.start();
       federation?.start();
       void clusterLinks?.start();
@@ -447,6 +503,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       clusterLinks?.stop();
       await federation?.stop();
       wakeUps.stop();
+      await scheduler.stop();
       await sweeper.stop();
       if (!cluster) await coordination.close();
     },

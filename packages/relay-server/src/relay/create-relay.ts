@@ -88,7 +88,8 @@ export function createRelay(config: RelayConfig = {}): Relay {
     box: config.box,
     keyPackages: config.keyPackages,
     privacy: config.privacy,
-    erds: config.federation?.erds,
+    erds: core.erds,
+    recipientMetadata: core.recipientMetadata,
     maxQueued: core.stores.queue.limits.maxQueued,
     closing: () => closing,
   });

@@ -74,4 +74,23 @@ describe('recipients malformed for their scheme (issue 23 item 16)', { timeout: 
     expect((await bed.relay.stores.sessions.counts()).sessions).toBe(before);
     await bed.checkHealthy();
   });
+
+  // The relay keeps peers' outboxes and held messages (scheduled, awaiting consent) in queues of
+  // their own, keyed `relay:`, `sched:` and `held:`: a deliver naming one would write into it.
+  it('refuses the keys of its own queues as recipients (-32602), and writes nothing there', async () => {
+    const bed = await testbed.setup();
+    const s = await RawSocket.open(bed.url);
+    const login = await s.login();
+    for (const key of ['relay:https://peer.example', `held:${ed25519}`, `sched:${ed25519}`]) {
+      const answer = await s.deliver(login, [key], { into: key });
+      expect(answer.error, key).toMatchObject({ code: -32602, data: { reason: 'to.0: not an identifier' } });
+      expect((await bed.relay.stores.queue.stats(key)).count, key).toBe(0);
+    }
+    const refused = await s.call(
+      'wmp.session.create',
+      createRequest(generateKeypair().did, { participants: [`held:${ed25519}`] }).params,
+    );
+    expect(refused.error).toMatchObject({ code: -32602, data: { reason: 'participants.0: not an identifier' } });
+    await bed.checkHealthy();
+  });
 });

@@ -1,5 +1,5 @@
 import type { Auth } from '@wmp/jsonrpc-envelope';
-import type { ChallengeRecord } from '../session-model.js';
+import type { AuthenticatedWith, ChallengeRecord } from '../session-model.js';
 
 /** What an authenticator sees of one authentication attempt. */
 export interface AuthAttempt {
@@ -30,5 +30,26 @@ export interface Authenticator {
    * before it runs. Absent: it decides by itself and is not advertised.
    */
   readonly schemes?: readonly string[];
-  authenticate(attempt: AuthAttempt): Promise<string>;
+  /**
+   * The proven identity, or it with the assurance level this proof reaches (an x5c chain to an
+   * anchor the operator rates `high`, say); without a level, the host's table for the auth type
+   * decides.
+   */
+  authenticate(attempt: AuthAttempt): Promise<string | AuthOutcome>;
+}
+
+/** An authentication's result with more than the identity. */
+export interface AuthOutcome {
+  readonly identity: string;
+  /** `low`, `substantial` or `high` (core §3.5.1), when the authenticator rates the proof itself. */
+  readonly assurance?: string;
+}
+
+/** The identity and how it was proven, from what an authenticator returned. */
+export function authOutcome(result: string | AuthOutcome, type: string): { identity: string; how: AuthenticatedWith } {
+  if (typeof result === 'string') return { identity: result, how: { type } };
+  return {
+    identity: result.identity,
+    how: result.assurance === undefined ? { type } : { type, assurance: result.assurance },
+  };
 }

@@ -16,6 +16,7 @@ import {
   type TrustAnchors,
   type X5cLimits,
 } from './x509.js';
+import { type AssuranceAnchors, chainAssurance, parseAssuranceTiers } from './x509-assurance.js';
 import { validateChain } from './x509-chain.js';
 
 export interface MtlsOptions extends X5cLimits {
@@ -26,6 +27,8 @@ export interface MtlsOptions extends X5cLimits {
   readonly trustAnchors: TrustAnchors;
   /** Schemes to declare, default x509:san:dns, x509:san:uri, x509:sha256. */
   readonly schemes?: readonly string[];
+  /** Anchors whose chains the operator rates at a level (core §3.5.1), highest first. */
+  readonly assuranceAnchors?: readonly AssuranceAnchors[];
 }
 
 /** The presented chain within the limits; anything else is `untrusted_chain`. */
@@ -56,6 +59,7 @@ function parseChain(ders: readonly Uint8Array[] | undefined, limits: X5cLimits):
  */
 export function mtlsAuthenticator(options: MtlsOptions): Authenticator {
   const anchors = parseTrustAnchors(options.trustAnchors);
+  const tiers = parseAssuranceTiers(options.assuranceAnchors);
   return {
     needsChallenge: false,
     schemes: options.schemes ?? X509_SCHEMES,
@@ -74,7 +78,8 @@ export function mtlsAuthenticator(options: MtlsOptions): Authenticator {
       // A client certificate: clientAuth when it has an extKeyUsage (a server's certificate is not one).
       // A CA the TLS layer appended is an anchor: validateChain skips it.
       await validateChain(chain, anchors, attempt.now, { purpose: 'clientAuth' });
-      return sender;
+      const assurance = await chainAssurance(chain, tiers, attempt.now, 'clientAuth');
+      return assurance === undefined ? sender : { identity: sender, assurance };
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { KeyResolver, Signer } from '@wmp/jcs-signing';
 import type { Auth } from '@wmp/jsonrpc-envelope';
 import { NotAuthorizedError, rfc3339, type WmpError } from '@wmp/jsonrpc-envelope';
-import type { Authenticator } from './authenticator.js';
+import { type Authenticator, authOutcome } from './authenticator.js';
 import { challengeAnswer } from './challenge-answer.js';
 import type { DidWebResolver } from './did-web.js';
 import { reasonOf } from './reasons.js';
@@ -85,7 +85,7 @@ export async function verifyResponderAuth(
   }
   const now = input.now ?? Date.now();
   try {
-    return await authenticator.authenticate({
+    const result = await authenticator.authenticate({
       auth: a,
       sessionId: input.sessionId,
       sender: id,
@@ -93,6 +93,7 @@ export async function verifyResponderAuth(
       timestamp: undefined,
       now,
     });
+    return authOutcome(result, a.type).identity;
   } catch (e) {
     const reason = reasonOf(e);
     if (reason === undefined) throw e;

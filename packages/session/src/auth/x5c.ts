@@ -19,6 +19,7 @@ import {
   type TrustAnchors,
   type X5cLimits,
 } from './x509.js';
+import { type AssuranceAnchors, chainAssurance, parseAssuranceTiers } from './x509-assurance.js';
 import { validateChain } from './x509-chain.js';
 import type { CertificatePurpose } from './x509-extensions.js';
 
@@ -37,6 +38,8 @@ export interface X5cOptions extends X5cLimits {
    * `serverAuth` where the one proving is a responder such as a relay.
    */
   readonly purpose?: CertificatePurpose;
+  /** Anchors whose chains the operator rates at a level (core §3.5.1), highest first. */
+  readonly assuranceAnchors?: readonly AssuranceAnchors[];
 }
 
 /**
@@ -52,6 +55,8 @@ export function x5cAuthenticator(options: X5cOptions): Authenticator {
   const anchors = parseTrustAnchors(options.trustAnchors);
   const algorithms = options.algorithms ?? JWS_ALGORITHMS;
   const schemes = options.schemes ?? X509_SCHEMES;
+  const tiers = parseAssuranceTiers(options.assuranceAnchors);
+  const purpose = options.purpose ?? 'clientAuth';
   return {
     needsChallenge: true,
     schemes,
@@ -69,7 +74,7 @@ export function x5cAuthenticator(options: X5cOptions): Authenticator {
       }
       checkLeafIdentity(input.sender, leaf);
       if (!leaf.key || !algorithmFitsKey(jws.alg, leaf.key)) throw authFailure('unsupported_algorithm');
-      await validateChain(chain, anchors, attempt.now, { purpose: options.purpose ?? 'clientAuth' });
+      await validateChain(chain, anchors, attempt.now, { purpose });
       let key: CryptoKey;
       try {
         key = await importVerifyKey(jws.alg, 'spki', leaf.spki);
@@ -77,7 +82,8 @@ export function x5cAuthenticator(options: X5cOptions): Authenticator {
         throw authFailure('unsupported_algorithm');
       }
       await verifyDecodedJws(jws, challengePayload(input), key);
-      return input.sender;
+      const assurance = await chainAssurance(chain, tiers, attempt.now, purpose);
+      return assurance === undefined ? input.sender : { identity: input.sender, assurance };
     },
   };
 }

@@ -7,6 +7,7 @@ import {
   SessionNotFoundError,
 } from '@wmp/jsonrpc-envelope';
 import { checkAtCreate, checkPresented } from '../assertions/session-assertions.js';
+import { authOutcome } from '../auth/authenticator.js';
 import { responderAuth } from '../auth/responder.js';
 import { checkSenderScheme } from '../auth/schemes.js';
 import type { Connection, WmpContext } from '../context.js';
@@ -17,6 +18,7 @@ import { UNKNOWN_SESSION } from '../refusal-reasons.js';
 import type { ServerServices } from '../services.js';
 import { authenticated, issueToken, joined, resumeWith, takeChallenge } from '../session-changes.js';
 import {
+  type AuthenticatedWith,
   type ChallengeRecord,
   DEFAULT_PENDING_TTL_SECONDS,
   MAX_PARTICIPANTS,
@@ -105,19 +107,25 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
     if (params.auth || requireAuth) checkSenderScheme(s.authenticators, sender, params.auth?.type);
     // Inline authentication (bearer and other challenge-free types) happens right here.
     let identity: string | undefined;
+    let how: AuthenticatedWith | undefined;
     if (params.auth) {
       const authenticator = s.authenticators.get(params.auth.type);
       if (!authenticator || authenticator.needsChallenge)
         throw new NotAuthorizedError({ reason: 'unsupported inline auth type' });
-      identity = await authenticator.authenticate({
-        auth: params.auth,
-        sessionId: '',
-        sender,
-        challenge: undefined,
-        timestamp: params.wmp.timestamp,
-        now,
-        ...(ctx.connection.peerCertificates ? { peerCertificates: ctx.connection.peerCertificates } : {}),
-      });
+      const outcome = authOutcome(
+        await authenticator.authenticate({
+          auth: params.auth,
+          sessionId: '',
+          sender,
+          challenge: undefined,
+          timestamp: params.wmp.timestamp,
+          now,
+          ...(ctx.connection.peerCertificates ? { peerCertificates: ctx.connection.peerCertificates } : {}),
+        }),
+        params.auth.type,
+      );
+      identity = outcome.identity;
+      how = outcome.how;
     }
     checkAtCreate(options.identityAssertions, params.wmp.identity_assertions, identity);
     const pending = identity === undefined && requireAuth;
@@ -133,6 +141,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       security,
       state: pending ? 'pending' : 'active',
       authenticated: identity ? [identity] : [],
+      ...(identity && how ? { authenticatedWith: { [identity]: how } } : {}),
       challenge:
         challenge && identity === undefined
           ? { value: challenge, expiresAt: now + (options.challengeTtlSeconds ?? 60) * 1000 }
@@ -201,14 +210,17 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       challenge = take.result();
     }
     checkSenderScheme(s.authenticators, params.wmp.sender, params.auth.type);
-    const identity = await authenticator.authenticate({
-      auth: params.auth,
-      sessionId: id,
-      sender: params.wmp.sender,
-      challenge,
-      timestamp: params.wmp.timestamp,
-      now,
-    });
+    const { identity, how } = authOutcome(
+      await authenticator.authenticate({
+        auth: params.auth,
+        sessionId: id,
+        sender: params.wmp.sender,
+        challenge,
+        timestamp: params.wmp.timestamp,
+        now,
+      }),
+      params.auth.type,
+    );
     // After the identity is proven (nothing is fetched for a stranger), before the session is
     // authenticated: a policy that requires assertions authenticates no session without one.
     const assertions = await checkPresented(options.identityAssertions, params.wmp.identity_assertions, {
@@ -218,7 +230,7 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       mls: options.mls,
       required: true,
     });
-    const session = await s.store.update(id, authenticated(identity, now));
+    const session = await s.store.update(id, authenticated(identity, now, how));
     if (session === undefined) throw new SessionNotFoundError(UNKNOWN_SESSION);
     s.bind(ctx.connection, id, identity);
     options.hooks?.authenticated?.(session, identity, ctx.connection, assertions);

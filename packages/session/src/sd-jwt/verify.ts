@@ -21,10 +21,13 @@ const SD_JWT_VC_TYPES: ReadonlySet<string> = new Set(['vc+sd-jwt', 'dc+sd-jwt'])
 const REGISTERED = new Set(['_sd', '_sd_alg', 'cnf', 'status', 'iss', 'iat', 'nbf', 'exp', 'vct', 'vct#integrity']);
 
 export interface PresentationExpectations {
-  /** The session challenge the key binding JWT's `nonce` must be. */
-  readonly nonce: string;
-  /** Audiences accepted for the key binding JWT (`aud`). */
-  readonly audiences: readonly string[];
+  /**
+   * The session challenge the key binding JWT's `nonce` must be, and the audiences accepted for
+   * its `aud`; both undefined where another relay checked that binding already (a delegation a
+   * peer relay forwards): the key binding JWT's signature, time and `sd_hash` still hold.
+   */
+  readonly nonce: string | undefined;
+  readonly audiences: readonly string[] | undefined;
   readonly now: number;
   readonly skewSeconds: number;
   readonly maxAgeSeconds: number;
@@ -40,6 +43,8 @@ export interface VerifiedSdJwt {
   readonly claims: Record<string, unknown>;
   readonly disclosed: string[];
   readonly expiresAt: number | undefined;
+  /** The holder's key the credential is bound to (`cnf.jwk`), as it says. */
+  readonly holderKey: unknown;
 }
 
 export interface SdJwtVerifierDeps {
@@ -141,10 +146,12 @@ export async function verifySdJwtPresentation(
       }
     },
   });
+  // Unbound to a session here: the key binding's own nonce is the one it is checked against.
+  const nonce = expected.nonce ?? keyBindingNonceOf(token);
   let result: Awaited<ReturnType<SDJwtVcInstance['verify']>>;
   try {
     result = await instance.verify(token, {
-      keyBindingNonce: expected.nonce,
+      keyBindingNonce: nonce,
       currentDate: Math.floor(expected.now / 1000),
       skewSeconds: expected.skewSeconds,
     });
@@ -154,10 +161,12 @@ export async function verifySdJwtPresentation(
     refuse('invalid_proof');
   }
   const kb = result.kb?.payload as { aud?: unknown; iat?: unknown; nonce?: unknown } | undefined;
-  if (kb === undefined || typeof kb.nonce !== 'string' || !timingSafeEqualString(kb.nonce, expected.nonce)) {
+  if (kb === undefined || typeof kb.nonce !== 'string' || !timingSafeEqualString(kb.nonce, nonce)) {
     refuse('invalid_proof');
   }
-  if (typeof kb.aud !== 'string' || !expected.audiences.includes(kb.aud)) refuse('invalid_proof');
+  if (typeof kb.aud !== 'string' || (expected.audiences !== undefined && !expected.audiences.includes(kb.aud))) {
+    refuse('invalid_proof');
+  }
   const iat = numeric(kb.iat);
   const t = expected.now / 1000;
   if (iat === undefined || iat - expected.skewSeconds > t || iat < t - expected.maxAgeSeconds) refuse('invalid_proof');
@@ -174,5 +183,12 @@ export async function verifySdJwtPresentation(
     claims,
     disclosed: disclosedNames(disclosures),
     expiresAt: exp === undefined ? undefined : exp * 1000,
+    holderKey: (payload.cnf as { jwk?: unknown } | undefined)?.jwk,
   };
+}
+
+/** The `nonce` the presentation's key binding JWT (its last `~` part) claims; '' when none. */
+function keyBindingNonceOf(token: string): string {
+  const kb = decodeCompactJwt(token.slice(token.lastIndexOf('~') + 1));
+  return typeof kb?.payload.nonce === 'string' ? kb.payload.nonce : '';
 }

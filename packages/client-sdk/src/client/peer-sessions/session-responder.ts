@@ -2,6 +2,7 @@ import { NotAuthorizedError } from '@wmp/jsonrpc-envelope';
 import {
   type Authenticator,
   approvalFlow,
+  authOutcome,
   builtInResolvers,
   FlowManager,
   type FlowType,
@@ -51,9 +52,11 @@ function accepting(
     out[type] = {
       ...authenticator,
       async authenticate(attempt) {
-        const identity = await authenticator.authenticate(attempt);
-        if (!(await accept(identity))) throw new NotAuthorizedError({ reason: 'not accepted' });
-        return identity;
+        const result = await authenticator.authenticate(attempt);
+        if (!(await accept(authOutcome(result, type).identity))) {
+          throw new NotAuthorizedError({ reason: 'not accepted' });
+        }
+        return result;
       },
     };
   }

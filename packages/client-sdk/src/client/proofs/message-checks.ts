@@ -92,12 +92,16 @@ export class MessageChecks {
   async #signature(message: JsonRpcNotification): Promise<SignatureCheck> {
     let claimed: string | undefined;
     try {
-      const signature = (message.params as { wmp: { signature?: unknown } }).wmp.signature;
+      const wmp = (message.params as { wmp: { signature?: unknown; sender_delegate?: { id?: unknown } } }).wmp;
+      const signature = wmp.signature;
+      // A delegate's message (core §3.3) is signed by the delegate the relay checked, not by its principal.
+      const delegate = typeof wmp.sender_delegate?.id === 'string' ? wmp.sender_delegate.id : undefined;
       // The header as claimed (unverified), to name the signer and to load X.509 only when needed.
       const { header } = decodeDetachedJws(signature as string);
       claimed = header.kid === undefined ? undefined : didOf(header.kid);
       const x5c = header.x5c === undefined ? undefined : await this.#senderVerifier();
       const verified = await verifyMessage(message, {
+        ...(delegate ? { signer: delegate } : {}),
         ...(this.#resolver ? { resolver: this.#resolver } : {}),
         ...(x5c ? { x5c } : {}),
       });

@@ -1,5 +1,7 @@
 import { type RelayHop, relayChainWith, verifyMessage, verifyRelayChain, WMP_SKEW_SECONDS } from '@wmp/jcs-signing';
 import {
+  CapabilityNotSupportedError,
+  DelegationInvalidError,
   InvalidParamsError,
   InvalidRequestError,
   type JsonRpcNotification,
@@ -9,16 +11,23 @@ import {
   TimestampInvalidError,
   WmpError,
 } from '@wmp/jsonrpc-envelope';
-import type { Connection, SessionRecord } from '@wmp/session';
+import type { Connection, DelegationVerifier, SessionRecord } from '@wmp/session';
+import { isReservedKey } from '../routing/held-keys.js';
 import { type Router, routedResult } from '../routing/route.js';
 import type { RoutedMessage } from '../routing/routed-message.js';
+import { lifetimeOf, scheduledAt } from '../support/lifetime.js';
 import type { RelayTimings } from '../support/limits.js';
 import type { RefusalLog } from '../support/refusals.js';
+import type { ResolvedRegistered } from '../support/registered.js';
 import type { Federation } from './federation.js';
 
 /** What taking a peer's forwarded message needs: federation itself, and routing beneath it. */
 export interface InboundDeps {
   readonly federation: Federation;
+  /** Delegated senders (core §3.3): verified as at the delegate's own relay; `false`: refused. */
+  readonly delegation: DelegationVerifier | false;
+  /** Scheduled delivery on or off (`deliver_after`). */
+  readonly registered: Pick<ResolvedRegistered, 'scheduledDelivery'>;
   readonly router: Pick<Router, 'routeToRecipients'>;
   readonly timings: Pick<RelayTimings, 'maxMessageTtlSeconds' | 'messageTtlSeconds'>;
   readonly refusals: RefusalLog;
@@ -118,12 +127,13 @@ async function bindPeerSender(
   message: { jsonrpc: '2.0'; method: string; params: Record<string, unknown> },
   peerId: string,
   origin: string,
+  submitter = (message.params.wmp as Wmp).sender as string,
 ): Promise<void> {
   const wmp = message.params.wmp as Wmp;
   checkChainShape(wmp.relay_chain, peerId, s.hop().relayId);
   checkChainTimes(wmp.relay_chain as Wmp[], wmp.expires_at, s);
   await verifyRelayChain(message, { lastRelayId: peerId });
-  await checkSenderBinding(s.federation, message, wmp.sender as string, origin);
+  await checkSenderBinding(s.federation, message, submitter, origin);
 }
 
 async function accept(s: InboundDeps, params: Record<string, unknown>, on: ForwardedOn): Promise<unknown> {
@@ -137,12 +147,15 @@ async function accept(s: InboundDeps, params: Record<string, unknown>, on: Forwa
     throw new InvalidParamsError({ reason: 'message_id required' });
   }
   const message = { jsonrpc: '2.0' as const, method: 'wmp.message.deliver', params };
-  await bindPeerSender(s, message, peerId, origin);
+  // Who the peer speaks for: the sender, or the delegate that sent for it (whose delegation must hold here too).
+  const submitter = await delegateOf(s, wmp, sender);
+  await bindPeerSender(s, message, peerId, origin, submitter);
   const recipients = recipientsOf(params, wmp);
   const stranger = route === undefined ? undefined : recipients.find((r) => r !== route.recipient);
   if (stranger !== undefined) throw new ParticipantNotFoundError({ participant: stranger });
   const now = s.now();
-  const expiresAt = expiryOf(wmp.expires_at, s, now);
+  const dueAt = scheduledAt(wmp as { deliver_after?: string }, s.registered.scheduledDelivery, s.timings, now);
+  const expiresAt = expiryOf(wmp.expires_at, s, now, dueAt);
 
   // Ours appended to the chain as it came; the peer's session and its routing hint are its own,
   // but a routed session both relays know keeps its id.
@@ -154,10 +167,10 @@ async function accept(s: InboundDeps, params: Record<string, unknown>, on: Forwa
     params: { ...params, wmp: routedWmp },
   };
   routedWmp.relay_chain = await relayChainWith(routed, s.hop());
-  federation.learnReturnRoute(sender, peerId);
+  federation.learnReturnRoute(submitter, peerId);
   federation.metrics.accepted++;
   const outcome = await s.router.routeToRecipients({
-    sender,
+    sender: submitter,
     notify: true,
     connection: on.connection,
     messageId,
@@ -226,10 +239,37 @@ async function checkSenderBinding(
   await verifyMessage(message, { required: true, signer: sender });
 }
 
+/**
+ * The delegate a forwarded message was sent by (its statuses go back to it), once its
+ * `sender_delegate` holds here as it did at the delegate's relay: a mandate by the sender, or a
+ * presentation whose session binding that relay checked (-31015); the sender itself when the
+ * message names no delegate. Delegation off here: -31005.
+ */
+async function delegateOf(s: InboundDeps, wmp: Wmp, sender: string): Promise<string> {
+  const delegate = wmp.sender_delegate;
+  if (delegate === undefined) return sender;
+  if (s.delegation === false)
+    throw new CapabilityNotSupportedError({ capability: 'erds', unsupported: ['delegation'] });
+  const id = (delegate as { id?: unknown } | null)?.id;
+  if (typeof id !== 'string' || id === sender) throw new DelegationInvalidError({ reason: 'principal_required' });
+  await s.delegation.verify({
+    principal: sender,
+    delegate,
+    authenticated: id,
+    action: 'submit',
+    binding: undefined,
+    now: s.now(),
+  });
+  return id;
+}
+
 /** The recipients this hop delivers: `forward_to` (a part of `to`), else `to`. */
 function recipientsOf(params: Record<string, unknown>, wmp: Wmp): string[] {
   const to = params.to;
   if (!Array.isArray(to) || to.length === 0) throw new InvalidParamsError({ reason: 'to required' });
+  if (to.some((r) => typeof r !== 'string' || isReservedKey(r))) {
+    throw new InvalidParamsError({ reason: 'to: not an identifier' });
+  }
   const hint = wmp.forward_to;
   if (hint === undefined) return [...new Set(to as string[])];
   if (!Array.isArray(hint) || hint.length === 0 || !hint.every((r) => to.includes(r))) {
@@ -238,12 +278,15 @@ function recipientsOf(params: Record<string, unknown>, wmp: Wmp): string[] {
   return [...new Set(hint as string[])];
 }
 
-/** The message's `expires_at`, bounded by our longest lifetime; else our default. */
-function expiryOf(expiresAt: unknown, s: Pick<InboundDeps, 'timings' | 'now'>, now: number): number {
-  const { maxMessageTtlSeconds, messageTtlSeconds } = s.timings;
-  const latest = now + maxMessageTtlSeconds * 1000;
-  if (expiresAt === undefined) return Math.min(now + messageTtlSeconds * 1000, latest);
-  const at = typeof expiresAt === 'string' ? Date.parse(expiresAt) : Number.NaN;
-  if (Number.isNaN(at) || at <= now) throw new InvalidParamsError({ reason: 'expires_at has passed' });
-  return Math.min(at, latest);
+/** The message's `expires_at`, bounded by our longest lifetime; else our default (counted from `dueAt` when held for later). */
+function expiryOf(
+  expiresAt: unknown,
+  s: Pick<InboundDeps, 'timings' | 'now'>,
+  now: number,
+  dueAt: number | undefined,
+): number {
+  if (expiresAt !== undefined && (typeof expiresAt !== 'string' || Number.isNaN(Date.parse(expiresAt)))) {
+    throw new InvalidParamsError({ reason: 'expires_at has passed' });
+  }
+  return lifetimeOf(expiresAt as string | undefined, s.timings.messageTtlSeconds, s.timings, now, dueAt);
 }

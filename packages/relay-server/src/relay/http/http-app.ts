@@ -49,6 +49,7 @@ export interface RelayAppInput {
   readonly keyPackages?: readonly Record<string, unknown>[] | undefined;
   readonly privacy?: Readonly<Record<string, string>> | undefined;
   readonly erds?: Readonly<Record<string, unknown>> | undefined;
+  readonly recipientMetadata?: Readonly<Record<string, unknown>> | undefined;
   readonly maxQueued: number;
   /** Whether the relay is shutting down (health answers 503 then). */
   closing(): boolean;
@@ -81,6 +82,7 @@ export function createRelayApp(input: RelayAppInput): Hono {
         acceptedSchemes: core.server.acceptedSchemes,
         ...(input.privacy ? { privacy: input.privacy } : {}),
         ...(input.erds ? { erds: input.erds } : {}),
+        ...(input.recipientMetadata ? { recipientMetadata: input.recipientMetadata } : {}),
       }),
       200,
       { 'Cache-Control': 'public, max-age=300' },

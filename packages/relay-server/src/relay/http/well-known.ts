@@ -13,8 +13,10 @@ export interface WellKnownInput {
   /** What the relay's authenticators prove, exact schemes (`WmpServer.acceptedSchemes`). */
   readonly acceptedSchemes: readonly string[];
   readonly privacy?: Readonly<Record<string, string>>;
-  /** The ERDS capabilities published as `erds` (core §7.5.1.1), when configured. */
+  /** The ERDS capabilities published as `erds` (core §7.5.1.1). */
   readonly erds?: Readonly<Record<string, unknown>>;
+  /** What the relay asks of messages to recipients here (core §7.5.1.2). */
+  readonly recipientMetadata?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -51,5 +53,6 @@ export function wellKnownConfiguration(input: WellKnownInput): Record<string, un
     },
     privacy: input.privacy ?? { metadata_retention: 'session_only', content_retention: 'until_delivered' },
     ...(input.erds ? { erds: input.erds } : {}),
+    ...(input.recipientMetadata ? { recipient_metadata: input.recipientMetadata } : {}),
   };
 }

@@ -125,6 +125,8 @@ export class Presence {
       hopSession: undefined,
       registeredUntil: 0,
       statuses: false,
+      assurance: 'low',
+      delegate: undefined,
       cursor,
       running: false,
       again: false,

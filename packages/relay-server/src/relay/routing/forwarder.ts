@@ -1,11 +1,15 @@
 import type { QueueStore } from '../../storage/contracts/queue-store.js';
 import type { Presence } from '../presence/presence.js';
+import { isAssuranceLevel, meetsAssurance } from '../support/assurance.js';
 import { type Endpoint, reachable } from '../support/endpoint.js';
 import type { Logger } from '../support/logger.js';
 import type { RelayMetrics } from '../support/metrics.js';
 import type { OpsLog } from '../support/ops-events.js';
 import type { RelayEvents } from '../support/relay-events.js';
+import { consignmentEvent } from './handover.js';
 import { type RoutedMessage, STATUS_METHOD } from './routed-message.js';
+
+const DELIVER_METHOD = 'wmp.message.deliver';
 
 /** Messages read per queue page while an endpoint catches up. */
 const PAGE = 100;
@@ -20,7 +24,7 @@ interface Target {
 export interface ForwarderDeps {
   readonly queue: Pick<QueueStore, 'after' | 'markDelivered'>;
   readonly presence: Pick<Presence, 'endpoints' | 'isOnline'>;
-  readonly events: Pick<RelayEvents, 'committed' | 'watching' | 'delivered'>;
+  readonly events: Pick<RelayEvents, 'committed' | 'watching' | 'delivered' | 'handoverRefused'>;
   readonly metrics: RelayMetrics;
   readonly ops: OpsLog;
   readonly logger: Logger;
@@ -204,13 +208,31 @@ export class Forwarder {
     }
     const sessions = endpoint.connection.sessions;
     if (group !== undefined && sessions.get(group)?.identity === endpoint.identity) {
-      return { session: group, params: message.params };
+      return this.#assured(endpoint, message) ? { session: group, params: message.params } : undefined;
     }
     const hop = endpoint.hopSession;
     if (hop === undefined || endpoint.registeredUntil <= this.#now() || !sessions.has(hop)) return undefined;
+    if (!this.#assured(endpoint, message)) return undefined;
     if (group !== undefined) return { session: hop, params: message.params };
     if (message.method === STATUS_METHOD && !endpoint.statuses) return undefined;
     return { session: hop, params: { ...message.params, wmp: { ...message.params.wmp, session_id: hop } } };
+  }
+
+  /**
+   * Whether this connection may be handed `message`'s content (core §3.5.1): it authenticated at
+   * or above the `recipient_assurance_level` the sender asked for. If not, never; and the delivery
+   * fails (`handoverRefused`).
+   */
+  #assured(endpoint: Endpoint, message: RoutedMessage): boolean {
+    const wanted = message.params.recipient_assurance_level;
+    if (wanted === undefined || message.method !== DELIVER_METHOD) return true;
+    if (isAssuranceLevel(wanted) && meetsAssurance(endpoint.assurance, wanted)) return true;
+    const failed = consignmentEvent('delivery_failed', message, endpoint.identity, this.#now(), {
+      reason: 'insufficient_assurance',
+      ...(endpoint.delegate ? { recipientDelegate: endpoint.delegate } : {}),
+    });
+    this.#events.handoverRefused(endpoint.identity, failed);
+    return false;
   }
 
   async #send(endpoint: Endpoint, target: Target, message: RoutedMessage, seq: number): Promise<void> {

@@ -58,6 +58,8 @@ export function messageFetchHandler(s: MessageFetchDeps): RequestHandler<WmpCont
     const params = raw as FetchParams;
     const session = ctx.session as SessionRecord;
     if (ctx.sender === undefined) throw new NotAuthorizedError({ reason: 'authenticate first' });
+    // A delegate whose `retrieve` delegation held reads its principal's queue (core §3.3).
+    const recipient = ctx.delegation?.principal ?? ctx.sender;
     const { after, limit } = pagingOf(params);
     const sessions = params.sessions === undefined ? undefined : new Set(params.sessions);
     const matches = (m: RoutedMessage) => {
@@ -73,7 +75,7 @@ export function messageFetchHandler(s: MessageFetchDeps): RequestHandler<WmpCont
     let scanned = 0;
     let more = true;
     while (more && messages.length < limit && scanned < MAX_FETCH_SCAN) {
-      const page = await s.queue.after(ctx.sender, cursor, Math.min(PAGE, MAX_FETCH_SCAN - scanned), s.now());
+      const page = await s.queue.after(recipient, cursor, Math.min(PAGE, MAX_FETCH_SCAN - scanned), s.now());
       more = page.more;
       for (const queued of page.messages) {
         if (messages.length === limit) {

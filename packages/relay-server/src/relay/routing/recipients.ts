@@ -1,5 +1,6 @@
 import { InvalidParamsError, NotAuthorizedError, type ParamsOf, ParticipantNotFoundError } from '@wmp/jsonrpc-envelope';
 import { identifierProblem, type SessionRecord } from '@wmp/session';
+import { isReservedKey } from './held-keys.js';
 
 /** A session with participants besides its creator is a group session hosted by the relay (DESIGN §3). */
 export function isGroupSession(session: SessionRecord): boolean {
@@ -35,6 +36,7 @@ export function recipientsOf(
  */
 export function checkRecipients(to: readonly string[]): void {
   for (let i = 0; i < to.length; i++) {
+    if (isReservedKey(to[i]!)) throw new InvalidParamsError({ reason: `to.${i}: not an identifier` });
     const problem = identifierProblem(to[i]!);
     if (problem !== undefined) throw new InvalidParamsError({ reason: `to.${i}: ${problem}` });
   }

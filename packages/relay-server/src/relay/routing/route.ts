@@ -12,7 +12,9 @@ import type { RefusalLog } from '../support/refusals.js';
 import type { RelayEvents } from '../support/relay-events.js';
 import type { RelayLimiters } from '../support/relay-limiters.js';
 import { metaFor } from '../support/session-meta.js';
+import { checkConsignment } from './consignment-checks.js';
 import type { Forwarder } from './forwarder.js';
+import { type Handover, type HandoverDeps, handOver } from './handover.js';
 import { outboxKey } from './outbox-entry.js';
 import type { RemoteHomes } from './remote-homes.js';
 import type { RoutedMessage } from './routed-message.js';
@@ -40,6 +42,8 @@ export interface RouterDeps {
   readonly logger: Logger;
   /** This relay as a hop of relay_chain (its URL is known once it listens). */
   hop(): RelayHop;
+  /** How a message reaches a recipient here: at once, when due, or once it consents. */
+  readonly handover: HandoverDeps;
 }
 
 export interface RouteInput {
@@ -84,7 +88,14 @@ export interface RouteOutcome {
 }
 
 type Outcome = { readonly recipient: string } & (
-  | { readonly appended: AppendResult; readonly message: RoutedMessage }
+  | {
+      readonly appended: AppendResult;
+      readonly message: RoutedMessage;
+      /** What the recipient's queue got to offer its connections (the message, a notice); undefined: held, or a peer's. */
+      readonly offer: Handover['offer'];
+      /** The queue the message went to (the recipient's, one holding it, or a peer's outbox). */
+      readonly key: string;
+    }
   | { readonly full: RelayQueueFullError }
 );
 
@@ -163,6 +174,13 @@ export class Router {
     // Recipients at home at another relay go to that peer's outbox (DESIGN §3 federation).
     const remote =
       s.remote === undefined ? undefined : await remoteRecipients(s.remote, input.messages, sender, input.homes);
+    // What the recipients here are served: refused before anything is stored (core §3.5).
+    const checked = new Set<RoutedMessage>();
+    for (const [recipient, message] of input.messages) {
+      if (remote?.has(recipient) || checked.has(message)) continue;
+      checked.add(message);
+      checkConsignment(message, bodies.get(message)!.bytes, s.handover.registered);
+    }
     const outcomes = await Promise.all(
       [...input.messages].map(([recipient, message]) => {
         const peer = remote?.get(recipient);
@@ -170,16 +188,14 @@ export class Router {
         const entry = { id: messageId, sender, notify: input.notify, expiresAt, ...(routed ? { session: group } : {}) };
         const body = bodies.get(message)!;
         // With the UTF-8 length counted above: else the queue walks the whole text again.
-        const appended =
+        const handed: Promise<Handover> =
           peer !== undefined && s.remote !== undefined
-            ? s.remote.append(peer, recipient, message, entry)
-            : s.queue.append(
-                recipient,
-                { id: messageId, sender, body: body.text, notify: input.notify },
-                { expiresAt, bytes: body.bytes },
-              );
-        return appended.then(
-          (appended): Outcome => ({ recipient, appended, message }),
+            ? s.remote
+                .append(peer, recipient, message, entry)
+                .then((appended) => ({ appended, key: outboxKey(peer), offer: undefined }))
+            : handOver(s.handover, recipient, message, { ...entry, body: body.text, bytes: body.bytes });
+        return handed.then(
+          ({ appended, offer, key }): Outcome => ({ recipient, appended, message, offer, key }),
           (e: unknown): Outcome => {
             if (e instanceof RelayQueueFullError) return { recipient, full: e };
             throw e;
@@ -212,7 +228,7 @@ export class Router {
       const peer = remote?.get(o.recipient);
       if (o.appended.status === 'exists') {
         // A retry of a message it already holds; with an id the sender chose, maybe another message.
-        if (input.senderChoseId) void this.#refuseReusedId(input, o.recipient, peer, o.appended.seq, o.message);
+        if (input.senderChoseId) void this.#refuseReusedId(input, o.recipient, o.key, o.appended.seq, o.message);
         continue;
       }
       if (peer !== undefined) {
@@ -220,10 +236,18 @@ export class Router {
         s.remote?.kick(peer);
         continue;
       }
-      if (group) this.#reachGroupMembers(group, o.recipient, o.appended.seq);
+      // Held for later, or for consent: nothing reaches the recipient's connections now.
+      if (o.offer === undefined) continue;
+      if (group) this.#reachGroupMembers(group, o.recipient, o.offer.seq);
       const recipient = o.recipient;
-      const offered = s.forwarder.offerRouted(recipient, o.appended.seq, o.message, bodies.get(o.message)?.text);
-      if (input.isRequest) offers.push(offered);
+      const offered = s.forwarder.offerRouted(
+        recipient,
+        o.offer.seq,
+        o.offer.message,
+        bodies.get(o.offer.message)?.text,
+      );
+      // A notice going out is not the message: it waits for consent, as a held one (`queued`).
+      if (input.isRequest && o.offer.message === o.message) offers.push(offered);
       void offered.then((nowhere) => {
         if (!nowhere) return;
         s.events.status(
@@ -238,21 +262,21 @@ export class Router {
   }
 
   /**
-   * An id the sender chose was already held by `recipient`'s queue (or the outbox of its home relay,
-   * `peer`) at `seq`: a retry of the same message (same sender, same content) is taken once; anything
+   * An id the sender chose was already held at `seq` of `key` (the recipient's queue, one holding
+   * it for the recipient, or the outbox of its home relay): a retry of the same message (same sender, same content) is taken once; anything
    * else under that id is refused for that recipient with `dropped` (decision 0363: one sender's id
    * must not make another message vanish as a "retry").
    */
   async #refuseReusedId(
     input: RouteInput,
     recipient: string,
-    peer: string | undefined,
+    key: string,
     seq: number,
     message: RoutedMessage,
   ): Promise<void> {
     const s = this.#deps;
     try {
-      const page = await s.queue.after(peer === undefined ? recipient : outboxKey(peer), seq - 1, 1);
+      const page = await s.queue.after(key, seq - 1, 1);
       const held = page.messages[0];
       if (held === undefined || held.seq !== seq) return; // gone meanwhile: nothing to tell it from
       if (held.sender === input.sender && sameContent(held.body, message)) return;

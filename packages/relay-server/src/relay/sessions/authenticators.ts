@@ -25,6 +25,12 @@ export interface RelayAuthOptions {
   readonly trustAnchors?: TrustAnchors;
   /** `mtls`: the CAs the TLS server asks client certificates of (`--tls-client-ca`). */
   readonly clientCa?: TrustAnchors;
+  /**
+   * Anchors whose chains reach a level (core §3.5.1), highest first, for `x5c` and `mtls`: a
+   * chain that also ends at one of them authenticates at that level; others the assurance table
+   * rates by auth type (`RegisteredDeliveryConfig.assurance`).
+   */
+  readonly assuranceAnchors?: readonly { readonly level: string; readonly anchors: TrustAnchors }[];
   /** `signed_challenge` for did:web senders too. */
   readonly didWeb?: RelayDidWebSettings;
   /** `dpop`: DPoP-bound access tokens; `htu` defaults to the relay's endpoints, `jti`s go to the cluster's replay cache. */
@@ -41,8 +47,9 @@ export async function relayAuthenticators(
   options: RelayAuthOptions,
 ): Promise<(relay: RelayAuthContext) => Readonly<Record<string, Authenticator>>> {
   const x509 = options.trustAnchors || options.clientCa ? await import('@wmp/session/x509') : undefined;
-  const x5c = options.trustAnchors && x509?.x5cAuthenticator({ trustAnchors: options.trustAnchors });
-  const mtls = options.clientCa && x509?.mtlsAuthenticator({ trustAnchors: options.clientCa });
+  const tiers = options.assuranceAnchors ? { assuranceAnchors: options.assuranceAnchors } : {};
+  const x5c = options.trustAnchors && x509?.x5cAuthenticator({ trustAnchors: options.trustAnchors, ...tiers });
+  const mtls = options.clientCa && x509?.mtlsAuthenticator({ trustAnchors: options.clientCa, ...tiers });
   const { timeoutMs, maxBytes, maxEntries, ...fetcher } = options.didWeb ?? {};
   const didWeb =
     options.didWeb &&

@@ -15,8 +15,10 @@ import type { Presence } from '../presence/presence.js';
 import { checkRecipients, isGroupSession, recipientsOf } from '../routing/recipients.js';
 import { type Router, routedResult, routedStatus } from '../routing/route.js';
 import { wantsStatuses } from '../statuses/statuses.js';
+import { scheduledAt } from '../support/lifetime.js';
 import type { RelayLimits, RelayTimings } from '../support/limits.js';
 import type { RefusalLog } from '../support/refusals.js';
+import type { ResolvedRegistered } from '../support/registered.js';
 import { expiryOf } from './expiry.js';
 import { senderMessageId } from './message-ids.js';
 import { type Party, peerOriginOf, peerRelayOf } from './routed/route-record.js';
@@ -24,6 +26,8 @@ import { type Party, peerOriginOf, peerRelayOf } from './routed/route-record.js'
 /** What a deliver passes through: the checks here and in the MLS room, then routing. */
 export interface DeliverDeps {
   readonly router: Pick<Router, 'routedMessage' | 'routeToRecipients'>;
+  /** Scheduled delivery on or off (`deliver_after`). */
+  readonly registered: Pick<ResolvedRegistered, 'scheduledDelivery'>;
   /** The MLS group a group session's encrypted delivers are checked against. */
   readonly groups: Pick<MlsGroupStore, 'get'>;
   readonly presence: Pick<Presence, 'get'>;
@@ -48,7 +52,9 @@ export function deliverHook(s: DeliverDeps) {
     if (sender === undefined) throw new NotAuthorizedError({ reason: 'authenticate first' });
     const request = (ctx.request.params ?? {}) as Record<string, unknown>;
     const claimed = params.wmp.sender;
-    if (claimed !== undefined && claimed !== sender) {
+    // A delegate sends for its principal (core §3.3): the engine verified its `sender_delegate`.
+    const author = ctx.delegation?.principal;
+    if (author === undefined && claimed !== undefined && claimed !== sender) {
       // Only a peer relay forwards for others (the session engine left this check to us).
       if (s.inbound === undefined) throw new NotAuthorizedError({ reason: 'sender is not the authenticated identity' });
       return acceptForwarded(s.inbound, request, { peerId: sender, connection: ctx.connection, session });
@@ -64,6 +70,7 @@ export function deliverHook(s: DeliverDeps) {
       request,
       session,
       sender,
+      author: author ?? sender,
       recipients,
       group,
       notify: wantsStatuses(session),
@@ -79,7 +86,10 @@ interface DeliverInput {
   readonly request: Record<string, unknown>;
   /** The session it came on (its `offline.ttl`, its id and version in the answer). */
   readonly session: SessionRecord;
+  /** Who sent it: its statuses go there, and its shares are charged. */
   readonly sender: string;
+  /** Its `wmp.sender`: the sender, or the principal a delegate sent it for. */
+  readonly author: string;
   readonly recipients: readonly string[];
   /** The session named in what is forwarded: a group or a routed session. */
   readonly group: string | undefined;
@@ -98,11 +108,13 @@ interface DeliverInput {
  */
 async function routeDeliver(s: DeliverDeps, input: DeliverInput): Promise<unknown> {
   const { params, request, session, sender, recipients, group, isRequest } = input;
-  const expiresAt = expiryOf(params.wmp.expires_at, session, s.timings, s.now());
+  const now = s.now();
+  const dueAt = scheduledAt(params.wmp, s.registered.scheduledDelivery, s.timings, now);
+  const expiresAt = expiryOf(params.wmp.expires_at, session, s.timings, now, dueAt);
   const chosen = isRequest ? undefined : senderMessageId(params.wmp);
   const messageId = chosen ?? newMessageId();
   refuseLargeFanout(s, request, recipients.length);
-  const message = await s.router.routedMessage('wmp.message.deliver', request, sender, messageId, group);
+  const message = await s.router.routedMessage('wmp.message.deliver', request, input.author, messageId, group);
   const outcome = await s.router.routeToRecipients({
     sender,
     connection: input.ctx.connection,
@@ -155,6 +167,7 @@ export async function deliverOnRoute(
     request: raw,
     session,
     sender: from.id,
+    author: from.id,
     recipients: [to.id],
     group: session.id,
     notify: s.presence.get(from.id, ctx.connection)?.statuses ?? false,

@@ -1,5 +1,5 @@
-import { InvalidParamsError } from '@wmp/jsonrpc-envelope';
 import type { SessionRecord } from '@wmp/session';
+import { lifetimeOf } from '../support/lifetime.js';
 import type { RelayTimings } from '../support/limits.js';
 
 /**
@@ -12,13 +12,7 @@ export function expiryOf(
   session: SessionRecord,
   timings: RelayTimings,
   now: number,
+  dueAt?: number,
 ): number {
-  const latest = now + timings.maxMessageTtlSeconds * 1000;
-  if (expiresAt !== undefined) {
-    const at = Date.parse(expiresAt);
-    if (at <= now) throw new InvalidParamsError({ reason: 'expires_at has passed' });
-    return Math.min(at, latest);
-  }
-  const ttl = session.capabilities.offline?.ttl ?? timings.messageTtlSeconds;
-  return Math.min(now + ttl * 1000, latest);
+  return lifetimeOf(expiresAt, session.capabilities.offline?.ttl ?? timings.messageTtlSeconds, timings, now, dueAt);
 }

@@ -7,6 +7,7 @@ import type { Forwarder } from '../routing/forwarder.js';
 import { isGroupSession } from '../routing/recipients.js';
 import { STATUS_METHOD } from '../routing/routed-message.js';
 import { type StatusNotifier, wantsStatuses } from '../statuses/statuses.js';
+import type { AssuranceLevel } from '../support/assurance.js';
 import type { Endpoint } from '../support/endpoint.js';
 import type { Logger } from '../support/logger.js';
 import type { RelayMetrics } from '../support/metrics.js';
@@ -14,8 +15,9 @@ import type { OpsLog } from '../support/ops-events.js';
 import type { RefusalLog } from '../support/refusals.js';
 import type { RelayLimiters } from '../support/relay-limiters.js';
 import { metaFor } from '../support/session-meta.js';
+import { actingFor, principalsOf, recipientsActedFor } from './delegations.js';
 import { refusedMessageId } from './message-ids.js';
-import { registrationsOf } from './registration.js';
+import { registrationsOf, routeEndpoint } from './registration.js';
 
 /** What the session engine's hooks reach: the queue, presence and its pumps, statuses, MLS group state. */
 export interface HookDeps {
@@ -32,6 +34,8 @@ export interface HookDeps {
   readonly ops: OpsLog;
   /** The relay's own identity: the statuses it keeps (queued as sent by it) are not counted as missed. */
   readonly relayId: string;
+  /** Auth type -> assurance level, for the connections routes are restored to. */
+  readonly assurance: Readonly<Record<string, AssuranceLevel>>;
   now(): number;
 }
 
@@ -65,12 +69,13 @@ function restoreRoute(
   identity: string,
   connection: Connection,
   unrouted: string,
+  acting = identity,
 ): Endpoint | undefined {
   const until = registrationsOf(session)[identity];
   let endpoint: Endpoint | undefined;
   if (until !== undefined && until > s.now()) {
     endpoint = s.presence.ensure(identity, connection, 0, true);
-    if (endpoint) s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
+    if (endpoint) routeEndpoint(s, endpoint, session, acting, until);
   } else if (isGroupSession(session)) {
     endpoint = s.presence.ensure(identity, connection, 0, true);
   }
@@ -78,6 +83,27 @@ function restoreRoute(
     s.logger.warn(unrouted, { reason: 'connections per identity' });
   }
   return endpoint;
+}
+
+/**
+ * The routes a session carried onto `connection` gives `identity` there: its own, and those of
+ * the principals it registered for as their delegate (while each delegation holds).
+ */
+function restoreRoutes(
+  s: HookDeps,
+  session: SessionRecord,
+  identity: string,
+  connection: Connection,
+  unrouted: string,
+): Endpoint[] {
+  const endpoints: Endpoint[] = [];
+  const own = restoreRoute(s, session, identity, connection, unrouted);
+  if (own) endpoints.push(own);
+  for (const principal of principalsOf(session, identity, s.now())) {
+    const endpoint = restoreRoute(s, session, principal, connection, unrouted, identity);
+    if (endpoint) endpoints.push(endpoint);
+  }
+  return endpoints;
 }
 
 /**
@@ -89,17 +115,20 @@ function restoreRoute(
  */
 export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
   return {
+    // A delegate's acknowledgement covers the queues of the principals it receives for too.
     async ack(params, ctx) {
-      if (ctx.sender === undefined) return;
-      const removed = await s.queue.ack(ctx.sender, params.message_ids);
-      s.ops.event('message.acked', { count: removed.length });
-      s.statuses.terminal(removed, 'delivered');
+      for (const recipient of recipientsActedFor(ctx, s.now())) {
+        const removed = await s.queue.ack(recipient, params.message_ids);
+        s.ops.event('message.acked', { count: removed.length });
+        s.statuses.terminal(removed, 'delivered');
+      }
     },
 
     async poll(params, ctx) {
-      if (ctx.sender === undefined) return { messages: [], has_more: false };
+      const recipient = actingFor(ctx);
+      if (recipient === undefined) return { messages: [], has_more: false };
       const limit = Math.min(params.limit ?? MAX_POLL, MAX_POLL);
-      const page = await s.queue.after(ctx.sender, params.since, limit, s.now());
+      const page = await s.queue.after(recipient, params.since, limit, s.now());
       return { messages: page.messages.map((m) => JSON.parse(m.body) as unknown), has_more: page.more };
     },
 
@@ -108,12 +137,12 @@ export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
       if (lastReceivedId !== undefined) {
         s.statuses.terminal(await s.queue.ackThrough(identity, lastReceivedId), 'delivered');
       }
-      const endpoint = restoreRoute(s, session, identity, connection, 'relay.resume_unrouted');
+      const endpoints = restoreRoutes(s, session, identity, connection, 'relay.resume_unrouted');
       // What it missed: messages never written to any of its connections (the rest it had; they
       // are sent again, as unacknowledged, and deduplicated by id).
       const count = await s.queue.undelivered(identity, s.now(), s.relayId);
       // After the resume answer, so the client knows its session before the replay arrives.
-      if (endpoint) setTimeout(() => void s.forwarder.pump(endpoint), 0);
+      for (const endpoint of endpoints) setTimeout(() => void s.forwarder.pump(endpoint), 0);
       return count;
     },
 
@@ -121,8 +150,9 @@ export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
     // as after a resume; what it missed is pumped once its event stream is open.
     adopted(session, identity, connection) {
       if (identity === undefined) return;
-      const endpoint = restoreRoute(s, session, identity, connection, 'relay.adopt_unrouted');
-      if (endpoint) setTimeout(() => void s.forwarder.pump(endpoint), 0);
+      for (const endpoint of restoreRoutes(s, session, identity, connection, 'relay.adopt_unrouted')) {
+        setTimeout(() => void s.forwarder.pump(endpoint), 0);
+      }
     },
 
     // The creator of a group session authenticated on it: the connection bound to the group gets

@@ -5,11 +5,13 @@ import { type KeyPackageDeps, publishKeyPackages, takeKeyPackage } from '../mls/
 import { type MlsGroupDeps, mlsGroupMethods } from '../mls/mls-groups.js';
 import { type MessageFetchDeps, messageFetchHandler } from '../routing/message-fetch.js';
 import { metaFor } from '../support/session-meta.js';
+import { acceptHandler, type ConsignmentDeps, rejectHandler } from './consignment-methods.js';
 import { type RegistrationDeps, registerHandler } from './registration.js';
 
 /** What the relay's methods use, together: each handler takes its own part. */
 export type RelayMethodsDeps = RegistrationDeps &
   MessageFetchDeps &
+  ConsignmentDeps &
   MlsGroupDeps &
   KeyPackageDeps & {
     /** Where the relay would route to an identity (`ohan.relay.resolve`), when federation is on. */
@@ -26,6 +28,8 @@ export function relayMethods(s: RelayMethodsDeps): Record<string, RequestHandler
   return {
     'wmp.relay.register': registerHandler(s),
     'wmp.message.fetch': messageFetchHandler(s),
+    'wmp.message.accept': acceptHandler(s),
+    'wmp.message.reject': rejectHandler(s),
     ...mlsGroupMethods(s),
   };
 }

@@ -3,6 +3,7 @@ import type { SessionRecord } from '@wmp/session';
 import type { QueueRemoval, QueueStore } from '../../storage/contracts/queue-store.js';
 import type { Presence } from '../presence/presence.js';
 import type { Forwarder } from '../routing/forwarder.js';
+import { isNoticeId, recipientOfHeldKey } from '../routing/held-keys.js';
 import { isOutboxKey, parseOutboxEntryId } from '../routing/outbox-entry.js';
 import { type RoutedMessage, STATUS_METHOD } from '../routing/routed-message.js';
 import { reachable } from '../support/endpoint.js';
@@ -140,11 +141,13 @@ export class StatusNotifier {
    */
   terminal(entries: readonly QueueRemoval[], status: 'delivered' | 'expired'): void {
     for (const r of entries) {
-      if (r.delivered) continue;
-      // A peer relay's outbox entry names the recipient and message itself (outbox-entry.ts).
+      // A notice (of a message awaiting consent) is no message: its sender hears of the message.
+      if (r.delivered || isNoticeId(r.id)) continue;
+      // A peer relay's outbox entry names the recipient and message itself (outbox-entry.ts); a
+      // message held for a recipient, by its key.
       const { recipient, messageId } = isOutboxKey(r.recipient)
         ? parseOutboxEntryId(r.id)
-        : { recipient: r.recipient, messageId: r.id };
+        : { recipient: recipientOfHeldKey(r.recipient) ?? r.recipient, messageId: r.id };
       this.send(r.sender, { message_id: messageId, status, recipient }, r.notify);
     }
   }

@@ -1,4 +1,7 @@
+import type { QueueRemoval } from '../../storage/contracts/queue-store.js';
 import type { RelayStores } from '../../storage/contracts/relay-stores.js';
+import { isConsentKey, recipientOfHeldKey } from '../routing/held-keys.js';
+import { noEvidenceHooks, type RegisteredEvidenceHooks } from '../support/evidence-hooks.js';
 import type { RelayTimings } from '../support/limits.js';
 import type { Logger } from '../support/logger.js';
 import type { StatusNotifier } from './statuses.js';
@@ -19,13 +22,17 @@ export class Sweeper {
   #timer: ReturnType<typeof setInterval> | undefined;
   #running: Promise<void> | undefined;
 
+  readonly #evidence: RegisteredEvidenceHooks;
+
   constructor(
     stores: RelayStores,
     statuses: Pick<StatusNotifier, 'terminal'>,
     timings: RelayTimings,
     logger: Logger,
     now: () => number,
+    evidence: RegisteredEvidenceHooks = noEvidenceHooks,
   ) {
+    this.#evidence = evidence;
     this.#stores = stores;
     this.#statuses = statuses;
     this.#timings = timings;
@@ -65,6 +72,21 @@ export class Sweeper {
     }
   }
 
+  /** Messages that waited for their recipient's consent until they expired: `acceptance_expired`. */
+  #consentsExpired(removed: readonly QueueRemoval[]): void {
+    for (const r of removed) {
+      if (!isConsentKey(r.recipient)) continue;
+      this.#evidence.witness({
+        eventType: 'acceptance_expired',
+        messageId: r.id,
+        sender: r.sender,
+        recipient: recipientOfHeldKey(r.recipient)!,
+        reason: 'timeout',
+        at: this.#now(),
+      });
+    }
+  }
+
   async #sweepAll(): Promise<void> {
     const { sweepBatch, sweepBatchesPerRun } = this.#timings;
     const { queue, sessions, groups, keyPackages } = this.#stores;
@@ -72,6 +94,7 @@ export class Sweeper {
     for (let i = 0; i < sweepBatchesPerRun; i++) {
       const removed = await queue.sweepExpired(this.#now(), sweepBatch);
       this.#statuses.terminal(removed, 'expired');
+      this.#consentsExpired(removed);
       if (removed.length < batch) break;
     }
     await sessions.sweep(this.#now());

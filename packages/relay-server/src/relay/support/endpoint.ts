@@ -1,4 +1,5 @@
 import type { Connection } from '@wmp/session';
+import type { AssuranceLevel } from './assurance.js';
 
 /**
  * One live connection of an identity that the relay forwards to (one device). It reads the
@@ -14,6 +15,13 @@ export interface Endpoint {
   registeredUntil: number;
   /** Whether that session negotiated `offline.status_notifications` (statuses go there). */
   statuses: boolean;
+  /**
+   * The level the connection's identity authenticated at (core §3.5.1): content asking for more
+   * is never written here. `low` until a registration says otherwise.
+   */
+  assurance: AssuranceLevel;
+  /** The delegate that registered here for `identity` (core §3.3, recipient side), if one did. */
+  delegate: string | undefined;
   /** The last queue seq handed to this connection (or skipped as not for it). */
   cursor: number;
   /** A pump is reading the queue for this endpoint; `again` asks it for one more pass. */

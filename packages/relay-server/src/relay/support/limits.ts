@@ -144,6 +144,10 @@ export interface RelayTimings {
    * (a writer that could not reach Redis, a node of an older version).
    */
   readonly sessionCacheMs: number;
+  /** How often scheduled messages (`wmp.deliver_after`) are looked for: the latest they go out after their time. */
+  readonly scheduleIntervalMs: number;
+  /** How long a node's claim of a due message holds: one that died with it leaves it due again after this. */
+  readonly scheduleLeaseMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -209,6 +213,8 @@ export const DEFAULT_RELAY_TIMINGS: RelayTimings = Object.freeze({
   routeOfferTimeoutMs: 10_000,
   routedRequestTimeoutMs: 60_000,
   sessionCacheMs: 1_000,
+  scheduleIntervalMs: 1_000,
+  scheduleLeaseMs: 30_000,
 });
 
 export interface ResolvedConfig {

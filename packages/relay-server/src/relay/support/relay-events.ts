@@ -1,6 +1,7 @@
 import type { JsonRpcNotification, JsonRpcRequest } from '@wmp/jsonrpc-envelope';
 import type { QueueRemoval } from '../../storage/contracts/queue-store.js';
 import type { Endpoint } from './endpoint.js';
+import type { WitnessedEvent } from './evidence-hooks.js';
 import type { StatusParams } from './status-params.js';
 
 /**
@@ -28,6 +29,12 @@ export interface RelayEvents {
   watching(identity: string): Promise<void> | undefined;
   /** Messages marked written to a live connection for the first time: their senders hear `delivered`. */
   delivered(marked: readonly QueueRemoval[]): void;
+  /**
+   * The forwarder would not write a message to a connection of `identity`: it authenticated below
+   * the message's `recipient_assurance_level` (core §3.5.1). Its delivery fails (`failed`, a
+   * `delivery_failed`): the status notifier takes it out of the queue and tells the sender.
+   */
+  handoverRefused(identity: string, failed: WitnessedEvent): void;
   /** A status a route gave rise to (`queued`, `dropped`): to the sender; kept for it when `keep`. */
   status(sender: string, params: StatusParams, keep: boolean): void;
   /** Another node passed on `note` for `identity`, which has endpoints here (a status, or a session that ended). */

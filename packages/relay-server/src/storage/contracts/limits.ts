@@ -46,3 +46,10 @@ export function checkCap(value: number, what: string): number {
   if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${what} must be a positive integer`);
   return value;
 }
+
+/** A `claimDue` call's arguments, checked: the page size it reads (clamped to `MAX_PAGE`). */
+export function checkClaim(now: number, limit: number, leaseMs: number): number {
+  checkSeq(now, 'now');
+  checkSeq(leaseMs, 'leaseMs');
+  return clampCount(limit, MAX_PAGE, 'limit');
+}

@@ -12,6 +12,8 @@ export interface QueueRecord {
   readonly notify: boolean;
   /** The part of a partitioned queue it belongs to (`appendToPart`), else undefined. */
   readonly part?: string;
+  /** When it falls due (`AppendOptions.dueAt`), else undefined. */
+  readonly dueAt?: number;
 }
 
 export function queueRecord(message: QueueMessageInput, options: AppendOptions): QueueRecord {
@@ -23,7 +25,17 @@ export function queueRecord(message: QueueMessageInput, options: AppendOptions):
   if (!Number.isSafeInteger(expiresAt)) throw new StoreInputError('expiresAt must be an integer (ms)');
   const bytes = options.bytes ?? utf8Length(body);
   if (!Number.isSafeInteger(bytes) || bytes < 0) throw new StoreInputError('bytes must be a non-negative integer');
-  return { id, sender, body, expiresAt, bytes, notify: message.notify === true };
+  const dueAt = options.dueAt;
+  if (dueAt !== undefined && !Number.isSafeInteger(dueAt)) throw new StoreInputError('dueAt must be an integer (ms)');
+  return {
+    id,
+    sender,
+    body,
+    expiresAt,
+    bytes,
+    notify: message.notify === true,
+    ...(dueAt === undefined ? {} : { dueAt }),
+  };
 }
 
 /** A message for a part of a partitioned queue (`appendToPart`), after the same checks. */

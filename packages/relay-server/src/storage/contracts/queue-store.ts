@@ -21,6 +21,11 @@ export interface AppendOptions {
   readonly expiresAt: number;
   /** Bytes counted against the recipient's cap; default: the UTF-8 length of `body`. */
   readonly bytes?: number;
+  /**
+   * When it falls due (ms since the epoch): a message held for later (`wmp.deliver_after`), which
+   * `claimDue` hands out from then on. Default: none (it is never claimed).
+   */
+  readonly dueAt?: number;
 }
 
 /**
@@ -149,6 +154,15 @@ export interface QueueStore {
    * start. With `now`, messages expired at `now` are skipped (the sweeper reports them).
    */
   after(recipient: string, cursor: number | string | undefined, limit: number, now?: number): Promise<QueuePage>;
+  /** One message of this recipient by its id (expired or not), or undefined. */
+  get(recipient: string, id: string): Promise<QueuedMessage | undefined>;
+  /**
+   * Up to `limit` (<= 500) unexpired messages of any queue whose `dueAt` is at or before `now`
+   * (the earliest due, in no set order), each claimed for `leaseMs`: its `dueAt` moves to `now + leaseMs`, so no other
+   * caller (node) gets it meanwhile, and it falls due again if the claimer dies before removing
+   * it. One atomic operation.
+   */
+  claimDue(now: number, limit: number, leaseMs: number): Promise<QueuedMessage[]>;
   /** Removes the named messages of this recipient (<= 500 ids); returns what was removed, in seq order. */
   ack(recipient: string, ids: readonly string[]): Promise<QueueRemoval[]>;
   /** Removes this recipient's messages up to and including `id` (a resume's `last_received_id`). */

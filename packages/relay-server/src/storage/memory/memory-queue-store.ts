@@ -1,4 +1,5 @@
 import {
+  checkClaim,
   checkIds,
   checkPrefix,
   checkSeq,
@@ -38,10 +39,12 @@ import {
 import { EMPTY_TOTALS, type Totals } from '../contracts/totals.js';
 import { RelayQueueFullError, StoreClosedError } from '../errors.js';
 
-interface Row extends QueueRecord {
+interface Row extends Omit<QueueRecord, 'dueAt'> {
   readonly recipient: string;
   readonly seq: number;
   delivered: boolean;
+  /** When it falls due (moved on by each claim); undefined: never claimed. */
+  dueAt: number | undefined;
   /** Arrival order across the store: breaks ties between equal expiries, as SQLite's rowid does. */
   readonly order: number;
   /** When it was appended (ms since the epoch). */
@@ -73,6 +76,8 @@ export class MemoryQueueStore implements QueueStore {
   readonly limits: QueueLimits;
   readonly #queues = new Map<string, Queue>();
   readonly #totals = { count: 0, bytes: 0 };
+  /** The rows with a due time (few: messages held for later). */
+  readonly #due = new Set<Row>();
   #order = 0;
   #closed = false;
 
@@ -139,8 +144,10 @@ export class MemoryQueueStore implements QueueStore {
       seq: queue.nextSeq++,
       order: this.#order++,
       delivered: false,
+      dueAt: record.dueAt,
       queuedAt: Date.now(),
     };
+    if (row.dueAt !== undefined) this.#due.add(row);
     queue.bySeq.set(row.seq, row);
     queue.byId.set(row.id, row);
     queue.bytes += row.bytes;
@@ -169,6 +176,23 @@ export class MemoryQueueStore implements QueueStore {
       messages.push(message(row));
     }
     return { messages, next: messages.at(-1)?.seq ?? from, more };
+  }
+
+  async get(recipient: string, id: string): Promise<QueuedMessage | undefined> {
+    this.#open();
+    const row = this.#queues.get(recipient)?.byId.get(id);
+    return row === undefined ? undefined : message(row);
+  }
+
+  async claimDue(now: number, limit: number, leaseMs: number): Promise<QueuedMessage[]> {
+    this.#open();
+    const n = checkClaim(now, limit, leaseMs);
+    const due = [...this.#due]
+      .filter((row) => row.dueAt! <= now && row.expiresAt > now)
+      .sort((a, b) => a.dueAt! - b.dueAt! || a.order - b.order)
+      .slice(0, n);
+    for (const row of due) row.dueAt = now + leaseMs;
+    return due.map(message);
   }
 
   async ack(recipient: string, ids: readonly string[]): Promise<QueueRemoval[]> {
@@ -279,6 +303,7 @@ export class MemoryQueueStore implements QueueStore {
       const queue = this.#queues.get(row.recipient)!;
       queue.bySeq.delete(row.seq);
       queue.byId.delete(row.id);
+      this.#due.delete(row);
       queue.bytes -= row.bytes;
       for (const counter of countersOf(queue, row, false)) {
         counter.count--;
@@ -297,7 +322,7 @@ export class MemoryQueueStore implements QueueStore {
 }
 
 /** The counters a message counts in: its sender's part of the queue, and in a partitioned queue its part's two. */
-function countersOf(queue: Queue, record: QueueRecord, create: boolean): Counter[] {
+function countersOf(queue: Queue, record: Pick<QueueRecord, 'sender' | 'part'>, create: boolean): Counter[] {
   const counter = (map: Map<string, Counter>, key: string): Counter => {
     let c = map.get(key);
     if (c === undefined) {

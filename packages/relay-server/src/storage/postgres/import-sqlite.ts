@@ -51,7 +51,8 @@ const TABLES: readonly TableCopy[] = [
   },
   {
     table: 'wmp_messages',
-    select: `SELECT recipient, seq, message_id, sender, expires_at, bytes, delivered = 1, notify = 1, body, part, queued_at
+    select: `SELECT recipient, seq, message_id, sender, expires_at, bytes, delivered = 1, notify = 1, body, part, queued_at,
+                    due_at
              FROM wmp_messages ORDER BY rowid`,
     columns: [
       text('recipient'),
@@ -65,6 +66,7 @@ const TABLES: readonly TableCopy[] = [
       text('body'),
       text('part'),
       big('queued_at'),
+      big('due_at'),
     ],
   },
   {

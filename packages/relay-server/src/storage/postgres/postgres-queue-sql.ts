@@ -28,10 +28,11 @@ export interface RemovedRow {
 }
 
 const REMOVED = 'recipient, seq, message_id, sender, bytes, delivered, notify, part';
+const MESSAGE = 'recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify';
 
 export const QUEUE_SQL = {
   seqOf: 'SELECT seq FROM wmp_messages WHERE recipient = $1 AND message_id = $2',
-  page: `SELECT recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify FROM wmp_messages
+  page: `SELECT ${MESSAGE} FROM wmp_messages
          WHERE recipient = $1 AND seq > $2 AND expires_at > $3 ORDER BY seq LIMIT $4`,
   stats: 'SELECT count, bytes FROM wmp_queues WHERE recipient = $1',
   totals: `SELECT count, bytes FROM wmp_totals WHERE name = '${QUEUE_TOTALS}'`,
@@ -44,9 +45,17 @@ export const QUEUE_SQL = {
   partStats: 'SELECT count, bytes FROM wmp_queue_parts WHERE recipient = $1 AND part = $2',
   existing: `SELECT m.recipient, m.message_id, m.seq FROM wmp_messages AS m
              JOIN unnest($1::text[], $2::text[]) AS u(r, id) ON m.recipient = u.r AND m.message_id = u.id`,
-  insert: `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, notify, body, part)
+  insert: `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, notify, body, part, due_at)
            SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
-                                $7::boolean[], $8::text[], $9::text[])`,
+                                $7::boolean[], $8::text[], $9::text[], $10::bigint[])`,
+  byId: `SELECT ${MESSAGE} FROM wmp_messages WHERE recipient = $1 AND message_id = $2`,
+  // Rows another node is claiming (or an ack is deleting) are skipped, never waited for.
+  claimDue: `UPDATE wmp_messages AS m SET due_at = $1 FROM
+             (SELECT recipient, seq FROM wmp_messages
+              WHERE due_at IS NOT NULL AND due_at <= $2 AND expires_at > $2
+              ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED) AS d
+             WHERE m.recipient = d.recipient AND m.seq = d.seq
+             RETURNING ${MESSAGE.replace(/(\w+)/g, 'm.$1')}`,
   // A pair named twice is deleted (and returned) once.
   deleteIds: `DELETE FROM wmp_messages AS m USING unnest($1::text[], $2::text[]) AS u(r, id)
               WHERE m.recipient = u.r AND m.message_id = u.id RETURNING ${REMOVED.replace(/(\w+)/g, 'm.$1')}`,

@@ -1,5 +1,13 @@
 import type pg from 'pg';
-import { checkIds, checkSeq, checkSeqs, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import {
+  checkClaim,
+  checkIds,
+  checkSeq,
+  checkSeqs,
+  clampCount,
+  MAX_PAGE,
+  MAX_SWEEP_BATCH,
+} from '../contracts/limits.js';
 import { partRecord, type QueueRecord, queueRecord } from '../contracts/queue-input.js';
 import {
   checkPartitionedCaps,
@@ -214,6 +222,25 @@ export class PostgresQueueStore implements QueueStore {
     return { messages, next: messages.at(-1)?.seq ?? from, more };
   }
 
+  async get(recipient: string, id: string): Promise<QueuedMessage | undefined> {
+    this.#open();
+    const rows = await this.#db.read<MessageRow>(SQL.byId, [recipient, id], 'wmp_queue_by_id');
+    return rows[0] === undefined ? undefined : message(rows[0]);
+  }
+
+  async claimDue(now: number, limit: number, leaseMs: number): Promise<QueuedMessage[]> {
+    this.#open();
+    const n = checkClaim(now, limit, leaseMs);
+    // A transaction of its own: it changes no count, and the claim holds once it commits.
+    return this.#db.writer.run({
+      alone: true,
+      run: async (tx) => {
+        const { rows } = await tx.query<MessageRow>(SQL.claimDue, [now + leaseMs, now, n], 'wmp_queue_claim_due');
+        return rows.map(message);
+      },
+    });
+  }
+
   async ack(recipient: string, ids: readonly string[]): Promise<QueueRemoval[]> {
     this.#open();
     checkIds(ids);
@@ -314,6 +341,7 @@ export class PostgresQueueStore implements QueueStore {
       notify: [] as boolean[],
       body: [] as string[],
       part: [] as (string | null)[],
+      due: [] as (number | null)[],
     };
     const outcomes: Settled<AppendResult>[] = [];
     for (const { recipient, record, caps } of items) {
@@ -361,12 +389,13 @@ export class PostgresQueueStore implements QueueStore {
       more.notify.push(record.notify);
       more.body.push(record.body);
       more.part.push(record.part ?? null);
+      more.due.push(record.dueAt ?? null);
       outcomes.push({ ok: true, value: { status: 'queued', seq } });
     }
     if (rows.r.length > 0) {
       tx.send(
         SQL.insert,
-        [rows.r, rows.seq, rows.id, rows.sender, more.expires, more.bytes, more.notify, more.body, more.part],
+        [rows.r, rows.seq, rows.id, rows.sender, more.expires, more.bytes, more.notify, more.body, more.part, more.due],
         'wmp_queue_insert',
       );
     }

@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import {
+  checkClaim,
   checkIds,
   checkPrefix,
   checkSeq,
@@ -58,6 +59,9 @@ interface RemovedRow {
   part: string | null;
 }
 
+/** What a read returns of a message. */
+const MESSAGE = 'recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify';
+
 /** What a removal returns: enough for its status, and for the counts it takes out. */
 const REMOVED = 'recipient, seq, message_id, sender, bytes, delivered, notify, part';
 
@@ -77,15 +81,25 @@ function statements(db: BetterSqlite3.Database) {
     // A retry (same id) is a no-op found by the UNIQUE constraint, not by a SELECT first; a clash
     // on (recipient, seq) is not covered and throws, so a wrong seq can never pass silently.
     insert: db.prepare(
-      `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body, notify, part, queued_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
+      `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body, notify, part, queued_at, due_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
+    ),
+    byId: db.prepare<[string, string], MessageRow>(
+      `SELECT ${MESSAGE} FROM wmp_messages WHERE recipient = ? AND message_id = ?`,
+    ),
+    // One UPDATE: atomic by itself, and the claimed rows come back (the lease is the claim).
+    claimDue: db.prepare<[number, number, number, number], MessageRow>(
+      `UPDATE wmp_messages SET due_at = ? WHERE rowid IN
+         (SELECT rowid FROM wmp_messages WHERE due_at IS NOT NULL AND due_at <= ? AND expires_at > ?
+          ORDER BY due_at, rowid LIMIT ?)
+       RETURNING ${MESSAGE}`,
     ),
     totals: db.prepare<[], Totals>("SELECT count, bytes FROM totals WHERE name = 'wmp_queue'"),
     part: db.prepare<[string, string], Totals>(
       'SELECT count, bytes FROM wmp_queue_parts WHERE recipient = ? AND part = ?',
     ),
     page: db.prepare<[string, number, number, number], MessageRow>(
-      `SELECT recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify FROM wmp_messages
+      `SELECT ${MESSAGE} FROM wmp_messages
        WHERE recipient = ? AND seq > ? AND expires_at > ? ORDER BY seq LIMIT ?`,
     ),
     deleteId: db.prepare<[string, string], RemovedRow>(
@@ -180,6 +194,18 @@ export class SqliteQueueStore implements QueueStore {
     const more = rows.length > n;
     const messages = rows.slice(0, n).map(message);
     return { messages, next: messages.at(-1)?.seq ?? from, more };
+  }
+
+  async get(recipient: string, id: string): Promise<QueuedMessage | undefined> {
+    this.#open();
+    const row = this.#s.byId.get(recipient, id);
+    return row === undefined ? undefined : message(row);
+  }
+
+  async claimDue(now: number, limit: number, leaseMs: number): Promise<QueuedMessage[]> {
+    this.#open();
+    const n = checkClaim(now, limit, leaseMs);
+    return this.#writer.runAtomic(() => this.#s.claimDue.all(now + leaseMs, now, now, n).map(message));
   }
 
   async ack(recipient: string, ids: readonly string[]): Promise<QueueRemoval[]> {
@@ -300,6 +326,7 @@ export class SqliteQueueStore implements QueueStore {
       Number(record.notify),
       record.part ?? null,
       Date.now(),
+      record.dueAt ?? null,
     );
     if (changes === 0) return { status: 'exists', seq: this.#s.seqOf.get(recipient, record.id)! };
     this.#totals.added(recipient, record.sender, record.bytes, record.part);

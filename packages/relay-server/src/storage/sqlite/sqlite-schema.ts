@@ -5,7 +5,7 @@
  * transaction as the rows they count, so cap checks read one row. Recipient rows are kept after
  * their queue empties: `next_seq` is what keeps a seq from ever being reused.
  */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 7;
 
 /**
  * Version 2: MLS key packages (single use, by identity in publish order) and the relay's per-session
@@ -107,12 +107,30 @@ ALTER TABLE wmp_messages ADD COLUMN queued_at INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE ohan_events ADD COLUMN stored_at INTEGER NOT NULL DEFAULT 0;
 `;
 
+/**
+ * Version 6 is the evidence records' (issue 26, merged from their own branch); it adds nothing on
+ * this one, so that version 7 keeps its number when both are in.
+ */
+const EVIDENCE_PLACEHOLDER_SCHEMA = '';
+
+/**
+ * Version 7 (scheduled delivery, core §3.2 `deliver_after`): a message may be held until it falls
+ * due; `claimDue` hands due ones out, earliest first, and moves `due_at` on by a lease while the
+ * claimer routes it (a claimer that dies leaves it due again). Only held messages have one.
+ */
+const DUE_SCHEMA = `
+ALTER TABLE wmp_messages ADD COLUMN due_at INTEGER;
+CREATE INDEX wmp_messages_due ON wmp_messages (due_at) WHERE due_at IS NOT NULL;
+`;
+
 /** What takes a file of version N to N + 1 (applied in order, in the opening transaction). */
 export const MIGRATIONS: Readonly<Record<number, string>> = {
   1: MLS_SCHEMA,
   2: HARDENING_SCHEMA,
   3: PARTS_SCHEMA,
   4: ARRIVAL_SCHEMA,
+  5: EVIDENCE_PLACEHOLDER_SCHEMA,
+  6: DUE_SCHEMA,
 };
 
 /** What version 1 created (kept so that a migration test can write a version 1 file). */
@@ -201,4 +219,5 @@ CREATE INDEX wmp_sessions_expiry ON wmp_sessions (expires_at);
 `;
 
 /** A new file: version 1 and every migration after it, in order (one definition of the schema). */
-export const SCHEMA = SCHEMA_V1 + MLS_SCHEMA + HARDENING_SCHEMA + PARTS_SCHEMA + ARRIVAL_SCHEMA;
+export const SCHEMA =
+  SCHEMA_V1 + MLS_SCHEMA + HARDENING_SCHEMA + PARTS_SCHEMA + ARRIVAL_SCHEMA + EVIDENCE_PLACEHOLDER_SCHEMA + DUE_SCHEMA;

@@ -9,6 +9,7 @@ import {
   StoreInputError,
 } from '../../index.js';
 import { type Harness, Harnesses } from './harness.js';
+import { queueDueSuite } from './queue-store-due.suite.js';
 import { queuePartsSuite } from './queue-store-parts.suite.js';
 
 export type QueueFactory = (limits: Partial<QueueLimits>) => Promise<Harness<QueueStore>>;
@@ -370,4 +371,6 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
   });
   // The partitioned queue (a peer relay's outbox) is part of the contract: every adapter runs it.
   queuePartsSuite(name, factory, durable);
+  // Held messages (scheduled delivery) and reads by id likewise.
+  queueDueSuite(name, factory, durable);
 }
