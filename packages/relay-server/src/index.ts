@@ -58,6 +58,16 @@ export {
   type PublishResult,
 } from './storage/contracts/box-store.js';
 export {
+  DEFAULT_EVIDENCE_LIMITS,
+  type EvidenceCase,
+  type EvidenceEntry,
+  type EvidenceLimits,
+  type EvidenceOverview,
+  type EvidencePage,
+  type EvidenceQuery,
+  type EvidenceStore,
+} from './storage/contracts/evidence-store.js';
+export {
   DEFAULT_KEY_PACKAGE_LIMITS,
   type KeyPackageInput,
   type KeyPackageLimits,
@@ -114,6 +124,7 @@ export {
 } from './storage/errors.js';
 export { ListedMemorySessionStore } from './storage/memory/listed-memory-session-store.js';
 export { MemoryBoxStore } from './storage/memory/memory-box-store.js';
+export { MemoryEvidenceStore } from './storage/memory/memory-evidence-store.js';
 export { MemoryKeyPackageStore } from './storage/memory/memory-key-package-store.js';
 export { MemoryMlsGroupStore } from './storage/memory/memory-mls-group-store.js';
 export { MemoryQueueStore } from './storage/memory/memory-queue-store.js';

@@ -10,6 +10,7 @@ export interface QueueRecord {
   readonly expiresAt: number;
   readonly bytes: number;
   readonly notify: boolean;
+  readonly evidence: boolean;
   /** The part of a partitioned queue it belongs to (`appendToPart`), else undefined. */
   readonly part?: string;
 }
@@ -23,7 +24,7 @@ export function queueRecord(message: QueueMessageInput, options: AppendOptions):
   if (!Number.isSafeInteger(expiresAt)) throw new StoreInputError('expiresAt must be an integer (ms)');
   const bytes = options.bytes ?? utf8Length(body);
   if (!Number.isSafeInteger(bytes) || bytes < 0) throw new StoreInputError('bytes must be a non-negative integer');
-  return { id, sender, body, expiresAt, bytes, notify: message.notify === true };
+  return { id, sender, body, expiresAt, bytes, notify: message.notify === true, evidence: message.evidence === true };
 }
 
 /** A message for a part of a partitioned queue (`appendToPart`), after the same checks. */

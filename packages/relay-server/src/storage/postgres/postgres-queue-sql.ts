@@ -13,6 +13,7 @@ export interface MessageRow {
   bytes: number;
   delivered: boolean;
   notify: boolean;
+  evidence: boolean;
 }
 
 export interface RemovedRow {
@@ -23,15 +24,16 @@ export interface RemovedRow {
   bytes: number;
   delivered: boolean;
   notify: boolean;
+  evidence: boolean;
   /** The part of a partitioned queue it was in, or null. */
   part: string | null;
 }
 
-const REMOVED = 'recipient, seq, message_id, sender, bytes, delivered, notify, part';
+const REMOVED = 'recipient, seq, message_id, sender, bytes, delivered, notify, evidence, part';
 
 export const QUEUE_SQL = {
   seqOf: 'SELECT seq FROM wmp_messages WHERE recipient = $1 AND message_id = $2',
-  page: `SELECT recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify FROM wmp_messages
+  page: `SELECT recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify, evidence FROM wmp_messages
          WHERE recipient = $1 AND seq > $2 AND expires_at > $3 ORDER BY seq LIMIT $4`,
   stats: 'SELECT count, bytes FROM wmp_queues WHERE recipient = $1',
   totals: `SELECT count, bytes FROM wmp_totals WHERE name = '${QUEUE_TOTALS}'`,
@@ -44,9 +46,9 @@ export const QUEUE_SQL = {
   partStats: 'SELECT count, bytes FROM wmp_queue_parts WHERE recipient = $1 AND part = $2',
   existing: `SELECT m.recipient, m.message_id, m.seq FROM wmp_messages AS m
              JOIN unnest($1::text[], $2::text[]) AS u(r, id) ON m.recipient = u.r AND m.message_id = u.id`,
-  insert: `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, notify, body, part)
+  insert: `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, notify, body, part, evidence)
            SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
-                                $7::boolean[], $8::text[], $9::text[])`,
+                                $7::boolean[], $8::text[], $9::text[], $10::boolean[])`,
   // A pair named twice is deleted (and returned) once.
   deleteIds: `DELETE FROM wmp_messages AS m USING unnest($1::text[], $2::text[]) AS u(r, id)
               WHERE m.recipient = u.r AND m.message_id = u.id RETURNING ${REMOVED.replace(/(\w+)/g, 'm.$1')}`,
@@ -60,7 +62,7 @@ export const QUEUE_SQL = {
                           ON x.recipient = u.r AND x.seq = u.s
                         WHERE NOT x.delivered FOR UPDATE OF x SKIP LOCKED) AS u
                   WHERE m.recipient = u.recipient AND m.seq = u.seq
-                  RETURNING m.recipient, m.seq, m.message_id, m.sender, m.notify`,
+                  RETURNING m.recipient, m.seq, m.message_id, m.sender, m.notify, m.evidence`,
   expiredRecipients: `SELECT DISTINCT recipient FROM
                       (SELECT recipient FROM wmp_messages WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2) AS e`,
   // Rows an ack holds are left to it (the sweep holds queue rows the ack locks at COMMIT).

@@ -55,6 +55,7 @@ function removal(r: RemovedRow): QueueRemoval {
     sender: r.sender,
     delivered: r.delivered,
     notify: r.notify,
+    evidence: r.evidence,
   };
 }
 
@@ -314,6 +315,7 @@ export class PostgresQueueStore implements QueueStore {
       notify: [] as boolean[],
       body: [] as string[],
       part: [] as (string | null)[],
+      evidence: [] as boolean[],
     };
     const outcomes: Settled<AppendResult>[] = [];
     for (const { recipient, record, caps } of items) {
@@ -361,12 +363,24 @@ export class PostgresQueueStore implements QueueStore {
       more.notify.push(record.notify);
       more.body.push(record.body);
       more.part.push(record.part ?? null);
+      more.evidence.push(record.evidence);
       outcomes.push({ ok: true, value: { status: 'queued', seq } });
     }
     if (rows.r.length > 0) {
       tx.send(
         SQL.insert,
-        [rows.r, rows.seq, rows.id, rows.sender, more.expires, more.bytes, more.notify, more.body, more.part],
+        [
+          rows.r,
+          rows.seq,
+          rows.id,
+          rows.sender,
+          more.expires,
+          more.bytes,
+          more.notify,
+          more.body,
+          more.part,
+          more.evidence,
+        ],
         'wmp_queue_insert',
       );
     }
@@ -408,5 +422,6 @@ function message(row: MessageRow): QueuedMessage {
     bytes: row.bytes,
     delivered: row.delivered,
     notify: row.notify,
+    evidence: row.evidence,
   };
 }

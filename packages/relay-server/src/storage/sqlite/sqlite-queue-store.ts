@@ -45,6 +45,7 @@ interface MessageRow {
   bytes: number;
   delivered: number;
   notify: number;
+  evidence: number;
 }
 
 interface RemovedRow {
@@ -55,11 +56,12 @@ interface RemovedRow {
   bytes: number;
   delivered: number;
   notify: number;
+  evidence: number;
   part: string | null;
 }
 
 /** What a removal returns: enough for its status, and for the counts it takes out. */
-const REMOVED = 'recipient, seq, message_id, sender, bytes, delivered, notify, part';
+const REMOVED = 'recipient, seq, message_id, sender, bytes, delivered, notify, evidence, part';
 
 function statements(db: BetterSqlite3.Database) {
   return {
@@ -77,15 +79,15 @@ function statements(db: BetterSqlite3.Database) {
     // A retry (same id) is a no-op found by the UNIQUE constraint, not by a SELECT first; a clash
     // on (recipient, seq) is not covered and throws, so a wrong seq can never pass silently.
     insert: db.prepare(
-      `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body, notify, part, queued_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
+      `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body, notify, evidence, part,
+         queued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
     ),
     totals: db.prepare<[], Totals>("SELECT count, bytes FROM totals WHERE name = 'wmp_queue'"),
     part: db.prepare<[string, string], Totals>(
       'SELECT count, bytes FROM wmp_queue_parts WHERE recipient = ? AND part = ?',
     ),
     page: db.prepare<[string, number, number, number], MessageRow>(
-      `SELECT recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify FROM wmp_messages
+      `SELECT recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify, evidence FROM wmp_messages
        WHERE recipient = ? AND seq > ? AND expires_at > ? ORDER BY seq LIMIT ?`,
     ),
     deleteId: db.prepare<[string, string], RemovedRow>(
@@ -221,6 +223,7 @@ export class SqliteQueueStore implements QueueStore {
           sender: r.sender,
           delivered: false,
           notify: r.notify === 1,
+          evidence: r.evidence === 1,
         }))
         .sort((a, b) => a.seq - b.seq),
     );
@@ -298,6 +301,7 @@ export class SqliteQueueStore implements QueueStore {
       record.bytes,
       record.body,
       Number(record.notify),
+      Number(record.evidence),
       record.part ?? null,
       Date.now(),
     );
@@ -322,6 +326,7 @@ export class SqliteQueueStore implements QueueStore {
       sender: r.sender,
       delivered: r.delivered === 1,
       notify: r.notify === 1,
+      evidence: r.evidence === 1,
     }));
     // RETURNING gives no order guarantee; a sweep's rows are already in expiry order.
     return bySeq ? removals.sort((a, b) => a.seq - b.seq) : removals;
@@ -339,5 +344,6 @@ function message(row: MessageRow): QueuedMessage {
     bytes: row.bytes,
     delivered: row.delivered === 1,
     notify: row.notify === 1,
+    evidence: row.evidence === 1,
   };
 }

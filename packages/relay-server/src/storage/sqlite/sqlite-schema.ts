@@ -5,7 +5,7 @@
  * transaction as the rows they count, so cap checks read one row. Recipient rows are kept after
  * their queue empties: `next_seq` is what keeps a seq from ever being reused.
  */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /**
  * Version 2: MLS key packages (single use, by identity in publish order) and the relay's per-session
@@ -107,12 +107,55 @@ ALTER TABLE wmp_messages ADD COLUMN queued_at INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE ohan_events ADD COLUMN stored_at INTEGER NOT NULL DEFAULT 0;
 `;
 
+/**
+ * Version 6 (the evidence repository, wmp-tables §9): signed records in the order stored (`seq`
+ * never reused: a page cursor never points at a different record), who may read each (the
+ * parties, for the party's reads), the open cases later records are made from, and a queued
+ * message remembers whether it is under evidence (its delivery gives rise to records).
+ */
+const EVIDENCE_SCHEMA = `
+INSERT INTO totals (name, count, bytes) VALUES ('evidence', 0, 0);
+CREATE TABLE evidence_records (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  message_id TEXT NOT NULL,
+  sender TEXT NOT NULL,
+  session_id TEXT,
+  event_type TEXT NOT NULL,
+  event_time INTEGER NOT NULL,
+  issuer TEXT NOT NULL,
+  parties TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  body TEXT NOT NULL
+);
+CREATE INDEX evidence_records_message ON evidence_records (message_id);
+CREATE INDEX evidence_records_session ON evidence_records (session_id, event_time);
+CREATE INDEX evidence_records_expiry ON evidence_records (expires_at);
+CREATE TABLE evidence_parties (
+  party TEXT NOT NULL,
+  record INTEGER NOT NULL,
+  PRIMARY KEY (party, record)
+) WITHOUT ROWID;
+CREATE INDEX evidence_parties_record ON evidence_parties (record);
+CREATE TABLE evidence_cases (
+  message_id TEXT NOT NULL,
+  sender TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  record TEXT NOT NULL,
+  PRIMARY KEY (message_id, sender)
+);
+CREATE INDEX evidence_cases_expiry ON evidence_cases (expires_at);
+ALTER TABLE wmp_messages ADD COLUMN evidence INTEGER NOT NULL DEFAULT 0;
+`;
+
 /** What takes a file of version N to N + 1 (applied in order, in the opening transaction). */
 export const MIGRATIONS: Readonly<Record<number, string>> = {
   1: MLS_SCHEMA,
   2: HARDENING_SCHEMA,
   3: PARTS_SCHEMA,
   4: ARRIVAL_SCHEMA,
+  5: EVIDENCE_SCHEMA,
 };
 
 /** What version 1 created (kept so that a migration test can write a version 1 file). */
@@ -201,4 +244,4 @@ CREATE INDEX wmp_sessions_expiry ON wmp_sessions (expires_at);
 `;
 
 /** A new file: version 1 and every migration after it, in order (one definition of the schema). */
-export const SCHEMA = SCHEMA_V1 + MLS_SCHEMA + HARDENING_SCHEMA + PARTS_SCHEMA + ARRIVAL_SCHEMA;
+export const SCHEMA = SCHEMA_V1 + MLS_SCHEMA + HARDENING_SCHEMA + PARTS_SCHEMA + ARRIVAL_SCHEMA + EVIDENCE_SCHEMA;

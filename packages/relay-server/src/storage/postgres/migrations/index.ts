@@ -2,6 +2,7 @@ import { V001_INITIAL } from './v001-initial.js';
 import { V002_OHAN_BOX } from './v002-ohan-box.js';
 import { V003_QUEUE_PARTS } from './v003-queue-parts.js';
 import { V004_ARRIVAL_TIMES } from './v004-arrival-times.js';
+import { V005_EVIDENCE } from './v005-evidence.js';
 
 /**
  * The relay's PostgreSQL schema, one migration per version, applied in order at start (under an
@@ -20,6 +21,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 2, name: 'ohan box', sql: V002_OHAN_BOX },
   { version: 3, name: 'queue parts', sql: V003_QUEUE_PARTS },
   { version: 4, name: 'arrival times', sql: V004_ARRIVAL_TIMES },
+  { version: 5, name: 'evidence', sql: V005_EVIDENCE },
 ]);
 
 /** The version a database has once every migration above ran. */
