@@ -89,20 +89,19 @@ async function filledSqlite(file: string) {
     body: `{"evidence":{"evidence_id":"${id}"}}`,
     expiresAt: now + 1000 * HOUR,
   });
-  await store.evidence.open(
-    {
-      messageId: 'm4',
-      sender: 'did:key:z6MkAlice',
-      sessionId: 'ses-a',
-      contentHash: 'aGFzaA',
-      submittedAt: now,
-      firstEvidenceId: 'ev-b',
-      eventTypes: [],
-      via: undefined,
-      expiresAt: now + HOUR,
-    },
-    record('ev-b', 'submission_accepted'),
-  );
+  await store.evidence.open({
+    messageId: 'm4',
+    sender: 'did:key:z6MkAlice',
+    sessionId: 'ses-a',
+    contentHash: 'aGFzaA',
+    submittedAt: now,
+    firstEvidenceId: 'ev-b',
+    eventTypes: [],
+    via: undefined,
+    consignment: 'consented',
+    expiresAt: now + HOUR,
+  });
+  await store.evidence.add(record('ev-b', 'submission_accepted'));
   await store.evidence.add(record('ev-a', 'delivery_confirmed'));
   return { store, carol };
 }

@@ -43,6 +43,7 @@ export function checkCase(c: EvidenceCase): EvidenceCase {
     firstEvidenceId: id(c.firstEvidenceId, 'firstEvidenceId'),
     eventTypes: [...eventTypes],
     via: optionalId(c.via, 'via'),
+    consignment: optionalId(c.consignment, 'consignment'),
     expiresAt: time(c.expiresAt, 'expiresAt'),
   };
 }
@@ -110,6 +111,7 @@ export function decodeCase(text: string): EvidenceCase {
     firstEvidenceId: c.firstEvidenceId,
     eventTypes: c.eventTypes,
     via: c.via ?? undefined,
+    consignment: c.consignment ?? undefined,
     expiresAt: c.expiresAt,
   };
 }

@@ -1,9 +1,9 @@
 import type { Totals } from './totals.js';
 
 /**
- * A message under evidence at this relay (wmp-tables §9): what every later record of it needs,
- * kept from its first record (`submission_accepted` here, or `relay_accepted` for a message a
- * peer forwarded) until the message can no longer give rise to any.
+ * A message under evidence at this relay (wmp-tables §9): what every record of it needs, opened
+ * before the message is stored for its recipients (so that no delivery can come before it) and
+ * kept until the message can no longer give rise to any record.
  */
 export interface EvidenceCase {
   readonly messageId: string;
@@ -15,12 +15,20 @@ export interface EvidenceCase {
   readonly contentHash: string;
   /** When this relay accepted it (ms since the epoch): `submission_time`. */
   readonly submittedAt: number;
-  /** The case's first record: later ones name it as `previous_evidence_id`. */
+  /**
+   * The id of the case's first record (`submission_accepted` or `_rejected` here, `relay_accepted`
+   * for a message a peer forwarded): later ones name it as `previous_evidence_id`.
+   */
   readonly firstEvidenceId: string;
   /** The event types the sender's session negotiated: only these are recorded (empty: every type). */
   readonly eventTypes: readonly string[];
   /** The peer relay (its relay_id) the message came through: its records go back there. */
   readonly via: string | undefined;
+  /**
+   * The message's `consignment_mode` (core §3.5), undefined for `basic`: only a basic message's
+   * content is handed over on delivery (`content_handover` then); a consented one's after acceptance.
+   */
+  readonly consignment: string | undefined;
   /** When the case goes (ms): once the message has left every queue it can be in. */
   readonly expiresAt: number;
 }
@@ -78,16 +86,13 @@ export const DEFAULT_EVIDENCE_LIMITS: EvidenceLimits = Object.freeze({ maxRecord
 /**
  * The evidence repository (wmp-tables §9): signed records of what the relay witnessed, kept for
  * their retention period and served to the parties of their message, and the open cases that
- * later records are made from. Writes are idempotent on their ids (a record made twice, on two
- * nodes or after a retry, is kept once), and a store at `maxRecords` refuses new ones, checked in
- * the same atomic operation as the insert.
+ * records are made from. Writes are idempotent on their ids (a case or a record written twice, on
+ * two nodes or after a retry, is kept once), and a store at `maxRecords` refuses new records,
+ * checked in the same atomic operation as the insert.
  */
 export interface EvidenceStore {
-  /**
-   * Opens the case of a message with its first record, together: `exists` when the case is open
-   * already (nothing written), `full` at `maxRecords`.
-   */
-  open(evidenceCase: EvidenceCase, first: EvidenceEntry): Promise<'opened' | 'exists' | 'full'>;
+  /** Opens the case of a message: `exists` when it is open already (nothing written). */
+  open(evidenceCase: EvidenceCase): Promise<'opened' | 'exists'>;
   /** The open case of `messageId` from `sender`, if any. */
   caseOf(messageId: string, sender: string): Promise<EvidenceCase | undefined>;
   /** Adds one record: `exists` when one with its id is held, `full` at `maxRecords`. */

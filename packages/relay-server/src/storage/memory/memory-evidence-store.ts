@@ -37,15 +37,12 @@ export class MemoryEvidenceStore implements EvidenceStore {
     this.limits = { maxRecords: checkCap(limits.maxRecords ?? DEFAULT_EVIDENCE_LIMITS.maxRecords, 'maxRecords') };
   }
 
-  async open(evidenceCase: EvidenceCase, first: EvidenceEntry): Promise<'opened' | 'exists' | 'full'> {
+  async open(evidenceCase: EvidenceCase): Promise<'opened' | 'exists'> {
     this.#open();
     const c = checkCase(evidenceCase);
-    const entry = checkEntry(first);
     const key = caseKey(c.messageId, c.sender);
     if (this.#cases.has(key)) return 'exists';
-    if (!this.#entries.has(entry.id) && this.#entries.size >= this.limits.maxRecords) return 'full';
     this.#cases.set(key, c);
-    if (!this.#entries.has(entry.id)) this.#insert(entry);
     return 'opened';
   }
 

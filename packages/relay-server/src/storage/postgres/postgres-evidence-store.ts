@@ -74,20 +74,19 @@ export class PostgresEvidenceStore implements EvidenceStore {
     this.#db = db;
   }
 
-  async open(evidenceCase: EvidenceCase, first: EvidenceEntry): Promise<'opened' | 'exists' | 'full'> {
+  async open(evidenceCase: EvidenceCase): Promise<'opened' | 'exists'> {
     this.#open();
     const c = checkCase(evidenceCase);
-    const entry = checkEntry(first);
+    // Of two nodes opening one case, one inserts the row; the other finds it (nothing returned).
     return this.#db.writer.run({
-      // The case's row is its lock: of two nodes opening it, one inserts, the other finds it.
-      locks: { keys: [`evidence-case:${JSON.stringify([c.messageId, c.sender])}`] },
+      atomic: true,
       run: async (tx) => {
-        const held = (await tx.query(SQL.caseOf, [c.messageId, c.sender], 'wmp_evidence_case')).rows.length > 0;
-        if (held) return 'exists';
-        const stored = await this.#insert(tx, entry);
-        if (stored === 'full') return 'full';
-        await tx.query(SQL.insertCase, [c.messageId, c.sender, c.expiresAt, JSON.stringify(c)], 'wmp_evidence_open');
-        return 'opened';
+        const { rows } = await tx.query(
+          SQL.insertCase,
+          [c.messageId, c.sender, c.expiresAt, JSON.stringify(c)],
+          'wmp_evidence_open',
+        );
+        return rows.length === 1 ? 'opened' : 'exists';
       },
     });
   }

@@ -103,19 +103,13 @@ export class SqliteEvidenceStore implements EvidenceStore {
     this.#s = statements(db);
   }
 
-  async open(evidenceCase: EvidenceCase, first: EvidenceEntry): Promise<'opened' | 'exists' | 'full'> {
+  async open(evidenceCase: EvidenceCase): Promise<'opened' | 'exists'> {
     this.#open();
     const c = checkCase(evidenceCase);
-    const entry = checkEntry(first);
     const s = this.#s;
-    return this.#writer.run(() => {
-      if (s.caseOf.get(c.messageId, c.sender) !== undefined) return 'exists';
-      const held = s.has.get(entry.id) !== undefined;
-      if (!held && s.totals.get()!.count >= this.limits.maxRecords) return 'full';
-      s.insertCase.run(c.messageId, c.sender, c.expiresAt, JSON.stringify(c));
-      if (!held) this.#insert(entry);
-      return 'opened';
-    });
+    return this.#writer.run(() =>
+      s.insertCase.run(c.messageId, c.sender, c.expiresAt, JSON.stringify(c)).changes === 1 ? 'opened' : 'exists',
+    );
   }
 
   async caseOf(messageId: string, sender: string): Promise<EvidenceCase | undefined> {

@@ -30,6 +30,7 @@ function evidenceCase(overrides: Partial<EvidenceCase> = {}): EvidenceCase {
     firstEvidenceId: `ev-first-${n}`,
     eventTypes: ['submission_accepted', 'delivery_confirmed'],
     via: undefined,
+    consignment: undefined,
     expiresAt: Date.now() + HOUR,
     ...overrides,
   };
@@ -64,23 +65,30 @@ export function evidenceStoreSuite(name: string, factory: EvidenceFactory, durab
     afterEach(() => harnesses.closeAll());
     const open = async (limits: Partial<EvidenceLimits> = {}) => (await harnesses.open(limits)).store;
 
-    it('opens a case once, with its first record; a case is per message and sender', async () => {
+    it('opens a case once; a case is per message and sender', async () => {
       const store = await open();
       const c = evidenceCase();
-      const first = entry({ id: c.firstEvidenceId, messageId: c.messageId, eventType: 'submission_accepted' });
-      expect(await store.open(c, first)).toBe('opened');
-      expect(await store.caseOf(c.messageId, ALICE)).toEqual(c);
-      expect(await store.get(first.id)).toEqual(first);
+      const [a, b] = await Promise.all([store.open(c), store.open({ ...c, contentHash: 'other' })]);
+      expect([a, b].sort()).toEqual(['exists', 'opened']);
+      const held = await store.caseOf(c.messageId, ALICE);
+      expect(held).toEqual(a === 'opened' ? c : { ...c, contentHash: 'other' });
       // Again (a retry, another node): nothing more is written.
-      expect(await store.open({ ...c, contentHash: 'other' }, { ...first, id: 'ev-other' })).toBe('exists');
-      expect(await store.caseOf(c.messageId, ALICE)).toEqual(c);
-      expect(await store.get('ev-other')).toBeUndefined();
+      expect(await store.open({ ...c, contentHash: 'third' })).toBe('exists');
+      expect(await store.caseOf(c.messageId, ALICE)).toEqual(held);
       // Carol chose the same message id for a message of hers: a case of its own.
       expect(await store.caseOf(c.messageId, CAROL)).toBeUndefined();
-      const carols = evidenceCase({ messageId: c.messageId, sender: CAROL, via: RELAY, sessionId: undefined });
-      expect(await store.open(carols, entry({ id: carols.firstEvidenceId, sender: CAROL }))).toBe('opened');
+      const carols = evidenceCase({
+        messageId: c.messageId,
+        sender: CAROL,
+        via: RELAY,
+        sessionId: undefined,
+        consignment: 'consented',
+      });
+      expect(await store.open(carols)).toBe('opened');
       expect(await store.caseOf(c.messageId, CAROL)).toEqual(carols);
-      expect(await store.totals()).toMatchObject({ count: 2 });
+      // Cases are no records.
+      expect(await store.totals()).toEqual({ count: 0, bytes: 0 });
+      expect(await store.overview()).toMatchObject({ records: 0, cases: 2 });
     });
 
     it('keeps a record once per id, and hands out copies', async () => {
@@ -142,16 +150,13 @@ export function evidenceStoreSuite(name: string, factory: EvidenceFactory, durab
       expect((await store.find({ sessionId: 'ses-s', since: t }, ALICE, undefined, 100)).total).toBe(2);
     });
 
-    it('refuses new records and cases at maxRecords, in the same operation as the insert', async () => {
+    it('refuses new records at maxRecords, in the same operation as the insert', async () => {
       const store = await open({ maxRecords: 2 });
       expect(store.limits.maxRecords).toBe(2);
       const [a, b] = [entry(), entry()];
       const results = await Promise.all([store.add(a), store.add(b), store.add(entry()), store.add(entry())]);
       expect(results.filter((r) => r === 'stored')).toHaveLength(2);
       expect(results.filter((r) => r === 'full')).toHaveLength(2);
-      const c = evidenceCase();
-      expect(await store.open(c, entry({ id: c.firstEvidenceId }))).toBe('full');
-      expect(await store.caseOf(c.messageId, ALICE)).toBeUndefined();
       // A retry of a record held is still `exists`.
       const held = results[0] === 'stored' ? a : b;
       expect(await store.add(held)).toBe('exists');
@@ -166,8 +171,10 @@ export function evidenceStoreSuite(name: string, factory: EvidenceFactory, durab
       for (const e of [kept, ...old]) await store.add(e);
       const gone = evidenceCase({ expiresAt: now - 1 });
       const open1 = evidenceCase({ expiresAt: now + HOUR });
-      await store.open(gone, entry({ id: gone.firstEvidenceId, expiresAt: now + YEAR }));
-      await store.open(open1, entry({ id: open1.firstEvidenceId, expiresAt: now + YEAR }));
+      for (const c of [gone, open1]) {
+        await store.open(c);
+        await store.add(entry({ id: c.firstEvidenceId, messageId: c.messageId, expiresAt: now + YEAR }));
+      }
       expect(await store.overview()).toMatchObject({ records: 6, cases: 2 });
       expect(await store.sweepExpired(now, 2)).toBe(2);
       expect(await store.sweepExpired(now, 1000)).toBe(2);
@@ -192,7 +199,8 @@ export function evidenceStoreSuite(name: string, factory: EvidenceFactory, durab
         () => store.add(entry({ eventTime: Number.NaN })),
         () => store.add(entry({ body: 'x'.repeat(64 * 1024 + 1) })),
         () => store.add(entry({ parties: Array.from({ length: 513 }, (_, i) => `did:key:z${i}`) })),
-        () => store.open(evidenceCase({ eventTypes: 'all' as unknown as string[] }), entry()),
+        () => store.open(evidenceCase({ eventTypes: 'all' as unknown as string[] })),
+        () => store.open(evidenceCase({ messageId: '' })),
         () => store.find({ messageId: 'msg-x' }, ALICE, 'not-a-cursor', 10),
         () => store.find({ messageId: 'msg-x' }, ALICE, undefined, 0),
         () => store.find({} as { messageId: string }, ALICE, undefined, 10),
@@ -220,7 +228,8 @@ export function evidenceStoreSuite(name: string, factory: EvidenceFactory, durab
         const c = evidenceCase({ eventTypes: [] });
         const first = entry({ id: c.firstEvidenceId, messageId: c.messageId });
         const later = entry({ messageId: c.messageId, sessionId: undefined });
-        await harness.store.open(c, first);
+        await harness.store.open(c);
+        await harness.store.add(first);
         await harness.store.add(later);
         const again = (await harnesses.reopen(harness)).store;
         expect(await again.caseOf(c.messageId, ALICE)).toEqual(c);
