@@ -81,6 +81,7 @@ export {
   type EvidenceReasonCode,
   type EvidenceRecord,
   EvidenceRecordSchema,
+  parseEvidenceRecord,
 } from './schemas/evidence.js';
 export { FlowStateSchema } from './schemas/flow.js';
 export { AckStatusSchema, DeliverResultStatusSchema, MessageStatusSchema } from './schemas/messaging.js';

@@ -87,6 +87,12 @@ export const EvidenceRecordSchema = v.looseObject({
 });
 export type EvidenceRecord = v.InferOutput<typeof EvidenceRecordSchema>;
 
+/** `value` as an evidence record when it is one (the required fields and the typed optional ones), else undefined. */
+export function parseEvidenceRecord(value: unknown): EvidenceRecord | undefined {
+  const parsed = v.safeParse(EvidenceRecordSchema, value);
+  return parsed.success ? parsed.output : undefined;
+}
+
 export const evidenceMethods = {
   // go-wmp and wmp-js send the evidence fields flat beside `wmp` (C8); the spec nests them in
   // `evidence`. Both shapes pass here; the evidence profile checks the content. A relay sends it

@@ -13,6 +13,10 @@ import type { Coordination } from '../coordination/contracts/coordination.js';
 import { memoryCoordination } from '../coordination/memory/coordination.js';
 import type { RelayStores } from '../storage/contracts/relay-stores.js';
 import { type RelayConfig, relayStoreLimits } from './config.js';
+import { type ResolvedEvidenceConfig, resolveEvidenceConfig } from './evidence/evidence-config.js';
+import { evidenceCapability } from './evidence/evidence-policy.js';
+import { evidenceRoom } from './evidence/evidence-room.js';
+import type { EvidenceRecorder } from './evidence/evidence-witness.js';
 import { clusterFederation } from './federation/cluster-federation.js';
 import { Federation } from './federation/federation.js';
 import { wellKnownConfiguration } from './http/well-known.js';
@@ -23,7 +27,7 @@ import { QueueWakeUps } from './routing/queue-wake-ups.js';
 import { Router } from './routing/route.js';
 import { endpointUrls } from './sessions/auth-context.js';
 import { type DeliverDeps, deliverHook, deliverOnRoute } from './sessions/deliver.js';
-import { relayHooks } from './sessions/hooks.js';
+import { acknowledged, relayHooks } from './sessions/hooks.js';
 import { registerRelayMethods } from './sessions/relay-methods.js';
 import { relayResolvers } from './sessions/relay-resolvers.js';
 import { relayRoutes } from './sessions/routed/relay-routes.js';
@@ -89,6 +93,13 @@ export interface RelayCore {
   origin: string;
   /** Relay-to-relay routing, when configured. */
   readonly federation: Federation | undefined;
+  /** The evidence profile as configured (`enabled`, retention, TSA). */
+  readonly evidenceConfig: ResolvedEvidenceConfig;
+  /**
+   * Records what the relay witnesses for messages under evidence (wmp-tables §9): the
+   * consignment and acceptance steps call it (`acceptance_confirmed`, `content_handover`, ...).
+   */
+  readonly evidence: EvidenceRecorder;
 }
 
 /**
@@ -122,7 +133,16 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     input.limitLoopback === true || address === undefined ? address : isLoopbackAddress(address) ? undefined : address;
   const limiters = relayLimiters(limits, coordination, now, sourceOf);
   let origin = input.publicUrl?.replace(/\/+$/, '') ?? 'http://localhost';
-  const hop = (): RelayHop => ({ relay: `${origin}/wmp`, relayId: identity.did, signer: identity });
+  // Signed only where a signature carries value (core §5.7, docs/wmp-profile.md "Relay chain"):
+  // under evidence and before the message leaves for a peer, or every entry with `always`.
+  const signEveryEntry = input.relayChainSignatures === 'always';
+  const hop = (): RelayHop => ({
+    relay: `${origin}/wmp`,
+    relayId: identity.did,
+    signer: identity,
+    sign: signEveryEntry,
+  });
+  const evidenceConfig = resolveEvidenceConfig(input.evidence);
 
   // What a room tells the rooms above it, and who hears it: the whole flow of a message in one
   // place. The rooms are built below; none raises anything before the relay serves.
@@ -135,10 +155,19 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     // the forwarder -> the wake-ups: a commit wakes the other nodes; a pump waits for the watch.
     committed: (id, seq) => wakeUps.committed(id, seq),
     watching: (id) => wakeUps.ready(id),
-    // the forwarder -> statuses: written to a live connection for the first time, `delivered` (DESIGN §3).
-    delivered: (marked) => statuses.terminal(marked, 'delivered'),
+    // the forwarder -> statuses: written to a live connection for the first time, `delivered` (DESIGN §3);
+    // -> evidence: delivered, and its content handed over, for messages under evidence.
+    delivered: (marked) => {
+      statuses.terminal(marked, 'delivered');
+      witness.queueEvent({ kind: 'written', entries: marked });
+    },
     // the route -> statuses: `queued` (online nowhere) and `dropped` (a full queue, a reused id).
     status: (sender, params, keep) => statuses.send(sender, params, keep),
+    // the route -> evidence: a message under evidence that a recipient's queue did not take.
+    droppedUnderEvidence: (sender, messageId, recipient, reason) =>
+      witness.dropped(sender, messageId, recipient, reason),
+    // the sweeper -> evidence: messages under evidence that expired (undelivered, or unacknowledged).
+    expired: (removed) => witness.queueEvent({ kind: 'expired', entries: removed }),
     // the wake-ups -> statuses, sessions: a note from another node.
     noted: (id, note) => {
       const ended = endedSessionOf(note);
@@ -185,7 +214,23 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     logger,
     now,
   });
-  const sweeper = new Sweeper(stores, statuses, timings, logger, now);
+  const sweeper = new Sweeper(stores, statuses, events, timings, logger, now);
+
+  // evidence/: the records of what the relay witnesses, their notifications, peers' records.
+  const { witness, fromPeers } = evidenceRoom({
+    store: stores.evidence,
+    config: evidenceConfig,
+    identity,
+    origin: () => origin,
+    queue: stores.queue,
+    forwarder,
+    ttlMs: timings.messageTtlSeconds * 1000,
+    maxQueued: stores.queue.limits.maxQueued,
+    metrics,
+    refusals,
+    logger,
+    now,
+  });
 
   // federation/
   const federation =
@@ -208,6 +253,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
           logger,
           now,
           ...clusterFederation(stores, coordination, cluster),
+          evidence: { witness, fromPeers },
         });
 
   // routing/: the router reaches recipients at home at a peer through federation (`RemoteHomes`).
@@ -232,10 +278,20 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     router,
     groups: stores.groups,
     presence,
-    inbound: federation === undefined ? undefined : { federation, router, timings, refusals, hop, now },
+    inbound:
+      federation === undefined
+        ? undefined
+        : { federation, router, timings, refusals, hop, evidence: evidenceConfig.enabled ? witness : undefined, now },
     limits,
     timings,
     refusals,
+    evidence: evidenceConfig.enabled
+      ? {
+          witness,
+          keyResolver: evidenceConfig.keyResolver,
+          signatureChains: evidenceConfig.signatureChains,
+        }
+      : undefined,
     now,
   };
   const { routes, clusterLinks } = relayRoutes({
@@ -252,7 +308,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     // What the relay stored and forwarded on a route is acknowledged to the relay.
     ack: async (identity, params) => {
       const { message_ids } = coreMethods.validateParams('wmp.message.ack', params) as ParamsOf<'wmp.message.ack'>;
-      statuses.terminal(await stores.queue.ack(identity, message_ids), 'delivered');
+      acknowledged({ statuses, evidence: witness }, await stores.queue.ack(identity, message_ids));
     },
     refusals,
     logger,
@@ -280,6 +336,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     presence,
     forwarder,
     statuses,
+    evidence: witness,
     groups: stores.groups,
     limiters,
     refusals,
@@ -305,6 +362,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
         status_notifications: true,
       },
       ...(resolvers ? { resolve: { supported_types: Object.keys(resolvers) } } : {}),
+      ...(evidenceConfig.enabled ? { evidence: evidenceCapability(evidenceConfig, () => origin) } : {}),
     },
     // Delivering to others is the relay's service: `relay` need not be negotiated for it (docs/wmp-profile.md).
     grantedCapabilities: ['relay'],
@@ -356,6 +414,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     keyPackages: stores.keyPackages,
     keyPackageBudget: coordination.keyPackageBudgets({ perTarget: limits.keyPackageFetchesPerTarget, now }),
     federation,
+    acks: { statuses, evidence: witness, queue: stores.queue },
     limits,
     timings,
     limiters,
@@ -389,6 +448,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     coordination,
     wakeUps,
     federation,
+    evidenceConfig,
+    evidence: witness,
     start() {
       sweeper.start();
       wakeUps.start();

@@ -86,6 +86,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
     privacy: config.privacy,
     erds: config.federation?.erds,
     maxQueued: core.stores.queue.limits.maxQueued,
+    sourceOf: (c) => core.sourceOf(requestAddress(c, trustedProxies)),
     closing: () => closing,
   });
 

@@ -1,5 +1,13 @@
-import { type RelayHop, relayChainWith, verifyMessage, verifyRelayChain, WMP_SKEW_SECONDS } from '@wmp/jcs-signing';
 import {
+  chainUnderEvidence,
+  type RelayHop,
+  relayChainWith,
+  verifyMessage,
+  verifyRelayChain,
+  WMP_SKEW_SECONDS,
+} from '@wmp/jcs-signing';
+import {
+  EvidenceRequiredError,
   InvalidParamsError,
   InvalidRequestError,
   type JsonRpcNotification,
@@ -9,7 +17,8 @@ import {
   WmpError,
 } from '@wmp/jsonrpc-envelope';
 import type { SessionRecord, WmpContext } from '@wmp/session';
-import { type Router, routedResult } from '../routing/route.js';
+import { type EvidenceWitness, settleRefused } from '../evidence/evidence-witness.js';
+import { type Router, registeredHop, routedResult } from '../routing/route.js';
 import type { RoutedMessage } from '../routing/routed-message.js';
 import type { RelayTimings } from '../support/limits.js';
 import type { RefusalLog } from '../support/refusals.js';
@@ -23,6 +32,8 @@ export interface InboundDeps {
   readonly refusals: RefusalLog;
   /** This relay as a hop of relay_chain. */
   hop(): RelayHop;
+  /** Messages a peer forwards under evidence: recorded here, or refused (-31009) when evidence is off. */
+  readonly evidence: Pick<EvidenceWitness, 'open'> | undefined;
   now(): number;
 }
 
@@ -76,7 +87,12 @@ async function accept(s: InboundDeps, params: Record<string, unknown>, ctx: WmpC
   checkChainShape(wmp.relay_chain, peerId, s.hop().relayId);
   checkChainTimes(wmp.relay_chain as Wmp[], wmp.expires_at, s);
   const message = { jsonrpc: '2.0' as const, method: 'wmp.message.deliver', params };
+  // Every entry signed: a peer's chain is what it vouches for (core §5.7), never allowUnsigned.
   await verifyRelayChain(message, { lastRelayId: peerId });
+  const underEvidence = chainUnderEvidence(wmp.relay_chain);
+  if (underEvidence && s.evidence === undefined) {
+    throw new EvidenceRequiredError({ reason: 'evidence_unavailable' });
+  }
   await checkSenderBinding(federation, message, sender, peerOrigin);
   const recipients = recipientsOf(params, wmp);
   const now = s.now();
@@ -90,21 +106,33 @@ async function accept(s: InboundDeps, params: Record<string, unknown>, ctx: WmpC
     method: 'wmp.message.deliver',
     params: { ...params, wmp: routedWmp },
   };
-  routedWmp.relay_chain = await relayChainWith(routed, s.hop());
+  routedWmp.relay_chain = await relayChainWith(routed, underEvidence ? registeredHop(s.hop()) : s.hop());
   federation.learnReturnRoute(sender, peerId);
   federation.metrics.accepted++;
-  const outcome = await s.router.routeToRecipients({
-    sender,
-    notify: true,
-    connection: ctx.connection,
-    messageId,
-    expiresAt,
-    group: undefined,
-    messages: new Map(recipients.map((r) => [r, routed as RoutedMessage])),
-    isRequest: true,
-    charge: (bytes) => federation.chargePeer(peerId, bytes),
-  });
-  if (outcome.accepted === 0 && outcome.full) throw outcome.full;
+  // Under evidence: the case opens before anything is stored (its records go back to the peer).
+  const opened = underEvidence
+    ? await s.evidence?.open({ message: routed, messageId, sender, recipients, expiresAt }, { peer: peerId })
+    : undefined;
+  let outcome: Awaited<ReturnType<typeof s.router.routeToRecipients>>;
+  try {
+    outcome = await s.router.routeToRecipients({
+      sender,
+      notify: true,
+      connection: ctx.connection,
+      messageId,
+      expiresAt,
+      group: undefined,
+      messages: new Map(recipients.map((r) => [r, routed as RoutedMessage])),
+      isRequest: true,
+      charge: (bytes) => federation.chargePeer(peerId, bytes),
+      evidence: underEvidence,
+    });
+    if (outcome.accepted === 0 && outcome.full) throw outcome.full;
+  } catch (e) {
+    await settleRefused(opened, e);
+    throw e;
+  }
+  await opened?.accepted();
   return routedResult(session, messageId);
 }
 

@@ -125,6 +125,7 @@ export class Presence {
       hopSession: undefined,
       registeredUntil: 0,
       statuses: false,
+      evidence: false,
       cursor,
       running: false,
       again: false,
@@ -145,12 +146,16 @@ export class Presence {
     return endpoint;
   }
 
-  /** Registers `endpoint` on a hop session until `until` (a second register moves it). */
-  setHop(endpoint: Endpoint, sessionId: string, until: number, statuses: boolean): void {
+  /**
+   * Registers `endpoint` on a hop session until `until` (a second register moves it); whether that
+   * session takes statuses and evidence notifications.
+   */
+  setHop(endpoint: Endpoint, sessionId: string, until: number, statuses: boolean, evidence = false): void {
     if (endpoint.hopSession !== undefined) this.#unhop(endpoint);
     endpoint.hopSession = sessionId;
     endpoint.registeredUntil = until;
     endpoint.statuses = statuses;
+    endpoint.evidence = evidence;
     let set = this.#byHopSession.get(sessionId);
     if (!set) {
       set = new Set();
@@ -173,6 +178,7 @@ export class Presence {
     endpoint.hopSession = undefined;
     endpoint.registeredUntil = 0;
     endpoint.statuses = false;
+    endpoint.evidence = false;
   }
 
   /**

@@ -4,7 +4,7 @@ import { type Endpoint, reachable } from '../support/endpoint.js';
 import type { Logger } from '../support/logger.js';
 import type { RelayMetrics } from '../support/metrics.js';
 import type { RelayEvents } from '../support/relay-events.js';
-import { type RoutedMessage, STATUS_METHOD } from './routed-message.js';
+import { EVIDENCE_METHOD, type RoutedMessage, STATUS_METHOD } from './routed-message.js';
 
 /** Messages read per queue page while an endpoint catches up. */
 const PAGE = 100;
@@ -162,7 +162,8 @@ export class Forwarder {
    * on its group session when the connection is bound to it as the recipient, else (a listed
    * participant who never joined, DESIGN §3) on the session the recipient registered on this
    * connection, still naming its group session; a hop message on that registered session, while
-   * it holds; a kept status there too, when that session takes statuses. While a join replays the
+   * it holds; a kept status there too, when that session takes statuses, and an evidence
+   * notification when it negotiated evidence. While a join replays the
    * queue, only the joined groups' messages go out of the part read before.
    */
   #target(endpoint: Endpoint, message: RoutedMessage, seq?: number): Target | undefined {
@@ -179,6 +180,7 @@ export class Forwarder {
     if (hop === undefined || endpoint.registeredUntil <= this.#now() || !sessions.has(hop)) return undefined;
     if (group !== undefined) return { session: hop, params: message.params };
     if (message.method === STATUS_METHOD && !endpoint.statuses) return undefined;
+    if (message.method === EVIDENCE_METHOD && !endpoint.evidence) return undefined;
     return { session: hop, params: { ...message.params, wmp: { ...message.params.wmp, session_id: hop } } };
   }
 
@@ -190,7 +192,9 @@ export class Forwarder {
       // A connection that went away keeps the message in the queue: it is replayed on resume.
       return;
     }
-    if (message.method !== STATUS_METHOD) this.#markWritten(endpoint.identity, seq);
+    // A kept status or evidence notification is no message: it has no `delivered` of its own.
+    if (message.method !== STATUS_METHOD && message.method !== EVIDENCE_METHOD)
+      this.#markWritten(endpoint.identity, seq);
   }
 
   /**

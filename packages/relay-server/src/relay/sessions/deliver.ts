@@ -9,6 +9,8 @@ import {
 } from '@wmp/jsonrpc-envelope';
 import { newMessageId, type SessionRecord, type WmpContext } from '@wmp/session';
 import type { MlsGroupStore } from '../../storage/contracts/mls-group-store.js';
+import { wantsEvidence } from '../evidence/evidence-policy.js';
+import { type EvidenceWitness, settleRefused } from '../evidence/evidence-witness.js';
 import { acceptForwarded, type InboundDeps } from '../federation/inbound.js';
 import { checkEncryptedDeliver } from '../mls/encrypted-deliver.js';
 import type { Presence } from '../presence/presence.js';
@@ -17,6 +19,7 @@ import { type Router, routedResult, routedStatus } from '../routing/route.js';
 import { wantsStatuses } from '../statuses/statuses.js';
 import type { RelayLimits, RelayTimings } from '../support/limits.js';
 import type { RefusalLog } from '../support/refusals.js';
+import { checkEvidenceSignature, type EvidenceSignatureOptions, refusalReason } from './evidence-submission.js';
 import { expiryOf } from './expiry.js';
 import { senderMessageId } from './message-ids.js';
 import type { Party } from './routed/route-record.js';
@@ -32,8 +35,13 @@ export interface DeliverDeps {
   readonly limits: Pick<RelayLimits, 'maxFanoutBytes' | 'maxMessageBytes'>;
   readonly timings: RelayTimings;
   readonly refusals: RefusalLog;
+  /** The evidence profile, when the relay offers it: what a session under evidence submits is recorded. */
+  readonly evidence: (EvidenceSignatureOptions & { readonly witness: EvidenceSubmissions }) | undefined;
   now(): number;
 }
+
+/** What a deliver under evidence asks of the evidence room. */
+export type EvidenceSubmissions = Pick<EvidenceWitness, 'checkRoom' | 'open' | 'refused'>;
 
 /**
  * `wmp.message.deliver` at the relay (DESIGN §3): the recipients' durable queues first, then
@@ -53,24 +61,59 @@ export function deliverHook(s: DeliverDeps) {
       if (s.inbound === undefined) throw new NotAuthorizedError({ reason: 'sender is not the authenticated identity' });
       return acceptForwarded(s.inbound, request, ctx);
     }
-    const recipients = recipientsOf(params, session, sender);
-    const group = isGroupSession(session) ? session.id : undefined;
-    if (group !== undefined && params.wmp.encrypted === true) {
-      checkEncryptedDeliver(params, await s.groups.get(group));
+    const evidence = s.evidence !== undefined && wantsEvidence(session);
+    const attempt: Attempt = { opened: false };
+    try {
+      const recipients = recipientsOf(params, session, sender);
+      const group = isGroupSession(session) ? session.id : undefined;
+      if (group !== undefined && params.wmp.encrypted === true) {
+        checkEncryptedDeliver(params, await s.groups.get(group));
+      }
+      if (group === undefined) checkRecipients(params.to ?? []);
+      if (evidence) await checkEvidenceSignature(s.evidence!, request, sender);
+      return await routeDeliver(
+        s,
+        {
+          params,
+          request,
+          session,
+          sender,
+          recipients,
+          group,
+          notify: wantsStatuses(session),
+          isRequest: ctx.requestId !== undefined,
+          ctx,
+          evidence,
+        },
+        attempt,
+      );
+    } catch (e) {
+      // Refused before its case opened: a record of its own (the case records later refusals).
+      if (evidence && !attempt.opened) await refusedSubmission(s, session, sender, request, e);
+      throw e;
     }
-    if (group === undefined) checkRecipients(params.to ?? []);
-    return routeDeliver(s, {
-      params,
-      request,
-      session,
-      sender,
-      recipients,
-      group,
-      notify: wantsStatuses(session),
-      isRequest: ctx.requestId !== undefined,
-      ctx,
-    });
   };
+}
+
+/** How far one deliver got: its case opened (a refusal after that is recorded in the case). */
+interface Attempt {
+  opened: boolean;
+}
+
+/** `submission_rejected` for a deliver of a session under evidence refused before it was stored. */
+async function refusedSubmission(
+  s: DeliverDeps,
+  session: SessionRecord,
+  sender: string,
+  request: Record<string, unknown>,
+  e: unknown,
+): Promise<void> {
+  const reason = refusalReason(e);
+  if (reason === undefined) return;
+  const wmp = (request.wmp ?? {}) as Record<string, unknown>;
+  const named = [wmp.message_id, wmp.client_message_id].find((id) => typeof id === 'string' && id.length <= 256);
+  const message = { jsonrpc: '2.0' as const, method: 'wmp.message.deliver', params: request };
+  await s.evidence?.witness.refused(session, sender, message, (named as string | undefined) ?? newMessageId(), reason);
 }
 
 interface DeliverInput {
@@ -87,6 +130,8 @@ interface DeliverInput {
   readonly notify: boolean;
   readonly isRequest: boolean;
   readonly ctx: WmpContext;
+  /** The session negotiated evidence: the message is recorded (its case opens before it is stored). */
+  readonly evidence: boolean;
 }
 
 /**
@@ -94,26 +139,44 @@ interface DeliverInput {
  * sender's own: its statuses name it; a request's result gives ours), the fan-out bound, the
  * routed message, the durable append, and the request-form answer.
  */
-async function routeDeliver(s: DeliverDeps, input: DeliverInput): Promise<unknown> {
-  const { params, request, session, sender, recipients, group, isRequest } = input;
+async function routeDeliver(
+  s: DeliverDeps,
+  input: DeliverInput,
+  attempt: Attempt = { opened: false },
+): Promise<unknown> {
+  const { params, request, session, sender, recipients, group, isRequest, evidence } = input;
   const expiresAt = expiryOf(params.wmp.expires_at, session, s.timings, s.now());
   const chosen = isRequest ? undefined : senderMessageId(params.wmp);
   const messageId = chosen ?? newMessageId();
   refuseLargeFanout(s, request, recipients.length);
-  const message = await s.router.routedMessage('wmp.message.deliver', request, sender, messageId, group);
-  const outcome = await s.router.routeToRecipients({
-    sender,
-    connection: input.ctx.connection,
-    notify: input.notify,
-    messageId,
-    expiresAt,
-    group,
-    messages: new Map(recipients.map((r) => [r, message])),
-    isRequest,
-    senderChoseId: chosen !== undefined,
-  });
+  if (evidence) await s.evidence?.witness.checkRoom();
+  const message = await s.router.routedMessage('wmp.message.deliver', request, sender, messageId, group, {}, evidence);
+  // Under evidence the case opens before anything is stored: no delivery can come before it.
+  const opened = evidence
+    ? await s.evidence?.witness.open({ message, messageId, sender, recipients, expiresAt }, { session })
+    : undefined;
+  attempt.opened = evidence;
+  let outcome: Awaited<ReturnType<DeliverDeps['router']['routeToRecipients']>>;
+  try {
+    outcome = await s.router.routeToRecipients({
+      sender,
+      connection: input.ctx.connection,
+      notify: input.notify,
+      messageId,
+      expiresAt,
+      group,
+      messages: new Map(recipients.map((r) => [r, message])),
+      isRequest,
+      senderChoseId: chosen !== undefined,
+      evidence,
+    });
+    if (isRequest && outcome.accepted === 0 && outcome.full) throw outcome.full;
+  } catch (e) {
+    await settleRefused(opened, e);
+    throw e;
+  }
+  await opened?.accepted();
   if (!isRequest) return undefined;
-  if (outcome.accepted === 0 && outcome.full) throw outcome.full;
   return routedResult(session, messageId, await routedStatus(outcome));
 }
 
@@ -134,9 +197,12 @@ export async function deliverOnRoute(
   if (params.to?.some((r) => r !== to.id)) {
     throw new ParticipantNotFoundError({ participant: params.to?.find((r) => r !== to.id) });
   }
+  const evidence = s.evidence !== undefined && wantsEvidence(session);
+  const sent = (request.params ?? {}) as Record<string, unknown>;
+  if (evidence) await checkEvidenceSignature(s.evidence!, sent, sender);
   return routeDeliver(s, {
     params,
-    request: (request.params ?? {}) as Record<string, unknown>,
+    request: sent,
     session,
     sender,
     recipients: [to.id],
@@ -144,6 +210,7 @@ export async function deliverOnRoute(
     notify: s.presence.get(sender, ctx.connection)?.statuses ?? false,
     isRequest: 'id' in request,
     ctx,
+    evidence,
   });
 }
 

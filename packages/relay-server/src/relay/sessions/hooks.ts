@@ -1,6 +1,8 @@
 import { type Connection, newMessageId, type ServerHooks, type SessionRecord } from '@wmp/session';
 import type { MlsGroupStore } from '../../storage/contracts/mls-group-store.js';
-import type { QueueStore } from '../../storage/contracts/queue-store.js';
+import type { QueueRemoval, QueueStore } from '../../storage/contracts/queue-store.js';
+import { wantsEvidence } from '../evidence/evidence-policy.js';
+import type { EvidenceWitness } from '../evidence/evidence-witness.js';
 import type { Presence } from '../presence/presence.js';
 import type { Forwarder } from '../routing/forwarder.js';
 import { isGroupSession } from '../routing/recipients.js';
@@ -21,6 +23,8 @@ export interface HookDeps {
   readonly presence: Pick<Presence, 'ensure' | 'setHop' | 'connectionClosed' | 'dropSession'>;
   readonly forwarder: Pick<Forwarder, 'pump' | 'rewind'>;
   readonly statuses: Pick<StatusNotifier, 'terminal'>;
+  /** Acknowledged messages under evidence: their retrieval is recorded. */
+  readonly evidence: Pick<EvidenceWitness, 'queueEvent'>;
   readonly groups: Pick<MlsGroupStore, 'delete'>;
   readonly limiters: Pick<RelayLimiters, 'chargeRequests'>;
   readonly refusals: RefusalLog;
@@ -29,6 +33,12 @@ export interface HookDeps {
   /** The relay's own identity: the statuses it keeps (queued as sent by it) are not counted as missed. */
   readonly relayId: string;
   now(): number;
+}
+
+/** Messages a recipient acknowledged: `delivered` to their senders (unless sent already), retrieval to evidence. */
+export function acknowledged(s: Pick<HookDeps, 'statuses' | 'evidence'>, removed: readonly QueueRemoval[]): void {
+  s.statuses.terminal(removed, 'delivered');
+  s.evidence.queueEvent({ kind: 'acknowledged', entries: removed });
 }
 
 /** Queue entries one poll returns at most. */
@@ -49,7 +59,7 @@ function restoreRoute(
   let endpoint: Endpoint | undefined;
   if (until !== undefined && until > s.now()) {
     endpoint = s.presence.ensure(identity, connection, 0, true);
-    if (endpoint) s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
+    if (endpoint) s.presence.setHop(endpoint, session.id, until, wantsStatuses(session), wantsEvidence(session));
   } else if (isGroupSession(session)) {
     endpoint = s.presence.ensure(identity, connection, 0, true);
   }
@@ -70,7 +80,7 @@ export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
   return {
     async ack(params, ctx) {
       if (ctx.sender === undefined) return;
-      s.statuses.terminal(await s.queue.ack(ctx.sender, params.message_ids), 'delivered');
+      acknowledged(s, await s.queue.ack(ctx.sender, params.message_ids));
     },
 
     async poll(params, ctx) {
@@ -83,7 +93,7 @@ export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
     async resume(session, identity, lastReceivedId, connection) {
       if (identity === undefined) return 0;
       if (lastReceivedId !== undefined) {
-        s.statuses.terminal(await s.queue.ackThrough(identity, lastReceivedId), 'delivered');
+        acknowledged(s, await s.queue.ackThrough(identity, lastReceivedId));
       }
       const endpoint = restoreRoute(s, session, identity, connection, 'relay.resume_unrouted');
       // What it missed: messages never written to any of its connections (the rest it had; they

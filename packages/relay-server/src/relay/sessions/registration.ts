@@ -7,6 +7,7 @@ import {
   UNKNOWN_SESSION,
   type WmpContext,
 } from '@wmp/session';
+import { wantsEvidence } from '../evidence/evidence-policy.js';
 import type { Presence } from '../presence/presence.js';
 import type { Forwarder } from '../routing/forwarder.js';
 import { wantsStatuses } from '../statuses/statuses.js';
@@ -62,7 +63,7 @@ export function registerHandler(s: RegistrationDeps): RequestHandler<WmpContext>
     if ((await s.sessions.update(session.id, withRegistration(identity, until))) === undefined) {
       throw new SessionNotFoundError(UNKNOWN_SESSION);
     }
-    s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
+    s.presence.setHop(endpoint, session.id, until, wantsStatuses(session), wantsEvidence(session));
     // After the answer: what waits in the queue follows the registration, in order.
     setTimeout(() => void s.forwarder.pump(endpoint), 0);
     return { wmp: metaFor(session.id, session.version), registered: true, ttl };

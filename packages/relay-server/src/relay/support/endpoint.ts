@@ -14,6 +14,8 @@ export interface Endpoint {
   registeredUntil: number;
   /** Whether that session negotiated `offline.status_notifications` (statuses go there). */
   statuses: boolean;
+  /** Whether that session negotiated `evidence` (`wmp.evidence.notify` goes there). */
+  evidence: boolean;
   /** The last queue seq handed to this connection (or skipped as not for it). */
   cursor: number;
   /** A pump is reading the queue for this endpoint; `again` asks it for one more pass. */
