@@ -261,8 +261,6 @@ export class Router {
       { message_id: input.messageId, status: 'dropped', recipient, reason: 'message_id reused' },
       input.notify,
     );
-    if (input.evidence === true)
-      s.events.droppedUnderEvidence(input.sender, input.messageId, recipient, 'message_id reused');
   }
 
   /**
