@@ -2,6 +2,7 @@
 import type { FederationConfig, LogLevel, RelayLimits, RelayTimings } from '@wmp/relay-server';
 import type { AuthSettings } from './auth-config.js';
 import type { BoxSettings } from './config-spec.js';
+import type { EvidenceSettings } from './evidence-settings.js';
 
 /** Where a cluster node keeps what the nodes share. The URLs may hold passwords: never print them. */
 export interface ClusterSettings {
@@ -49,6 +50,8 @@ export interface AppConfig {
   readonly assertionPolicyFile?: string | undefined;
   /** Relay-to-relay routing: mode, static routes, peers, trusted peers, the published ERDS object. */
   readonly federation: FederationConfig;
+  /** The evidence profile: on or off, retention, the TSA, when relay_chain entries are signed. */
+  readonly evidence: EvidenceSettings;
 }
 
 export type ParseResult =

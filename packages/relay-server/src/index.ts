@@ -28,6 +28,17 @@ export { wellKnownConfiguration } from './relay/http/well-known.js';
 export { MAX_EPOCH_LAG } from './relay/mls/encrypted-deliver.js';
 export type { RelayMlsReason } from './relay/mls/mls-input.js';
 export type { RelayAuthContext, RelayAuthenticatorsInput } from './relay/sessions/auth-context.js';
+export { addDuration, type Duration, parseDuration } from './relay/evidence/duration.js';
+export {
+  DEFAULT_EVIDENCE_RETENTION,
+  type EvidenceConfig,
+  type EvidenceTimestamper,
+  type RelayChainSignatures,
+  type ResolvedEvidenceConfig,
+} from './relay/evidence/evidence-config.js';
+export { RELAY_EVENT_TYPES } from './relay/evidence/evidence-policy.js';
+export type { EvidenceAbout, EvidenceExtra, EvidenceRecorder } from './relay/evidence/evidence-witness.js';
+export { EVIDENCE_PATH, MAX_EVIDENCE_PAGE } from './relay/http/evidence-api.js';
 export type { RelayIdentityInput } from './relay/support/identity.js';
 export {
   DEFAULT_RELAY_LIMITS,

@@ -120,5 +120,6 @@ export function relayStoreLimits(config: RelayConfig): RelayStoreLimits {
       maxTotalBytes: limits.maxTotalQueueBytes,
     },
     sessions: { maxSessions: limits.maxSessions, maxPendingSessions: limits.maxPendingSessions },
+    evidence: { maxRecords: limits.maxEvidenceRecords },
   };
 }

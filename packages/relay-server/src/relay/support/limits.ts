@@ -88,6 +88,8 @@ export interface RelayLimits {
   readonly routeOffersPerSecond: number;
   /** Burst of that bucket. */
   readonly routeOfferBurst: number;
+  /** Evidence records the repository holds (wmp-tables §9); past it a message under evidence is refused (-31009). */
+  readonly maxEvidenceRecords: number;
 }
 
 /** Retention and timing. */
@@ -163,6 +165,7 @@ export const DEFAULT_RELAY_LIMITS: RelayLimits = Object.freeze({
   maxRoutesPerIdentity: 256,
   routeOffersPerSecond: 2,
   routeOfferBurst: 10,
+  maxEvidenceRecords: 10_000_000,
 });
 
 export const DEFAULT_RELAY_TIMINGS: RelayTimings = Object.freeze({

@@ -1,6 +1,6 @@
 import type { SessionStore, SessionStoreLimits } from '@wmp/session';
 import type { BoxStore } from './box-store.js';
-import type { EvidenceStore } from './evidence-store.js';
+import type { EvidenceLimits, EvidenceStore } from './evidence-store.js';
 import type { KeyPackageStore } from './key-package-store.js';
 import type { MlsGroupStore } from './mls-group-store.js';
 import type { QueueLimits, QueueStore } from './queue-store.js';
@@ -40,4 +40,5 @@ export interface RelayStores {
 export interface RelayStoreLimits {
   readonly queue: Partial<QueueLimits>;
   readonly sessions: Partial<SessionStoreLimits>;
+  readonly evidence?: Partial<EvidenceLimits>;
 }
