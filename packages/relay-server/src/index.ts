@@ -8,6 +8,16 @@ export * from './coordination/index.js';
 export { RelayServerError } from './errors.js';
 // The relay's browser-safe parts (createRelay itself is in the Node entry).
 export { type RelayConfig, relayStoreLimits } from './relay/config.js';
+export { addDuration, type Duration, parseDuration } from './relay/evidence/duration.js';
+export {
+  DEFAULT_EVIDENCE_RETENTION,
+  type EvidenceConfig,
+  type EvidenceTimestamper,
+  type RelayChainSignatures,
+  type ResolvedEvidenceConfig,
+} from './relay/evidence/evidence-config.js';
+export { RELAY_EVENT_TYPES } from './relay/evidence/evidence-policy.js';
+export type { EvidenceAbout, EvidenceExtra, EvidenceRecorder } from './relay/evidence/evidence-witness.js';
 // Relay-to-relay routing (DESIGN §3 federation).
 export { erdsUnsupported } from './relay/federation/erds.js';
 export {
@@ -23,22 +33,12 @@ export {
 } from './relay/federation/federation-config.js';
 export type { HomeAnswer, HomeResolver, Resolution } from './relay/federation/home-resolver.js';
 export { MAX_FEDERATION_HOPS } from './relay/federation/inbound.js';
+export { EVIDENCE_PATH, MAX_EVIDENCE_PAGE } from './relay/http/evidence-api.js';
 export type { BoxAppInput } from './relay/http/http-app.js';
 export { wellKnownConfiguration } from './relay/http/well-known.js';
 export { MAX_EPOCH_LAG } from './relay/mls/encrypted-deliver.js';
 export type { RelayMlsReason } from './relay/mls/mls-input.js';
 export type { RelayAuthContext, RelayAuthenticatorsInput } from './relay/sessions/auth-context.js';
-export { addDuration, type Duration, parseDuration } from './relay/evidence/duration.js';
-export {
-  DEFAULT_EVIDENCE_RETENTION,
-  type EvidenceConfig,
-  type EvidenceTimestamper,
-  type RelayChainSignatures,
-  type ResolvedEvidenceConfig,
-} from './relay/evidence/evidence-config.js';
-export { RELAY_EVENT_TYPES } from './relay/evidence/evidence-policy.js';
-export type { EvidenceAbout, EvidenceExtra, EvidenceRecorder } from './relay/evidence/evidence-witness.js';
-export { EVIDENCE_PATH, MAX_EVIDENCE_PAGE } from './relay/http/evidence-api.js';
 export type { RelayIdentityInput } from './relay/support/identity.js';
 export {
   DEFAULT_RELAY_LIMITS,

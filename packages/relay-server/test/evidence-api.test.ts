@@ -1,7 +1,13 @@
 import { generateKeypair, verifyEvidence } from '@wmp/jcs-signing';
 import { signRequest } from '@wmp/ohan-seal';
 import { describe, expect, it } from 'vitest';
-import { collectEvidence, EVIDENCE_CAPABILITIES, getSigned, signedSend, typesOf } from './fixtures/evidence-clients.js';
+import {
+  collectEvidence,
+  EVIDENCE_CAPABILITIES,
+  getSigned,
+  signedSend,
+  typesOf,
+} from '../../../test-support/evidence-clients.js';
 import { relayTestbed, waitFor } from './fixtures/relay-clients.js';
 
 // The evidence repository over HTTP (wmp-tables §9), the records the sweeper and refusals give

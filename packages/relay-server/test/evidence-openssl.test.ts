@@ -6,8 +6,13 @@ import { b64urlDecode } from '@wmp/jcs-signing';
 import { TsaClient } from '@wmp/session/timestamp';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  collectEvidence,
+  EVIDENCE_CAPABILITIES,
+  getSigned,
+  signedSend,
+} from '../../../test-support/evidence-clients.js';
 import { startTestTsa, type TestTsa } from '../../../test-support/tsa/tsa-server.js';
-import { collectEvidence, EVIDENCE_CAPABILITIES, getSigned, signedSend } from './fixtures/evidence-clients.js';
 import { relayTestbed, waitFor } from './fixtures/relay-clients.js';
 
 // An independent check of an evidence record (wmp-tables §9), with tools that are not ours: the

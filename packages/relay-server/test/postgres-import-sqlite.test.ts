@@ -92,6 +92,7 @@ async function filledSqlite(file: string) {
   await store.evidence.open({
     messageId: 'm4',
     sender: 'did:key:z6MkAlice',
+    recipients: [BOB],
     sessionId: 'ses-a',
     contentHash: 'aGFzaA',
     submittedAt: now,

@@ -1,7 +1,7 @@
 import { contentHash, verifyEvidence, verifyMessage, verifyRelayChain } from '@wmp/jcs-signing';
 import { describe, expect, it } from 'vitest';
+import { collectEvidence, EVIDENCE_CAPABILITIES, signedSend, typesOf } from '../../../test-support/evidence-clients.js';
 import { MemoryRelayStores } from '../src/index.js';
-import { collectEvidence, EVIDENCE_CAPABILITIES, signedSend, typesOf } from './fixtures/evidence-clients.js';
 import { asMessage, CLIENT_CAPABILITIES, relayTestbed, waitFor } from './fixtures/relay-clients.js';
 
 // The evidence profile at one relay (wmp-tables §9), through a real relay on a real port: a

@@ -137,6 +137,7 @@ export class EvidenceWitness implements EvidenceRecorder {
     const c: EvidenceCase = {
       messageId: taken.messageId,
       sender: taken.sender,
+      recipients: taken.recipients.slice(0, MAX_PARTIES),
       sessionId: session?.id,
       contentHash: contentHash(taken.message),
       submittedAt: now,

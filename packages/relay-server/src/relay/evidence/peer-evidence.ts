@@ -1,6 +1,6 @@
 import { verifyEvidence } from '@wmp/jcs-signing';
 import { type EvidenceRecord, parseEvidenceRecord } from '@wmp/jsonrpc-envelope';
-import type { EvidenceStore } from '../../storage/contracts/evidence-store.js';
+import type { EvidenceCase, EvidenceStore } from '../../storage/contracts/evidence-store.js';
 import type { Logger } from '../support/logger.js';
 import type { RefusalLog } from '../support/refusals.js';
 import { addDuration, type Duration } from './duration.js';
@@ -20,17 +20,17 @@ export interface PeerEvidenceDeps {
 /** Why a peer's record was not taken (logged and counted; the peer is told `rejected`). */
 export type PeerEvidenceRefusal = 'malformed' | 'signature' | 'not_forwarded' | 'timestamp_token';
 
-/** The most records of a message read to find the forwards of it (a message has a few per recipient). */
-const MAX_RECORDS_READ = 500;
-
 /**
- * Records a peer relay made about a message this relay forwarded to it (wmp-tables §9: delivery
+ * Records a peer relay made about a message this relay forwarded (wmp-tables §9: delivery
  * evidence from the recipient's relay), taken from the peer's `wmp.evidence.notify`: the record
- * must be well formed, signed by the peer itself (its `evidence_issuer.id` is the peer's
- * relay_id, the signature holds), and about a message of ours that we forwarded to that peer,
- * for a recipient we forwarded it for. It is then kept in our repository (its parties the sender
- * and that recipient) and passed on to the sender, as a notify of ours carrying the peer's record
- * unchanged. A record kept already is not passed on again.
+ * must be well formed, signed by the relay it names as its issuer (the peer, or one beyond it
+ * whose record the peer passes back), and about a message under evidence here: our case of it (its
+ * message id and sender) names the same content hash, and the recipient it names is one we took
+ * the message for (a peer that never had the message knows neither its relay-assigned id nor its
+ * hash). It may come before our own `relay_forwarded` (the peer records, then answers). It is
+ * then kept in our repository (its parties the sender and that recipient) and passed on to the
+ * sender, as a notify of ours carrying the peer's record unchanged. A record kept already is not
+ * passed on again.
  */
 export class PeerEvidence {
   readonly #d: PeerEvidenceDeps;
@@ -41,12 +41,12 @@ export class PeerEvidence {
 
   /** Takes one notify from the peer `peerId`; resolves whether it was taken (`stored`), or why not. */
   async take(peerId: string, params: Record<string, unknown>): Promise<'stored' | PeerEvidenceRefusal> {
-    const refusal = await this.#check(peerId, params);
-    if (typeof refusal === 'string') {
-      this.#d.refusals.note(`peer_evidence_${refusal}`);
-      return refusal;
+    const checked = await this.#check(peerId, params);
+    if (typeof checked === 'string') {
+      this.#d.refusals.note(`peer_evidence_${checked}`);
+      return checked;
     }
-    const record = refusal;
+    const { record } = checked;
     const { signed_evidence, timestamp_token } = params;
     const served = {
       evidence: record,
@@ -61,53 +61,42 @@ export class PeerEvidence {
       sessionId: undefined,
       eventType: record.event_type,
       eventTime: at,
-      issuer: peerId,
+      issuer: record.evidence_issuer!.id,
       parties: [record.original_sender, ...(record.original_recipient ? [record.original_recipient] : [])],
       body: JSON.stringify(served),
       expiresAt: addDuration(this.#d.now(), this.#d.retention),
     });
     if (stored === 'stored') {
-      const c = await this.#d.store.caseOf(record.original_message_id, record.original_sender);
       const notify = await this.#d.issuer.notifyOf(record.evidence_id, served);
       // Through a relay in the middle: back to the one before it.
-      const via = c?.via;
+      const via = checked.case.via;
       await this.#d.notifier.send(via ?? record.original_sender, notify, via !== undefined);
     }
     return 'stored';
   }
 
-  async #check(peerId: string, params: Record<string, unknown>): Promise<EvidenceRecord | PeerEvidenceRefusal> {
+  async #check(
+    peerId: string,
+    params: Record<string, unknown>,
+  ): Promise<{ record: EvidenceRecord; case: EvidenceCase } | PeerEvidenceRefusal> {
     const record = parseEvidenceRecord(params.evidence);
     if (record === undefined) return 'malformed';
     if (params.timestamp_token !== undefined && typeof params.timestamp_token !== 'string') return 'timestamp_token';
     try {
-      await verifyEvidence(record, params.signed_evidence, { issuer: peerId });
+      // Signed by the relay it names as its issuer: the peer, or a relay beyond it passing it back.
+      await verifyEvidence(record, params.signed_evidence);
     } catch {
       return 'signature';
     }
-    if (!(await this.#forwardedTo(peerId, record))) return 'not_forwarded';
-    return record;
-  }
-
-  /** Whether this relay recorded forwarding the record's message to `peerId` (for its recipient, when it names one). */
-  async #forwardedTo(peerId: string, record: EvidenceRecord): Promise<boolean> {
-    const ours = this.#d.issuer.relayId;
-    const page = await this.#d.store.find(
-      { messageId: record.original_message_id },
-      record.original_sender,
-      undefined,
-      MAX_RECORDS_READ,
-    );
-    return page.entries.some((e) => {
-      if (e.eventType !== 'relay_forwarded' || e.issuer !== ours || e.sender !== record.original_sender) return false;
-      const served = JSON.parse(e.body) as {
-        evidence?: { details?: { next_relay_id?: unknown }; original_recipient?: unknown };
-      };
-      const forwarded = served.evidence;
-      return (
-        forwarded?.details?.next_relay_id === peerId &&
-        (record.original_recipient === undefined || forwarded.original_recipient === record.original_recipient)
-      );
-    });
+    const c = await this.#d.store.caseOf(record.original_message_id, record.original_sender);
+    if (
+      c === undefined ||
+      c.via === peerId ||
+      record.original_content_hash.value !== c.contentHash ||
+      (record.original_recipient !== undefined && !c.recipients.includes(record.original_recipient))
+    ) {
+      return 'not_forwarded';
+    }
+    return { record, case: c };
   }
 }

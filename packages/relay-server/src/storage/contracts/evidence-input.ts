@@ -34,9 +34,15 @@ export function checkCase(c: EvidenceCase): EvidenceCase {
     throw new StoreInputError(`eventTypes must be an array of at most ${MAX_EVENT_TYPES}`);
   }
   for (const t of eventTypes) id(t, 'an event type');
+  const recipients = c.recipients;
+  if (!Array.isArray(recipients) || recipients.length > MAX_EVIDENCE_PARTIES) {
+    throw new StoreInputError(`recipients must be an array of at most ${MAX_EVIDENCE_PARTIES}`);
+  }
+  for (const r of recipients) id(r, 'a recipient');
   return {
     messageId: id(c.messageId, 'messageId'),
     sender: id(c.sender, 'sender'),
+    recipients: [...recipients],
     sessionId: optionalId(c.sessionId, 'sessionId'),
     contentHash: id(c.contentHash, 'contentHash'),
     submittedAt: time(c.submittedAt, 'submittedAt'),
@@ -105,6 +111,7 @@ export function decodeCase(text: string): EvidenceCase {
   return {
     messageId: c.messageId,
     sender: c.sender,
+    recipients: c.recipients ?? [],
     sessionId: c.sessionId ?? undefined,
     contentHash: c.contentHash,
     submittedAt: c.submittedAt,

@@ -9,6 +9,8 @@ export interface EvidenceCase {
   readonly messageId: string;
   /** The original sender (`original_sender`). */
   readonly sender: string;
+  /** The recipients this relay took it for (what a record about a recipient may name). */
+  readonly recipients: readonly string[];
   /** The sender's session at this relay, when it submitted here. */
   readonly sessionId: string | undefined;
   /** `original_content_hash.value`: b64url(SHA-256(JCS(content))). */

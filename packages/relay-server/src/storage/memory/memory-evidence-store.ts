@@ -49,7 +49,7 @@ export class MemoryEvidenceStore implements EvidenceStore {
   async caseOf(messageId: string, sender: string): Promise<EvidenceCase | undefined> {
     this.#open();
     const c = this.#cases.get(caseKey(messageId, sender));
-    return c && { ...c, eventTypes: [...c.eventTypes] };
+    return c && { ...c, recipients: [...c.recipients], eventTypes: [...c.eventTypes] };
   }
 
   async add(entry: EvidenceEntry): Promise<'stored' | 'exists' | 'full'> {

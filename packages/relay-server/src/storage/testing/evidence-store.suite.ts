@@ -24,6 +24,7 @@ function evidenceCase(overrides: Partial<EvidenceCase> = {}): EvidenceCase {
   return {
     messageId: `msg-${n}`,
     sender: ALICE,
+    recipients: [BOB],
     sessionId: 'ses-a',
     contentHash: `hash${n}`,
     submittedAt: Date.now(),
@@ -201,6 +202,7 @@ export function evidenceStoreSuite(name: string, factory: EvidenceFactory, durab
         () => store.add(entry({ parties: Array.from({ length: 513 }, (_, i) => `did:key:z${i}`) })),
         () => store.open(evidenceCase({ eventTypes: 'all' as unknown as string[] })),
         () => store.open(evidenceCase({ messageId: '' })),
+        () => store.open(evidenceCase({ recipients: [''] })),
         () => store.find({ messageId: 'msg-x' }, ALICE, 'not-a-cursor', 10),
         () => store.find({ messageId: 'msg-x' }, ALICE, undefined, 0),
         () => store.find({} as { messageId: string }, ALICE, undefined, 10),
