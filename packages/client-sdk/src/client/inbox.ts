@@ -3,6 +3,7 @@ import { AckBatcher } from './acks.js';
 import type { Emitter, Listener } from './emitter.js';
 import { InboxQueue, type Incoming } from './inbox-queue.js';
 import { isRecord, str } from './json-values.js';
+import { checkEvidence } from './proofs/evidence-checks.js';
 import type { MessageChecks } from './proofs/message-checks.js';
 import { queueIdOf, receivedMessage, statusOf } from './received.js';
 import type { SeenIds } from './seen-ids.js';
@@ -49,6 +50,8 @@ export class Inbox {
   readonly #messages: InboxQueue;
   /** Statuses the relay kept for us while we were away: they wait for a `status` listener. */
   readonly #keptStatuses: InboxQueue;
+  /** Evidence notifications: they wait for an `evidence` listener. */
+  readonly #evidence: InboxQueue;
   readonly #onStatus: InboxOptions['onStatus'];
   readonly #onReceived: InboxOptions['onReceived'];
   readonly #report: InboxOptions['report'];
@@ -67,6 +70,7 @@ export class Inbox {
     this.#relayId = options.relayId;
     this.#messages = new InboxQueue(options.maxPendingMessages, (m) => this.#take(m));
     this.#keptStatuses = new InboxQueue(options.maxPendingMessages, (m) => this.#takeStatus(m));
+    this.#evidence = new InboxQueue(options.maxPendingMessages, (m) => this.#takeEvidence(m));
   }
 
   /** The newest relay message id handed to the application. */
@@ -77,12 +81,24 @@ export class Inbox {
   /** `WmpClient.on`: messages and kept statuses wait while nobody listens for them. */
   listen<K extends keyof ClientEvents>(event: K, listener: Listener<ClientEvents[K]>): () => void {
     const off = this.#events.on(event, listener);
-    const queue = event === 'message' ? this.#messages : event === 'status' ? this.#keptStatuses : undefined;
+    const queue = this.#queueOf(event);
     queue?.setPaused(false);
     return () => {
       off();
       if (queue && this.#events.count(event) === 0) queue.setPaused(true);
     };
+  }
+
+  #queueOf(event: keyof ClientEvents): InboxQueue | undefined {
+    if (event === 'message') return this.#messages;
+    if (event === 'status') return this.#keptStatuses;
+    return event === 'evidence' ? this.#evidence : undefined;
+  }
+
+  /** A `wmp.evidence.notify` on `session`: queued (by its `wmp.message_id`, the record's queue id) for the `evidence` listeners. */
+  evidence(session: WmpSession, params: Record<string, unknown>): void {
+    const id = queueIdOf(params);
+    if (id !== undefined) void this.#evidence.push({ session, group: undefined, params, id });
   }
 
   /** A `wmp.message.deliver` the relay routed to `session`. */
@@ -132,6 +148,7 @@ export class Inbox {
   close(): void {
     this.#messages.close();
     this.#keptStatuses.close();
+    this.#evidence.close();
   }
 
   /** Sends the acknowledgements batched so far (the connection is still up), then no more. */
@@ -178,5 +195,22 @@ export class Inbox {
       await this.#seen.add([key]).catch((e: unknown) => this.#report(e));
     }
     this.#acks.add(m.session, m.id!);
+  }
+
+  /**
+   * An evidence notification: checked (the record's JWS and token), handed over once per queue
+   * id, remembered, then acknowledged with `wmp.evidence.ack` (the relay removes it from our
+   * queue; the record stays in its repository).
+   */
+  async #takeEvidence(m: Incoming): Promise<void> {
+    const key = `e:${m.id}`;
+    if (!this.#seen.has(key)) {
+      const { evidence, signed_evidence, timestamp_token } = m.params;
+      const received = await checkEvidence({ evidence, signed_evidence, timestamp_token }, this.#checks);
+      await this.#events.emitAndWait('evidence', received);
+      await this.#seen.add([key]).catch((e: unknown) => this.#report(e));
+    }
+    // Lost with a dropped connection: the relay sends it again, and the dedupe acknowledges it anew.
+    await m.session.notify('wmp.evidence.ack', { evidence_ids: [m.id!], status: 'stored' }).catch(() => undefined);
   }
 }

@@ -227,6 +227,7 @@ export class ClientSessions {
     session.on('status', (params) => inbox.status(session, params));
     session.on('notification', ({ method, params }) => {
       if (flows.handle(session.id, method, params)) return;
+      if (method === 'wmp.evidence.notify') return inbox.evidence(session, params);
       if (method === 'wmp.session.close' && group !== undefined) this.groups.forget(group, new ConnectionClosedError());
       events.emit('notification', { sessionId: session.id, method, params });
     });
