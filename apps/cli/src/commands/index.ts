@@ -4,6 +4,7 @@ import { buildTable, type CommandTable } from '../command.js';
 import { allowCommands } from './allow.js';
 import { cardCommands } from './card.js';
 import { connectCommands } from './connect.js';
+import { evidenceCommands } from './evidence.js';
 import { flowCommands } from './flow.js';
 import { groupCommands } from './group.js';
 import { keysCommands } from './keys.js';
@@ -18,6 +19,7 @@ export const COMMANDS: CommandTable = buildTable([
   cardCommands,
   ...liveCommands,
   ...statusCommands,
+  ...evidenceCommands,
   ...routeCommands,
   ...connectCommands,
   ...serveCommands,
