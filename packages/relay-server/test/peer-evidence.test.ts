@@ -27,7 +27,8 @@ async function room() {
     identity: generateKeypair(),
     origin: () => 'http://127.0.0.1:1',
     queue,
-    forwarder: { offer: (identity) => void offered.push(identity) },
+    // Who was offered a notify (the live forwarder is the router's; here nobody is online).
+    forwarder: { offer: (identity) => offered.push(identity) },
     ttlMs: 60_000,
     maxQueued: 100,
     metrics: new RelayMetrics(),
