@@ -11,17 +11,9 @@ import {
   type RelayChainSignatures,
 } from '@wmp/relay-server';
 import { TsaClient } from '@wmp/session/timestamp';
+import type { EvidenceSettings } from './config-types.js';
 import { ConfigError } from './config-values.js';
 import { RelayAppError } from './errors.js';
-
-export interface EvidenceSettings {
-  readonly enabled: boolean;
-  /** An ISO 8601 duration (default P5Y). */
-  readonly retention: string;
-  /** `--tsa-url` and `--tsa-anchors` (a PEM file, as given). */
-  readonly tsa: { readonly url: string; readonly anchorsFile: string } | undefined;
-  readonly relayChainSignatures: RelayChainSignatures;
-}
 
 type Raw = (flag: string) => { text: string; fromEnv: boolean } | undefined;
 
