@@ -117,6 +117,7 @@ export const RELAY_ROOMS = [
   'presence',
   'routing',
   'statuses',
+  'evidence',
   'federation',
   'mls',
   'sessions',

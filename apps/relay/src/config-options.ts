@@ -346,6 +346,42 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 'off',
   },
   {
+    flag: 'evidence',
+    kind: 'string',
+    help: 'on or off: offer the evidence capability (signed records of what the relay witnesses, served at /evidence)',
+    default: 'on',
+  },
+  {
+    flag: 'evidence-retention',
+    kind: 'string',
+    help: 'how long evidence records are kept, an ISO 8601 duration (P10Y under eIDAS)',
+    default: 'P5Y',
+  },
+  limit(
+    'max-evidence-records',
+    'maxEvidenceRecords',
+    'int',
+    'evidence records kept (a message under evidence is refused with -31009 beyond)',
+  ),
+  {
+    flag: 'tsa-url',
+    kind: 'string',
+    help: 'RFC 3161 time-stamping authority: every evidence record gets a token from it (needs --tsa-anchors)',
+    default: 'none',
+  },
+  {
+    flag: 'tsa-anchors',
+    kind: 'string',
+    help: "PEM file of the roots the TSA's certificate chains to (its tokens are checked before use)",
+    default: 'none',
+  },
+  {
+    flag: 'relay-chain-signatures',
+    kind: 'string',
+    help: 'when-needed: sign the relay_chain entry when the message leaves for a peer or is under evidence; always: every entry',
+    default: 'when-needed',
+  },
+  {
     flag: 'erds-consignment-modes',
     kind: 'list',
     help: 'consignment modes served to recipients here and published in the well-known erds (repeatable; default basic, consented, consented_signed)',

@@ -1,8 +1,18 @@
 // What wmp-relay starts from: the settings after defaults and validation.
-import type { FederationConfig, LogLevel, RelayLimits, RelayTimings } from '@wmp/relay-server';
+import type { FederationConfig, LogLevel, RelayChainSignatures, RelayLimits, RelayTimings } from '@wmp/relay-server';
 import type { AuthSettings } from './auth-config.js';
 import type { BoxSettings } from './config-spec.js';
 import type { RegisteredSettings } from './registered-config.js';
+
+/** The evidence profile's settings (wmp-tables §9), parsed by evidence-settings.ts. */
+export interface EvidenceSettings {
+  readonly enabled: boolean;
+  /** An ISO 8601 duration (default P5Y). */
+  readonly retention: string;
+  /** `--tsa-url` and `--tsa-anchors` (a PEM file, as given). */
+  readonly tsa: { readonly url: string; readonly anchorsFile: string } | undefined;
+  readonly relayChainSignatures: RelayChainSignatures;
+}
 
 /** Where a cluster node keeps what the nodes share. The URLs may hold passwords: never print them. */
 export interface ClusterSettings {
@@ -52,6 +62,8 @@ export interface AppConfig {
   readonly federation: FederationConfig;
   /** Registered delivery: delegation, scheduled delivery, assurance, recipient metadata. */
   readonly registered: RegisteredSettings;
+  /** The evidence profile: on or off, retention, the TSA, when relay_chain entries are signed. */
+  readonly evidence: EvidenceSettings;
 }
 
 export type ParseResult =

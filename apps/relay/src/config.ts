@@ -22,6 +22,7 @@ import {
   relayKeySource,
   trustedProxyList,
 } from './config-values.js';
+import { evidenceSettings } from './evidence-settings.js';
 import { registeredSettings } from './registered-config.js';
 
 export { type FileSettings, parseConfigFile } from './config-file.js';
@@ -233,6 +234,7 @@ function parseOrThrow(argv: readonly string[], env: Readonly<Record<string, stri
 
   const config: AppConfig = {
     federation: { ...federationOf(values, env, raw), allowPrivatePeers: bool('allow-private-peers') ?? false },
+    evidence: evidenceSettings(raw),
     port: given(portSpec) ?? 8080,
     host,
     dataDir: dataRaw?.text ?? './data',

@@ -22,6 +22,7 @@ import { defaultNodeId, openBackend } from './backend.js';
 import type { AppConfig } from './config.js';
 import { serveDemoPage } from './demo-page.js';
 import { extendEndpoints } from './endpoints.js';
+import { loadEvidence } from './evidence-settings.js';
 import { rotationReader } from './key-rotation.js';
 import { loadRegistered } from './registered.js';
 import { RELAY_VERSION } from './version.js';
@@ -79,6 +80,8 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
     config.assertionPolicyFile === undefined
       ? undefined
       : loadAssertionPolicy(config.assertionPolicyFile, options.cwd ?? process.cwd(), fetch);
+  // The TSA's anchors (read before anything is opened: a bad file stops the start).
+  const evidence = loadEvidence(config.evidence, options.cwd ?? process.cwd());
   const backend = await openBackend(config, { dataDir, nodeId, logger });
 
   // The box is made once the origin is known (with --port 0 only after listening); until then
@@ -104,6 +107,8 @@ export async function startRelayApp(config: AppConfig, options: StartOptions): P
       trustedProxies: config.trustedProxies,
       federation: config.federation,
       registered,
+      evidence,
+      relayChainSignatures: config.evidence.relayChainSignatures,
       ...(identityAssertions ? { identityAssertions } : {}),
       resolve: { fetch },
       logger,

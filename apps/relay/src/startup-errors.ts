@@ -25,6 +25,8 @@ const BY_CODE: Readonly<Record<string, Explain>> = {
   // The identity-assertion policy file: its message names the flag.
   ERR_ASSERTION_POLICY: (e) => e.message,
   ERR_DEMO_PAGE: (e) => e.message,
+  // The TSA anchors file: its message names the flag.
+  ERR_EVIDENCE_SETTINGS: (e) => e.message,
 };
 
 /** By error class name, for errors without a code. */

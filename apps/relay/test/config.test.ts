@@ -25,6 +25,7 @@ const NUMERIC: readonly [flag: string, get: (c: AppConfig) => number | undefined
   ['max-connections-per-identity', (c) => c.limits.maxConnectionsPerIdentity, 3],
   ['max-sessions-per-connection', (c) => c.limits.maxSessionsPerConnection, 4],
   ['max-queued', (c) => c.limits.maxQueued, 77],
+  ['max-evidence-records', (c) => c.limits.maxEvidenceRecords, 5000],
   ['max-queue-bytes', (c) => c.limits.maxQueueBytes, 5 * MiB],
   ['max-unauthenticated-body-bytes', (c) => c.limits.maxUnauthenticatedBodyBytes, 32 * 1024],
   ['max-unauthenticated-connections', (c) => c.limits.maxUnauthenticatedConnections, 100],
@@ -110,6 +111,8 @@ describe('parseConfig: defaults', () => {
         consignmentPreference: undefined,
         encryptionRequired: false,
       },
+      // Evidence on, the library's retention, no TSA, entries signed where they carry value.
+      evidence: { enabled: true, retention: 'P5Y', tsa: undefined, relayChainSignatures: 'when-needed' },
     } satisfies AppConfig);
     expect(DEFAULT_BOX_LIMITS.boxBytes).toBe(1024 ** 3);
     expect(DEFAULT_BOX_LIMITS.strangerBits).toBe(18);
@@ -408,5 +411,33 @@ describe('parseConfig: federation', () => {
     // Plain http on loopback is an address: `127.attacker.example` is no loopback host.
     expect(error(parse(['--peer', 'http://127.attacker.example']))).toContain('--peer');
     expect(error(parse([], { WMP_PEER_TRUST: 'nope' }))).toContain('WMP_PEER_TRUST');
+  });
+});
+
+describe('parseConfig: evidence', () => {
+  it('takes --evidence, --evidence-retention, --tsa-url with --tsa-anchors and --relay-chain-signatures', () => {
+    const c = ok(
+      parse(['--evidence', 'off', '--evidence-retention', 'P10Y', '--tsa-url', 'http://127.0.0.1:9/tsa'], {
+        WMP_TSA_ANCHORS: 'tsa-root.pem',
+        WMP_RELAY_CHAIN_SIGNATURES: 'always',
+      }),
+    );
+    expect(c.evidence).toEqual({
+      enabled: false,
+      retention: 'P10Y',
+      tsa: { url: 'http://127.0.0.1:9/tsa', anchorsFile: 'tsa-root.pem' },
+      relayChainSignatures: 'always',
+    });
+    expect(ok(parse([], { WMP_EVIDENCE: 'on' })).evidence.enabled).toBe(true);
+  });
+
+  it('refuses a bad value, naming the flag or the variable', () => {
+    expect(error(parse(['--evidence', 'yes']))).toContain('--evidence: "yes" is not on or off');
+    expect(error(parse(['--evidence-retention', '5 years']))).toContain('--evidence-retention');
+    expect(error(parse([], { WMP_EVIDENCE_RETENTION: 'P' }))).toContain('WMP_EVIDENCE_RETENTION');
+    expect(error(parse(['--relay-chain-signatures', 'never']))).toContain('--relay-chain-signatures');
+    expect(error(parse(['--tsa-url', 'http://127.0.0.1:9/tsa']))).toContain('go together');
+    expect(error(parse(['--tsa-anchors', 'root.pem']))).toContain('go together');
+    expect(error(parse(['--tsa-url', 'ftp://tsa', '--tsa-anchors', 'root.pem']))).toContain('--tsa-url');
   });
 });

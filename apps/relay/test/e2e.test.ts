@@ -60,7 +60,7 @@ describe('wmp-relay as a process (tsx on the sources)', () => {
     await expect(
       verifyRelayChain(
         { jsonrpc: '2.0', method: 'wmp.message.deliver', params: bob.inbox[0]! },
-        { lastRelayId: relayId },
+        { lastRelayId: relayId, allowUnsigned: true },
       ),
     ).resolves.toBe(1);
 

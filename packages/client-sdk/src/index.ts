@@ -17,6 +17,7 @@ export type {
 export type { Listener } from './client/emitter.js';
 export { type Binding, type Endpoint, WELL_KNOWN_PATH } from './client/endpoint.js';
 export { WmpClientError, type WmpClientErrorCode } from './client/errors.js';
+export type { EvidencePage, EvidenceQuery } from './client/evidence-reads.js';
 export { isConnectionLost } from './client/failures.js';
 export type { FlowActionResult, FlowHandle } from './client/flows.js';
 export type { GroupSessionLayer } from './client/group-session.js';
@@ -37,6 +38,7 @@ export type {
 export type {
   MessageProofs,
   ProofRequest,
+  ReceivedEvidence,
   RelayChainCheck,
   RelayHopInfo,
   SignatureCheck,

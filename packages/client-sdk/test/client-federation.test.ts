@@ -42,13 +42,18 @@ describe('WmpClient across two federated relays', () => {
       from: aliceIdentity.did,
       body: { text: 'hi bob' },
     });
-    // Relay 1's entry, then relay 2's: each hop verifies.
+    // Relay 1's entry (signed: it left for relay 2), then relay 2's (unsigned: Bob is on his own
+    // connection to it): the chain verifies, and so does every signed hop.
     await expect(
       verifyRelayChain(
         { jsonrpc: '2.0', method: 'wmp.message.deliver', params: bob.inbox[0]!.params },
-        { lastRelayId: relay2.relay.id },
+        { lastRelayId: relay2.relay.id, allowUnsigned: true },
       ),
     ).resolves.toBe(2);
+    expect(bob.inbox[0]!.relayChain).toMatchObject({
+      valid: true,
+      hops: [{ signed: true }, { relayId: relay2.relay.id, signed: false }],
+    });
 
     const reply = await bob.client.send([aliceIdentity.did], 'hi alice', { contentType: 'text/plain' });
     await waitFor(() => alice.inbox.length === 1);

@@ -31,6 +31,13 @@ export {
 } from './did.js';
 export { didJwkKeyType, didKeyType } from './did-key-types.js';
 export { CanonicalizationError, InvalidKeyError, JcsSigningError } from './errors.js';
+export {
+  EVIDENCE_JWS_TYPE,
+  signEvidence,
+  type VerifiedEvidence,
+  type VerifyEvidenceOptions,
+  verifyEvidence,
+} from './evidence-signature.js';
 export { jcs, jcsBytes } from './jcs.js';
 export {
   type DetachedJwsHeader,
@@ -76,10 +83,12 @@ export {
 } from './multikey.js';
 export {
   appendRelayEntry,
+  chainUnderEvidence,
   contentHash,
   MAX_RELAY_HOPS,
   type RelayHop,
   relayChainWith,
+  signOwnEntry,
   type VerifyRelayChainOptions,
   verifyRelayChain,
 } from './relay-chain.js';

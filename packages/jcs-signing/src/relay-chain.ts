@@ -18,6 +18,27 @@ export interface RelayHop {
   /** RFC 3339; defaults to now. */
   readonly timestamp?: string;
   readonly serviceClass?: RelayEntry['service_class'];
+  /**
+   * Sign the entry (default true). core §5.7 makes a hop's signature a SHOULD unless the evidence
+   * capability is active; a relay leaves it out where it proves nothing a recipient does not know
+   * already (see `signOwnEntry` to sign it later, before the message leaves for another relay).
+   */
+  readonly sign?: boolean;
+}
+
+/**
+ * Service classes that mean the evidence capability is active for the message (core §5.7): every
+ * entry of such a chain must be signed, whatever `allowUnsigned` says.
+ */
+const EVIDENCE_CLASSES: ReadonlySet<unknown> = new Set(['registered', 'certified']);
+
+/** Whether an entry of `chain` marks the message as under evidence (`service_class` registered or certified). */
+export function chainUnderEvidence(chain: unknown): boolean {
+  if (!Array.isArray(chain)) return false;
+  for (const e of chain) {
+    if (e !== null && typeof e === 'object' && EVIDENCE_CLASSES.has((e as RelayEntry).service_class)) return true;
+  }
+  return false;
 }
 
 /** The RFC 3339 time of this second, remembered for the second (a relay stamps every message). */
@@ -71,8 +92,29 @@ export async function relayChainWith(message: JsonRpcMessage, hop: RelayHop): Pr
     timestamp: hop.timestamp ?? rfc3339Now(),
     ...(hop.serviceClass ? { service_class: hop.serviceClass } : {}),
   };
+  if (hop.sign === false) return [...earlier, unsigned];
   const signature = await signDetached(hopPayload(contentHash(message), unsigned, earlier), hop.signer);
   return [...earlier, { ...unsigned, signature }];
+}
+
+/**
+ * `wmp.relay_chain` of `message` with its last entry, this relay's own written unsigned
+ * (`sign: false`), now signed by `hop.signer`, as a new array; the chain as it is when that entry
+ * is signed already. Throws -31010 `malformed` when the last entry is not `hop.relayId`'s.
+ */
+export async function signOwnEntry(
+  message: JsonRpcMessage,
+  hop: Pick<RelayHop, 'relayId' | 'signer'>,
+): Promise<RelayEntry[]> {
+  const chain = chainOf(message);
+  const own = chain.at(-1);
+  if (own === null || typeof own !== 'object' || own.relay_id !== hop.relayId) {
+    throw new SignatureInvalidError({ reason: 'malformed' });
+  }
+  if (own.signature !== undefined) return chain;
+  const earlier = chain.slice(0, -1);
+  const signature = await signDetached(hopPayload(contentHash(message), own, earlier), hop.signer);
+  return [...earlier, { ...own, signature }];
 }
 
 /** Returns a copy of `message` with this relay's signed entry appended to `wmp.relay_chain`. */
@@ -93,6 +135,8 @@ export interface VerifyRelayChainOptions {
   /**
    * Skip hops without a signature instead of refusing the chain (`missing`): core §5.7 makes the
    * entry's signature a SHOULD unless evidence is active. A later hop still signs them as `null`.
+   * Never for a chain under evidence (an entry with `service_class` registered or certified:
+   * `chainUnderEvidence`), whose every entry must be signed.
    */
   readonly allowUnsigned?: boolean;
 }
@@ -109,10 +153,11 @@ export async function verifyRelayChain(
   const chain = chainOf(message);
   if (chain.length > MAX_RELAY_HOPS) throw new SignatureInvalidError({ reason: 'too_many_hops' });
   const hash = contentHash(message);
+  const allowUnsigned = options.allowUnsigned === true && !chainUnderEvidence(chain);
   for (let hop = 0; hop < chain.length; hop++) {
     const entry = chain[hop]!;
     const isObject = typeof entry === 'object' && entry !== null;
-    if (isObject && entry.signature === undefined && options.allowUnsigned === true) continue;
+    if (isObject && entry.signature === undefined && allowUnsigned) continue;
     if (!isObject || typeof entry.signature !== 'string') throw new SignatureInvalidError({ reason: 'missing', hop });
     try {
       await verifyDetached(entry.signature, hopPayload(hash, entry, chain.slice(0, hop)), {

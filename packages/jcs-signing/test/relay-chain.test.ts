@@ -1,6 +1,13 @@
 import type { JsonRpcNotification, RelayEntry } from '@wmp/jsonrpc-envelope';
 import { describe, expect, it } from 'vitest';
-import { appendRelayEntry, generateKeypair, type Keypair, verifyRelayChain } from '../src/index.js';
+import {
+  appendRelayEntry,
+  chainUnderEvidence,
+  generateKeypair,
+  type Keypair,
+  signOwnEntry,
+  verifyRelayChain,
+} from '../src/index.js';
 
 const relays = [generateKeypair(), generateKeypair(), generateKeypair()];
 const message: JsonRpcNotification = {
@@ -101,5 +108,51 @@ describe('relay chain (core §5.7)', () => {
     });
     await expect(verifyRelayChain(last, allowUnsigned)).resolves.toBe(3);
     expect(await failure(last)).toEqual({ reason: 'missing', hop: 1 });
+  });
+});
+
+describe('relay chain entries written unsigned, signed when they carry value', () => {
+  const hop = (i: number, extra: object = {}) => ({
+    relay: `wss://relay${i}.example/wmp`,
+    relayId: relays[i]!.did,
+    signer: relays[i]!,
+    timestamp: `2026-11-29T12:00:0${i}Z`,
+    ...extra,
+  });
+
+  it('sign: false writes relay, relay_id and timestamp only; allowUnsigned takes it, the default refuses it', async () => {
+    const m = await appendRelayEntry(message, hop(0, { sign: false }));
+    expect(chainOf(m)).toEqual([
+      { relay: 'wss://relay0.example/wmp', relay_id: relays[0]!.did, timestamp: '2026-11-29T12:00:00Z' },
+    ]);
+    await expect(verifyRelayChain(m, { allowUnsigned: true })).resolves.toBe(1);
+    expect(await failure(m)).toEqual({ reason: 'missing', hop: 0 });
+  });
+
+  it('signOwnEntry signs the unsigned last entry as it would have been signed at once', async () => {
+    const unsigned = await appendRelayEntry(message, hop(0, { sign: false }));
+    const signedLater = withChain(unsigned, await signOwnEntry(unsigned, hop(0)));
+    const signedAtOnce = await appendRelayEntry(message, hop(0));
+    expect(chainOf(signedLater)).toEqual(chainOf(signedAtOnce));
+    await expect(verifyRelayChain(signedLater, { lastRelayId: relays[0]!.did })).resolves.toBe(1);
+    // A signed entry stays as it is; another relay's last entry is not ours to sign.
+    expect(await signOwnEntry(signedAtOnce, hop(0))).toEqual(chainOf(signedAtOnce));
+    await expect(signOwnEntry(unsigned, hop(1))).rejects.toMatchObject({ code: -31010, data: { reason: 'malformed' } });
+    // The next hop signs over it: the whole chain verifies without allowUnsigned.
+    const next = await appendRelayEntry(signedLater, hop(1));
+    await expect(verifyRelayChain(next)).resolves.toBe(2);
+  });
+
+  it('a chain under evidence (service_class registered) needs every entry signed, allowUnsigned or not', async () => {
+    const registered = await appendRelayEntry(message, hop(0, { serviceClass: 'registered' }));
+    expect(chainUnderEvidence(chainOf(registered))).toBe(true);
+    expect(chainUnderEvidence(chainOf(message as JsonRpcNotification))).toBe(false);
+    const unsignedAfter = await appendRelayEntry(registered, hop(1, { sign: false }));
+    expect(await failure(unsignedAfter, { allowUnsigned: true })).toEqual({ reason: 'missing', hop: 1 });
+    const signedAfter = await appendRelayEntry(registered, hop(1));
+    await expect(verifyRelayChain(signedAfter, { allowUnsigned: true })).resolves.toBe(2);
+    // The same unsigned second entry without the evidence mark is allowed.
+    const plain = await appendRelayEntry(await appendRelayEntry(message, hop(0)), hop(1, { sign: false }));
+    await expect(verifyRelayChain(plain, { allowUnsigned: true })).resolves.toBe(2);
   });
 });

@@ -74,6 +74,15 @@ export {
   SecurityModeSchema,
   SecuritySchema,
 } from './schemas/capabilities.js';
+export {
+  EVIDENCE_EVENT_TYPES,
+  EVIDENCE_REASON_CODES,
+  type EvidenceEventType,
+  type EvidenceReasonCode,
+  type EvidenceRecord,
+  EvidenceRecordSchema,
+  parseEvidenceRecord,
+} from './schemas/evidence.js';
 export { FlowStateSchema } from './schemas/flow.js';
 export {
   AckStatusSchema,

@@ -8,6 +8,16 @@ export * from './coordination/index.js';
 export { RelayServerError } from './errors.js';
 // The relay's browser-safe parts (createRelay itself is in the Node entry).
 export { type RelayConfig, relayStoreLimits } from './relay/config.js';
+export { addDuration, type Duration, parseDuration } from './relay/evidence/duration.js';
+export {
+  DEFAULT_EVIDENCE_RETENTION,
+  type EvidenceConfig,
+  type EvidenceTimestamper,
+  type RelayChainSignatures,
+  type ResolvedEvidenceConfig,
+} from './relay/evidence/evidence-config.js';
+export { RELAY_EVENT_TYPES } from './relay/evidence/evidence-policy.js';
+export type { EvidenceAbout, EvidenceExtra, EvidenceRecorder } from './relay/evidence/evidence-witness.js';
 // Relay-to-relay routing (DESIGN §3 federation).
 export { erdsUnsupported } from './relay/federation/erds.js';
 export {
@@ -23,6 +33,7 @@ export {
 } from './relay/federation/federation-config.js';
 export type { HomeAnswer, HomeResolver, Resolution } from './relay/federation/home-resolver.js';
 export { MAX_FEDERATION_HOPS } from './relay/federation/inbound.js';
+export { EVIDENCE_PATH, MAX_EVIDENCE_PAGE } from './relay/http/evidence-api.js';
 export type { BoxAppInput } from './relay/http/http-app.js';
 export { wellKnownConfiguration } from './relay/http/well-known.js';
 export { MAX_EPOCH_LAG } from './relay/mls/encrypted-deliver.js';
@@ -75,6 +86,16 @@ export {
   type PublishRefusal,
   type PublishResult,
 } from './storage/contracts/box-store.js';
+export {
+  DEFAULT_EVIDENCE_LIMITS,
+  type EvidenceCase,
+  type EvidenceEntry,
+  type EvidenceLimits,
+  type EvidenceOverview,
+  type EvidencePage,
+  type EvidenceQuery,
+  type EvidenceStore,
+} from './storage/contracts/evidence-store.js';
 export {
   DEFAULT_KEY_PACKAGE_LIMITS,
   type KeyPackageInput,
@@ -132,6 +153,7 @@ export {
 } from './storage/errors.js';
 export { ListedMemorySessionStore } from './storage/memory/listed-memory-session-store.js';
 export { MemoryBoxStore } from './storage/memory/memory-box-store.js';
+export { MemoryEvidenceStore } from './storage/memory/memory-evidence-store.js';
 export { MemoryKeyPackageStore } from './storage/memory/memory-key-package-store.js';
 export { MemoryMlsGroupStore } from './storage/memory/memory-mls-group-store.js';
 export { MemoryQueueStore } from './storage/memory/memory-queue-store.js';

@@ -15,6 +15,7 @@ export {
   wakeUpsSuite,
 } from './coordination/testing/index.js';
 export { boxStoreSuite } from './storage/testing/box-store.suite.js';
+export { type EvidenceFactory, evidenceStoreSuite } from './storage/testing/evidence-store.suite.js';
 export { type Harness, Harnesses } from './storage/testing/harness.js';
 export { keyPackageStoreSuite } from './storage/testing/key-package-store.suite.js';
 export { mlsGroupStoreSuite } from './storage/testing/mls-group-store.suite.js';

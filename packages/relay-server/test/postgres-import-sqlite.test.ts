@@ -26,7 +26,11 @@ async function filledSqlite(file: string) {
   const store = SqliteStore.open({ path: file, box });
   const { queue } = store;
   for (let i = 1; i <= 5; i++) {
-    await queue.append(BOB, { id: `m${i}`, sender: 'did:key:z6MkAlice', body: `{"n":${i}}`, notify: i === 2 }, later());
+    await queue.append(
+      BOB,
+      { id: `m${i}`, sender: 'did:key:z6MkAlice', body: `{"n":${i}}`, notify: i === 2, evidence: i === 4 },
+      later(),
+    );
   }
   await queue.ack(BOB, ['m1']); // seqs go on from 6, never reused
   await queue.markDelivered(BOB, [3]);
@@ -72,6 +76,34 @@ async function filledSqlite(file: string) {
     epoch: 3,
     expiresAt: now + HOUR,
   });
+  // Two records of one message (the first opens its case), read back in the order stored.
+  const record = (id: string, eventType: string) => ({
+    id,
+    messageId: 'm4',
+    sender: 'did:key:z6MkAlice',
+    sessionId: 'ses-a',
+    eventType,
+    eventTime: now,
+    issuer: 'did:key:z6MkRelay',
+    parties: ['did:key:z6MkAlice', BOB],
+    body: `{"evidence":{"evidence_id":"${id}"}}`,
+    expiresAt: now + 1000 * HOUR,
+  });
+  await store.evidence.open({
+    messageId: 'm4',
+    sender: 'did:key:z6MkAlice',
+    recipients: [BOB],
+    sessionId: 'ses-a',
+    contentHash: 'aGFzaA',
+    submittedAt: now,
+    firstEvidenceId: 'ev-b',
+    eventTypes: [],
+    via: undefined,
+    consignment: 'consented',
+    expiresAt: now + HOUR,
+  });
+  await store.evidence.add(record('ev-b', 'submission_accepted'));
+  await store.evidence.add(record('ev-a', 'delivery_confirmed'));
   return { store, carol };
 }
 
@@ -93,6 +125,9 @@ async function snapshot(store: SqliteStore | PostgresStore, carolKey: string) {
     sessions: await s.sessions.counts(),
     session: await s.sessions.get('ses-1'),
     group: await s.groups.get('ses-g'),
+    evidence: await s.evidence.find({ messageId: 'm4' }, BOB, undefined, 10),
+    evidenceCase: await s.evidence.caseOf('m4', 'did:key:z6MkAlice'),
+    evidenceTotals: await s.evidence.totals(),
   };
 }
 
@@ -107,7 +142,14 @@ describe('importSqliteDatabase', () => {
     const target = await PostgresStore.open({ url: await freshSchemaUrl('import'), box, boxStore: postgresBoxStore });
     try {
       const report = await importSqliteDatabase(source, target.database);
-      expect(report.rows).toMatchObject({ wmp_messages: 5, ohan_events: 3, ohan_cards: 2, wmp_sessions: 1 });
+      expect(report.rows).toMatchObject({
+        wmp_messages: 5,
+        ohan_events: 3,
+        ohan_cards: 2,
+        wmp_sessions: 1,
+        evidence_records: 2,
+        evidence_cases: 1,
+      });
       expect(await snapshot(target, carol.key)).toEqual(before);
       // Writes go on where the file left off: the next seq, the key packages oldest first.
       expect(await target.queue.append(BOB, { id: 'm6', sender: 'did:key:z6MkAlice', body: '{}' }, later())).toEqual({

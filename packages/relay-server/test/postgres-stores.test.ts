@@ -1,4 +1,5 @@
 import { PostgresStore, type PostgresStoreOptions, postgresBoxStore } from '../src/postgres.js';
+import { evidenceStoreSuite } from '../src/storage/testing/evidence-store.suite.js';
 import type { Harness } from '../src/storage/testing/harness.js';
 import { keyPackageStoreSuite } from '../src/storage/testing/key-package-store.suite.js';
 import { mlsGroupStoreSuite } from '../src/storage/testing/mls-group-store.suite.js';
@@ -39,6 +40,7 @@ storeInventorySuite(
 queueStoreSuite('postgres', (queue) => open({ queue }, (s) => s.queue), true);
 sessionStoreSuite('postgres', (sessions) => open({ sessions }, (s) => s.sessions), true);
 keyPackageStoreSuite('postgres', (keyPackages) => open({ keyPackages }, (s) => s.keyPackages), true);
+evidenceStoreSuite('postgres', (evidence) => open({ evidence }, (s) => s.evidence), true);
 mlsGroupStoreSuite(
   'postgres',
   ({ maxGroups }) => open(maxGroups === undefined ? {} : { maxGroups }, (s) => s.groups),

@@ -16,7 +16,7 @@ function expectOutput(lines: string[]): void {
     'retry: {"status":"exists","seq":1}',
     'full: -31014 Queue full max_queued',
     'replay: 1:msg-1 2:msg-2',
-    'ack: [{"recipient":"did:key:z6MkBob","seq":1,"id":"msg-1","sender":"did:key:z6MkAlice","delivered":false,"notify":false}]',
+    'ack: [{"recipient":"did:key:z6MkBob","seq":1,"id":"msg-1","sender":"did:key:z6MkAlice","delivered":false,"notify":false,"evidence":false}]',
     'verified: true',
     'stranger, no stamp: {"status":"refused","code":"stamp_required"}',
     'contact: {"status":"stored","id":"...","seq":1,"evicted":0}',

@@ -68,6 +68,12 @@ describe('SQLite schema migrations', () => {
     const migrated = openDatabase(file);
     expect(migrated.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     expect(SCHEMA_VERSION).toBe(7);
+    // Version 7: due times; a message of an earlier version is not held.
+    expect(migrated.prepare('SELECT due_at FROM wmp_messages').pluck().get()).toBeNull();
+    // Version 6: the evidence repository, empty; the message of version 1 is under no evidence.
+    expect(migrated.prepare('SELECT evidence FROM wmp_messages').pluck().get()).toBe(0);
+    expect(migrated.prepare("SELECT count FROM totals WHERE name = 'evidence'").pluck().get()).toBe(0);
+    expect(migrated.prepare('SELECT count(*) FROM evidence_records').pluck().get()).toBe(0);
     // Version 5: arrival times; a message of an earlier version has none (0: unknown age).
     expect(migrated.prepare('SELECT queued_at FROM wmp_messages').pluck().get()).toBe(0);
     // Version 4: queues may be partitioned (a peer's outbox); the message of version 1 is in no part.
@@ -86,6 +92,7 @@ describe('SQLite schema migrations', () => {
     expect(await again.sessions.counts()).toEqual({ sessions: 1, pending: 1 });
     expect(await again.keyPackages.totals()).toEqual({ count: 0, bytes: 0 });
     expect(await again.groups.size()).toBe(0);
+    expect(await again.evidence.totals()).toEqual({ count: 0, bytes: 0 });
     await again.close();
   });
 });

@@ -5,6 +5,7 @@ import { allowCommands } from './allow.js';
 import { cardCommands } from './card.js';
 import { connectCommands } from './connect.js';
 import { consignCommands } from './consign.js';
+import { evidenceCommands } from './evidence.js';
 import { flowCommands } from './flow.js';
 import { groupCommands } from './group.js';
 import { keysCommands } from './keys.js';
@@ -20,6 +21,7 @@ export const COMMANDS: CommandTable = buildTable([
   ...liveCommands,
   ...consignCommands,
   ...statusCommands,
+  ...evidenceCommands,
   ...routeCommands,
   ...connectCommands,
   ...serveCommands,

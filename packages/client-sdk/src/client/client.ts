@@ -28,6 +28,7 @@ import { dialTransport } from './dial.js';
 import { Emitter, type Listener } from './emitter.js';
 import { type Endpoint, resolveEndpoint } from './endpoint.js';
 import { WmpClientError } from './errors.js';
+import { type EvidencePage, type EvidenceQuery, readEvidence } from './evidence-reads.js';
 import { expectedRelay } from './expected-relay.js';
 import { FallbackWatcher } from './fallback.js';
 import { type FlowActionResult, type FlowHandle, FlowTracker } from './flows.js';
@@ -41,6 +42,7 @@ import type { OpenPeerSessionOptions, ServeSessionsOptions } from './peer-sessio
 import { Persistence } from './persistence.js';
 import { MessageChecks } from './proofs/message-checks.js';
 import { MessageProver } from './proofs/message-prover.js';
+import type { ReceivedEvidence } from './proofs/types.js';
 import { Registration } from './registration.js';
 import type { SavedState } from './saved-state.js';
 import { type CallContext, CallsOnSession, type SessionCalls, type StartFlowOptions } from './session-calls.js';
@@ -268,6 +270,36 @@ export class WmpClient {
    */
   on<K extends keyof ClientEvents>(event: K, listener: Listener<ClientEvents[K]>): () => void {
     return this.#inbox.listen(event, listener);
+  }
+
+  /**
+   * The evidence records the relay sends about messages this client sent (wmp-tables §9), once
+   * the session negotiated `evidence` (offer `capabilities: {...DEFAULT_CLIENT_CAPABILITIES,
+   * evidence: {event_types: [...]}}`): `on('evidence', listener)`. Each record comes with what its
+   * JWS and token checks found; it is acknowledged after the listener.
+   */
+  onEvidence(listener: Listener<ReceivedEvidence>): () => void {
+    return this.on('evidence', listener);
+  }
+
+  /**
+   * Reads the relay's evidence repository (`GET /evidence`, signed by this client's key): the
+   * records of a message (`{ messageId }`) or of a session in a range (`{ sessionId, since,
+   * until }`) that name this client as a party, a page at a time. Needs a did:key identity (the
+   * relay names the reader by its Ed25519 key).
+   */
+  evidence(query: EvidenceQuery): Promise<EvidencePage> {
+    const o = this.#options;
+    return readEvidence(
+      {
+        fetch: o.fetch,
+        origin: this.#endpoint.origin,
+        signer: o.identity.keypair,
+        checks: this.#checks,
+        timeoutMs: o.requestTimeoutMs,
+      },
+      query,
+    );
   }
 
   // ---- calls on the client's session ----

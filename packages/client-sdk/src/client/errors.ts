@@ -27,7 +27,11 @@ export type WmpClientErrorCode =
   /** This client answers sessions already (`onSession` once per client). */
   | 'ERR_CLIENT_ALREADY_SERVING'
   /** `tls` options where they cannot apply: a browser, or a `fetch`/`WebSocket` of the application's own. */
-  | 'ERR_CLIENT_TLS_OPTIONS';
+  | 'ERR_CLIENT_TLS_OPTIONS'
+  /** An evidence query names neither or both of `messageId` and `sessionId`, or a range with `messageId`. */
+  | 'ERR_CLIENT_EVIDENCE_QUERY'
+  /** The evidence repository gave no answer, or one that could not be read. */
+  | 'ERR_CLIENT_EVIDENCE';
 
 const MESSAGES: Readonly<Record<WmpClientErrorCode, string>> = Object.freeze({
   ERR_CLIENT_URL: 'unusable URL (ws:, wss:, http: or https:)',
@@ -43,6 +47,8 @@ const MESSAGES: Readonly<Record<WmpClientErrorCode, string>> = Object.freeze({
   ERR_CLIENT_PEER_UNREACHABLE: 'the other party could not answer the session',
   ERR_CLIENT_ALREADY_SERVING: 'this client answers sessions already',
   ERR_CLIENT_TLS_OPTIONS: 'TLS options need the fetch and WebSocket of @wmp/client-sdk/node',
+  ERR_CLIENT_EVIDENCE_QUERY: 'an evidence query names exactly one of messageId and sessionId',
+  ERR_CLIENT_EVIDENCE: 'the evidence repository could not be read',
 });
 
 /** A local failure of a `WmpClient`: a stable `code` and a fixed message that carries no peer data. */

@@ -4,6 +4,7 @@ import { noticeOf } from './consignment.js';
 import type { Emitter, Listener } from './emitter.js';
 import { InboxQueue, type Incoming } from './inbox-queue.js';
 import { isRecord, str } from './json-values.js';
+import { checkEvidence } from './proofs/evidence-checks.js';
 import type { MessageChecks } from './proofs/message-checks.js';
 import { queueIdOf, receivedMessage, statusOf } from './received.js';
 import type { SeenIds } from './seen-ids.js';
@@ -52,6 +53,8 @@ export class Inbox {
   readonly #keptStatuses: InboxQueue;
   /** Notices of consented messages (core §3.5): they wait for a `notice` listener. */
   readonly #notices: InboxQueue;
+  /** Evidence notifications: they wait for an `evidence` listener. */
+  readonly #evidence: InboxQueue;
   readonly #onStatus: InboxOptions['onStatus'];
   readonly #onReceived: InboxOptions['onReceived'];
   readonly #report: InboxOptions['report'];
@@ -71,6 +74,7 @@ export class Inbox {
     this.#messages = new InboxQueue(options.maxPendingMessages, (m) => this.#take(m));
     this.#keptStatuses = new InboxQueue(options.maxPendingMessages, (m) => this.#takeStatus(m));
     this.#notices = new InboxQueue(options.maxPendingMessages, (m) => this.#takeNotice(m));
+    this.#evidence = new InboxQueue(options.maxPendingMessages, (m) => this.#takeEvidence(m));
   }
 
   /** The newest relay message id handed to the application. */
@@ -92,12 +96,19 @@ export class Inbox {
   #queueOf(event: keyof ClientEvents): InboxQueue | undefined {
     if (event === 'message') return this.#messages;
     if (event === 'status') return this.#keptStatuses;
-    return event === 'notice' ? this.#notices : undefined;
+    if (event === 'notice') return this.#notices;
+    return event === 'evidence' ? this.#evidence : undefined;
   }
 
   /** A `wmp.message.notice` from the client's queue (it has a `wmp.message_id` of its own). */
   notice(session: WmpSession, params: Record<string, unknown>): void {
     void this.#notices.push({ session, group: undefined, params, id: queueIdOf(params) });
+  }
+
+  /** A `wmp.evidence.notify` on `session`: queued (by its `wmp.message_id`, the record's queue id) for the `evidence` listeners. */
+  evidence(session: WmpSession, params: Record<string, unknown>): void {
+    const id = queueIdOf(params);
+    if (id !== undefined) void this.#evidence.push({ session, group: undefined, params, id });
   }
 
   /** A `wmp.message.deliver` the relay routed to `session`. */
@@ -148,6 +159,7 @@ export class Inbox {
     this.#messages.close();
     this.#keptStatuses.close();
     this.#notices.close();
+    this.#evidence.close();
   }
 
   /** Sends the acknowledgements batched so far (the connection is still up), then no more. */
@@ -207,5 +219,22 @@ export class Inbox {
     // Acknowledged before the dedupe set is written, so a close() right after the listener still sends it.
     if (m.id !== undefined) this.#acks.add(m.session, m.id);
     if (!seen && key !== undefined) await this.#seen.add([key]).catch((e: unknown) => this.#report(e));
+  }
+
+  /**
+   * An evidence notification: checked (the record's JWS and token), handed over once per queue
+   * id, remembered, then acknowledged with `wmp.evidence.ack` (the relay removes it from our
+   * queue; the record stays in its repository).
+   */
+  async #takeEvidence(m: Incoming): Promise<void> {
+    const key = `e:${m.id}`;
+    if (!this.#seen.has(key)) {
+      const { evidence, signed_evidence, timestamp_token } = m.params;
+      const received = await checkEvidence({ evidence, signed_evidence, timestamp_token }, this.#checks);
+      await this.#events.emitAndWait('evidence', received);
+      await this.#seen.add([key]).catch((e: unknown) => this.#report(e));
+    }
+    // Lost with a dropped connection: the relay sends it again, and the dedupe acknowledges it anew.
+    await m.session.notify('wmp.evidence.ack', { evidence_ids: [m.id!], status: 'stored' }).catch(() => undefined);
   }
 }

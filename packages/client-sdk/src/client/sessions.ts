@@ -231,6 +231,7 @@ export class ClientSessions {
         inbox.notice(session, params);
         return;
       }
+      if (method === 'wmp.evidence.notify') return inbox.evidence(session, params);
       if (method === 'wmp.session.close' && group !== undefined) this.groups.forget(group, new ConnectionClosedError());
       events.emit('notification', { sessionId: session.id, method, params });
     });

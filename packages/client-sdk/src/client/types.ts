@@ -5,7 +5,13 @@ import type { FetchLike, ReconnectPolicyOptions, WebSocketConstructorLike } from
 import type { ClientStore } from '../store/store.js';
 import type { TlsOptions } from '../tls/options.js';
 import type { ConsignmentNotice, RegisteredSendOptions } from './consignment.js';
-import type { MessageProofs, ProofRequest, SignatureOptions, TimestampOptions } from './proofs/types.js';
+import type {
+  MessageProofs,
+  ProofRequest,
+  ReceivedEvidence,
+  SignatureOptions,
+  TimestampOptions,
+} from './proofs/types.js';
 
 /** Who the client is: `Identity` fits; only the DID, the signing key and an X.509 identity are used here. */
 export interface ClientIdentity {
@@ -102,6 +108,12 @@ export interface ClientEvents {
   notification: NotificationEvent;
   /** A consented message waits at the relay for this client to `accept` or `reject` it (core §3.5). */
   notice: ConsignmentNotice;
+  /**
+   * A `wmp.evidence.notify` (wmp-tables §9) on a session that negotiated `evidence`: a record the
+   * relay (or a relay after it) made about a message this client sent. They wait until there is
+   * a listener, are handed over once per record id and acknowledged (`wmp.evidence.ack`) after it.
+   */
+  evidence: ReceivedEvidence;
   /** A failure nobody awaits: a listener that threw, a store write, a fallback that failed. */
   error: Error;
 }

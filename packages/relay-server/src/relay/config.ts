@@ -1,6 +1,7 @@
 import type { AssertionChecker, DocumentFetch } from '@wmp/session';
 import type { Coordination } from '../coordination/contracts/coordination.js';
 import type { RelayStoreLimits, RelayStores } from '../storage/contracts/relay-stores.js';
+import type { EvidenceConfig, RelayChainSignatures } from './evidence/evidence-config.js';
 import type { FederationConfig } from './federation/federation-config.js';
 import type { BoxAppInput } from './http/http-app.js';
 import type { RelayAuthenticatorsInput } from './sessions/auth-context.js';
@@ -99,6 +100,16 @@ export interface RelayConfig {
    * the well-known `erds` and `recipient_metadata`.
    */
   readonly registered?: RegisteredDeliveryConfig;
+  /**
+   * The evidence profile (wmp-tables §9): on by default (sessions may negotiate `evidence`),
+   * records kept `P5Y`, a TSA for their tokens when given (docs/wmp-profile.md "Evidence").
+   */
+  readonly evidence?: EvidenceConfig;
+  /**
+   * When the relay signs its relay_chain entry (core §5.7): `when-needed` (default) before the
+   * message leaves for another relay and when it is under evidence; `always` on every entry.
+   */
+  readonly relayChainSignatures?: RelayChainSignatures;
   readonly now?: () => number;
 }
 
@@ -140,5 +151,6 @@ export function relayStoreLimits(config: RelayConfig): RelayStoreLimits {
       maxTotalBytes: limits.maxTotalQueueBytes,
     },
     sessions: { maxSessions: limits.maxSessions, maxPendingSessions: limits.maxPendingSessions },
+    evidence: { maxRecords: limits.maxEvidenceRecords },
   };
 }

@@ -13,6 +13,11 @@ import type { Coordination } from '../coordination/contracts/coordination.js';
 import { memoryCoordination } from '../coordination/memory/coordination.js';
 import type { RelayStores } from '../storage/contracts/relay-stores.js';
 import { type RelayConfig, registeredConfigOf, relayStoreLimits } from './config.js';
+import { type ResolvedEvidenceConfig, resolveEvidenceConfig } from './evidence/evidence-config.js';
+import { evidenceCapability } from './evidence/evidence-policy.js';
+import { evidenceRoom } from './evidence/evidence-room.js';
+import type { EvidenceRecorder } from './evidence/evidence-witness.js';
+import { evidenceHooksOf } from './evidence/witnessed-events.js';
 import { clusterFederation } from './federation/cluster-federation.js';
 import { Federation } from './federation/federation.js';
 import { knownPeerOn } from './federation/peer-connections.js';
@@ -28,7 +33,7 @@ import { DueScheduler } from './routing/scheduler.js';
 import { endpointUrls } from './sessions/auth-context.js';
 import { relayDelegation } from './sessions/delegations.js';
 import { type DeliverDeps, deliverHook, deliverOnRoute } from './sessions/deliver.js';
-import { relayHooks } from './sessions/hooks.js';
+import { acknowledged, relayHooks } from './sessions/hooks.js';
 import { registerRelayMethods } from './sessions/relay-methods.js';
 import { relayResolvers } from './sessions/relay-resolvers.js';
 import { relayRoutes } from './sessions/routed/relay-routes.js';
@@ -117,6 +122,13 @@ export interface RelayCore {
   readonly recipientMetadata: Record<string, unknown>;
   /** Hands over scheduled messages as they fall due. */
   readonly scheduler: DueScheduler;
+  /** The evidence profile as configured (`enabled`, retention, TSA). */
+  readonly evidenceConfig: ResolvedEvidenceConfig;
+  /**
+   * Records what the relay witnesses for messages under evidence (wmp-tables §9): the
+   * consignment and acceptance steps call it (`acceptance_confirmed`, `content_handover`, ...).
+   */
+  readonly evidence: EvidenceRecorder;
 }
 
 /**
@@ -133,7 +145,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   const logger = input.logger ?? silentLogger;
   const identity = relayKeypair(input.identity);
   const stores = openStores(input, relayStoreLimits(input));
-  const registered = resolveRegistered(registeredConfigOf(input), limits.maxMessageBytes);
+  const configuredRegistered = resolveRegistered(registeredConfigOf(input), limits.maxMessageBytes);
   const metrics = new RelayMetrics();
   const refusals = new RefusalLog(logger, timings.refusalLogIntervalMs, now);
   const ops = new OpsLog(logger);
@@ -169,10 +181,19 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   const sourceOf = (address: string | undefined): string | undefined =>
     input.limitLoopback === true || address === undefined ? address : isLoopbackAddress(address) ? undefined : address;
   const limiters = relayLimiters(limits, coordination, now, sourceOf);
-  const erds = erdsDocument(registered, input.federation?.erds);
-  const recipientMetadata = recipientMetadataDocument(registered);
+  const erds = erdsDocument(configuredRegistered, input.federation?.erds);
+  const recipientMetadata = recipientMetadataDocument(configuredRegistered);
   let origin = input.publicUrl?.replace(/\/+$/, '') ?? 'http://localhost';
-  const hop = (): RelayHop => ({ relay: `${origin}/wmp`, relayId: identity.did, signer: identity });
+  // Signed only where a signature carries value (core §5.7, docs/wmp-profile.md "Relay chain"):
+  // under evidence and before the message leaves for a peer, or every entry with `always`.
+  const signEveryEntry = input.relayChainSignatures === 'always';
+  const hop = (): RelayHop => ({
+    relay: `${origin}/wmp`,
+    relayId: identity.did,
+    signer: identity,
+    sign: signEveryEntry,
+  });
+  const evidenceConfig = resolveEvidenceConfig(input.evidence);
 
   // What a room tells the rooms above it, and who hears it: the whole flow of a message in one
   // place. The rooms are built below; none raises anything before the relay serves.
@@ -185,13 +206,22 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     // the forwarder -> the wake-ups: a commit wakes the other nodes; a pump waits for the watch.
     committed: (id, seq, body) => wakeUps.committed(id, seq, body),
     watching: (id) => wakeUps.ready(id),
-    // the forwarder -> statuses: written to a live connection for the first time, `delivered` (DESIGN §3).
-    delivered: (marked) => statuses.terminal(marked, 'delivered'),
+    // the forwarder -> statuses: written to a live connection for the first time, `delivered` (DESIGN §3);
+    // -> evidence: delivered, and its content handed over, for messages under evidence.
+    delivered: (marked) => {
+      statuses.terminal(marked, 'delivered');
+      witness.queueEvent({ kind: 'written', entries: marked });
+    },
     // the route -> statuses: `queued` (online nowhere) and `dropped` (a full queue, a reused id).
     status: (sender, params, keep) => statuses.send(sender, params, keep),
     // the forwarder -> statuses: a connection below the message's assurance level; its delivery fails.
     handoverRefused: (id, failed) =>
       void failHandover({ queue: stores.queue, statuses, evidence: registered.evidence, logger }, id, failed),
+    // the route -> evidence: a message under evidence that a recipient's queue did not take.
+    droppedUnderEvidence: (sender, messageId, recipient, reason) =>
+      witness.dropped(sender, messageId, recipient, reason),
+    // the sweeper -> evidence: messages under evidence that expired (undelivered, or unacknowledged).
+    expired: (removed) => witness.queueEvent({ kind: 'expired', entries: removed }),
     // the wake-ups -> statuses, sessions: a note from another node.
     noted: (id, note) => {
       const ended = endedSessionOf(note);
@@ -240,7 +270,26 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     logger,
     now,
   });
-  const sweeper = new Sweeper(stores, statuses, timings, logger, now, registered.evidence);
+  // evidence/: the records of what the relay witnesses, their notifications, peers' records.
+  const { witness, fromPeers } = evidenceRoom({
+    store: stores.evidence,
+    config: evidenceConfig,
+    identity,
+    origin: () => origin,
+    queue: stores.queue,
+    forwarder,
+    ttlMs: timings.messageTtlSeconds * 1000,
+    maxQueued: stores.queue.limits.maxQueued,
+    metrics,
+    refusals,
+    logger,
+    now,
+  });
+  // The consignment steps of registered delivery are recorded as evidence too.
+  const registered: ResolvedRegistered = evidenceConfig.enabled
+    ? { ...configuredRegistered, evidence: evidenceHooksOf(witness, configuredRegistered.evidence) }
+    : configuredRegistered;
+  const sweeper = new Sweeper(stores, statuses, events, timings, logger, now, registered.evidence);
 
   // federation/
   const federation =
@@ -265,6 +314,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
           logger,
           now,
           ...clusterFederation(stores, coordination, cluster),
+          evidence: { witness, fromPeers },
         });
 
   // routing/: the router reaches recipients at home at a peer through federation (`RemoteHomes`);
@@ -301,7 +351,19 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   // mls/ and sessions/: the deliver hook (with the MLS epoch check), routed sessions, the engine's
   // hooks, the engine, and the relay's methods (MLS groups and key packages among them).
   const inbound =
-    federation === undefined ? undefined : { federation, router, timings, refusals, hop, delegation, registered, now };
+    federation === undefined
+      ? undefined
+      : {
+          federation,
+          router,
+          timings,
+          refusals,
+          hop,
+          delegation,
+          registered,
+          evidence: evidenceConfig.enabled ? witness : undefined,
+          now,
+        };
   const deliver: DeliverDeps = {
     router,
     registered,
@@ -311,6 +373,13 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     limits,
     timings,
     refusals,
+    evidence: evidenceConfig.enabled
+      ? {
+          witness,
+          keyResolver: evidenceConfig.keyResolver,
+          signatureChains: evidenceConfig.signatureChains,
+        }
+      : undefined,
     now,
   };
   const { routes, clusterLinks } = relayRoutes({
@@ -330,7 +399,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       const { message_ids } = coreMethods.validateParams('wmp.message.ack', params) as ParamsOf<'wmp.message.ack'>;
       const removed = await stores.queue.ack(identity, message_ids);
       ops.event('message.acked', { count: removed.length });
-      statuses.terminal(removed, 'delivered');
+      acknowledged({ statuses, evidence: witness }, removed);
     },
     refusals,
     metrics,
@@ -362,6 +431,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     presence,
     forwarder,
     statuses,
+    evidence: witness,
     groups: stores.groups,
     limiters,
     refusals,
@@ -389,6 +459,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
         status_notifications: true,
       },
       ...(resolvers ? { resolve: { supported_types: Object.keys(resolvers) } } : {}),
+      ...(evidenceConfig.enabled ? { evidence: evidenceCapability(evidenceConfig, () => origin) } : {}),
     },
     // Delivering to others is the relay's service: `relay` need not be negotiated for it (docs/wmp-profile.md).
     grantedCapabilities: ['relay'],
@@ -452,6 +523,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     keyPackages: stores.keyPackages,
     keyPackageBudget: coordination.keyPackageBudgets({ perTarget: limits.keyPackageFetchesPerTarget, now }),
     federation,
+    acks: { statuses, evidence: witness, queue: stores.queue },
     limits,
     timings,
     limiters,
@@ -490,6 +562,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     erds,
     recipientMetadata,
     scheduler,
+    evidenceConfig,
+    evidence: witness,
     start() {
       void sessionCache?.start();
       sweeper.start();

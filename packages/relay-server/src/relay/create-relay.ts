@@ -91,6 +91,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
     erds: core.erds,
     recipientMetadata: core.recipientMetadata,
     maxQueued: core.stores.queue.limits.maxQueued,
+    sourceOf: (c) => core.sourceOf(requestAddress(c, trustedProxies)),
     closing: () => closing,
   });
 

@@ -11,7 +11,7 @@ export function openStores(input: RelayConfig, limits: RelayStoreLimits): RelayS
   if (typeof input.store === 'function') return input.store(limits);
   if (input.store === undefined) return new MemoryRelayStores(limits);
   const asked = input.limits ?? {};
-  const { queue, sessions } = input.store;
+  const { queue, sessions, evidence } = input.store;
   const differs = (wanted: number | undefined, own: number) => wanted !== undefined && wanted !== own;
   if (
     differs(asked.maxQueued, queue.limits.maxQueued) ||
@@ -20,7 +20,8 @@ export function openStores(input: RelayConfig, limits: RelayStoreLimits): RelayS
     differs(asked.maxQueueBytesPerSender, queue.limits.maxBytesPerSender) ||
     differs(asked.maxTotalQueueBytes, queue.limits.maxTotalBytes) ||
     differs(asked.maxSessions, sessions.limits.maxSessions) ||
-    differs(asked.maxPendingSessions, sessions.limits.maxPendingSessions)
+    differs(asked.maxPendingSessions, sessions.limits.maxPendingSessions) ||
+    differs(asked.maxEvidenceRecords, evidence.limits.maxRecords)
   ) {
     throw new RangeError('limits differ from the caps of the given store (pass a store factory instead)');
   }

@@ -110,8 +110,8 @@ describe('logging out on one node of a cluster', { timeout: 60_000 }, () => {
     const hub = new MemoryCoordinationHub();
     const store = new MemoryRelayStores();
     stores.push(store);
-    const { queue, box, sessions, keyPackages, groups } = store;
-    const shared: RelayStores = { queue, box, sessions, keyPackages, groups, close: async () => {} };
+    const { queue, box, sessions, keyPackages, groups, evidence } = store;
+    const shared: RelayStores = { queue, box, sessions, keyPackages, groups, evidence, close: async () => {} };
     const identity = { seed: generateKeypair().exportSeed() };
     const urls: string[] = [];
     for (let i = 0; i < n; i++) {

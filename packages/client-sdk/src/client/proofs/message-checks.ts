@@ -147,12 +147,17 @@ export class MessageChecks {
     }
   }
 
-  async #timestamp(message: JsonRpcNotification, token: unknown): Promise<TimestampCheck> {
+  #timestamp(message: JsonRpcNotification, token: unknown): Promise<TimestampCheck> {
+    return this.timestampOver(token, () => jcsBytes(signedContentOf(message)));
+  }
+
+  /** What an RFC 3161 token over `content` (the JCS bytes it must cover) says, against the TSA anchors. */
+  async timestampOver(token: unknown, content: () => Uint8Array): Promise<TimestampCheck> {
     if (this.#timestampAnchors === undefined) return { time: undefined, valid: false, reason: 'no_anchors' };
     try {
       this.#tokens ??= timestampVerifierOf(this.#timestampAnchors);
       const verifier = await this.#tokens;
-      const verified = await verifier.verify(String(token), jcsBytes(signedContentOf(message)), Date.now());
+      const verified = await verifier.verify(String(token), content(), Date.now());
       return { time: new Date(verified.genTime), valid: true, tsa: verified.tsa };
     } catch (e) {
       if (!(e instanceof WmpError)) return { time: undefined, valid: false, reason: 'token_imprint' };

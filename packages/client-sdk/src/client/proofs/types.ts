@@ -89,3 +89,30 @@ export interface MessageProofs {
   readonly relayChain: RelayChainCheck | undefined;
   readonly timestamp: TimestampCheck | undefined;
 }
+
+/**
+ * An evidence record (wmp-tables §9) as the client got it, in a `wmp.evidence.notify` or read
+ * from the repository with `evidence()`: its main fields, what its checks found, and the record,
+ * JWS and token themselves (what to keep as proof: `verifyEvidence(record, signedEvidence)`).
+ */
+export interface ReceivedEvidence {
+  /** `evidence_id`. */
+  readonly id: string | undefined;
+  /** `event_type`: `submission_accepted`, `delivery_confirmed`, `retrieval_confirmed`, ... */
+  readonly eventType: string | undefined;
+  /** The message it is about (`original_message_id`), its sender and the recipient it names. */
+  readonly messageId: string | undefined;
+  readonly sender: string | undefined;
+  readonly recipient: string | undefined;
+  /** `evidence_issuer.id`: the relay that witnessed the event and signed the record. */
+  readonly issuer: string | undefined;
+  /** `event_time` (RFC 3339). */
+  readonly time: string | undefined;
+  /** The JWS over JCS(record), checked against `issuer`; `reason` is the -31010 `data.reason`. */
+  readonly signature: { readonly valid: boolean; readonly reason?: string };
+  /** Its RFC 3161 token over JCS(record), against the client's TSA anchors; undefined when it has none. */
+  readonly timestamp: TimestampCheck | undefined;
+  readonly record: Readonly<Record<string, unknown>>;
+  readonly signedEvidence: string | undefined;
+  readonly timestampToken: string | undefined;
+}

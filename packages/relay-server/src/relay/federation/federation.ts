@@ -1,9 +1,11 @@
-import type { Keypair } from '@wmp/jcs-signing';
-import { RateLimitedError, rfc3339 } from '@wmp/jsonrpc-envelope';
+import { type Keypair, signOwnEntry } from '@wmp/jcs-signing';
+import { EvidenceRequiredError, RateLimitedError, rfc3339 } from '@wmp/jsonrpc-envelope';
 import type { OhanCard } from '@wmp/ohan-seal';
 import { TokenBuckets } from '../../coordination/memory/token-buckets.js';
 import type { AppendResult, PartitionedQueueCaps, QueueStore } from '../../storage/contracts/queue-store.js';
 import { RelayQueueFullError } from '../../storage/errors.js';
+import type { EvidenceWitness } from '../evidence/evidence-witness.js';
+import type { PeerEvidence } from '../evidence/peer-evidence.js';
 import type { Presence } from '../presence/presence.js';
 import { outboxEntryId } from '../routing/outbox-entry.js';
 import type { OutboxEntry, RemoteHomes } from '../routing/remote-homes.js';
@@ -59,6 +61,11 @@ export interface FederationDeps {
   readonly onlineElsewhere: (identity: string) => Promise<boolean>;
   /** Frames of routed sessions a peer sends over our link go to the routed sessions. */
   readonly events: Pick<RelayEvents, 'routedOverLink'>;
+  /** What happens to messages under evidence at peers (forwarded, refused) is recorded; peers' records come back. */
+  readonly evidence: {
+    readonly witness: Pick<EvidenceWitness, 'forwarded' | 'dropped'>;
+    readonly fromPeers: Pick<PeerEvidence, 'take'>;
+  };
 }
 
 /** Most peer relays a relay keeps a link and an outbox pump for (DESIGN §7: bound the totals). */
@@ -212,14 +219,20 @@ export class Federation implements RemoteHomes {
 
   /**
    * The ERDS check before anything is stored (core §7.5.1.1): -31005 with `data.unsupported` when
-   * the peer's well-known `erds` does not list what the message asks. A peer whose document cannot
-   * be read now is checked again when the entry is sent.
+   * the peer's well-known `erds` does not list what the message asks; -31009
+   * (`next_relay_without_evidence`) when the message is under evidence and the peer offers none
+   * (nothing would witness its delivery). A peer whose document cannot be read now is checked
+   * again when the entry is sent.
    */
-  async checkErds(origin: string, params: Record<string, unknown>): Promise<void> {
-    if (!hasErdsRequests(params)) return;
+  async checkErds(origin: string, params: Record<string, unknown>, underEvidence: boolean): Promise<void> {
+    if (!hasErdsRequests(params) && !underEvidence) return;
     const link = this.#peer(origin).link;
     const doc = link.document ?? (await link.refreshDocument());
     if (doc === undefined) return;
+    if (underEvidence && !doc.evidence) {
+      this.metrics.refusedOut(origin, 'evidence');
+      throw new EvidenceRequiredError({ reason: 'next_relay_without_evidence' });
+    }
     const unsupported = erdsUnsupported(params, doc.erds);
     if (unsupported.length > 0) {
       this.metrics.refusedOut(origin, 'erds');
@@ -231,17 +244,20 @@ export class Federation implements RemoteHomes {
    * Appends `message` for `recipient` to the outbox of the peer at `origin`, durably, as the
    * request the peer gets: the content and `wmp` untouched but for the session (the peer's own,
    * unless the message belongs to a session routed through the peer), `forward_to` (which of `to`
-   * this peer delivers) and the expiry.
+   * this peer delivers), the expiry, and our relay_chain entry signed (a peer verifies every
+   * entry: core §5.7 gives a hop's signature its value here).
    */
-  append(origin: string, recipient: string, message: RoutedMessage, entry: OutboxEntry): Promise<AppendResult> {
+  async append(origin: string, recipient: string, message: RoutedMessage, entry: OutboxEntry): Promise<AppendResult> {
     const { session_id: _own, ...wmp } = message.params.wmp;
     const session = entry.session === undefined ? {} : { session_id: entry.session };
+    const identity = this.#deps.identity;
+    const chain = await signOwnEntry(message, { relayId: identity.did, signer: identity });
     const forwarded = {
       jsonrpc: '2.0',
       method: message.method,
       params: {
         ...message.params,
-        wmp: { ...wmp, ...session, forward_to: [recipient], expires_at: rfc3339(entry.expiresAt) },
+        wmp: { ...wmp, ...session, relay_chain: chain, forward_to: [recipient], expires_at: rfc3339(entry.expiresAt) },
       },
     };
     const pump = this.#peer(origin).pump;
@@ -255,6 +271,7 @@ export class Federation implements RemoteHomes {
           sender: entry.sender,
           body: JSON.stringify(forwarded),
           notify: entry.notify,
+          evidence: entry.evidence,
         },
         { expiresAt: entry.expiresAt, part: recipient, caps: this.#deps.outbox },
       )
@@ -416,6 +433,11 @@ export class Federation implements RemoteHomes {
       reconnectMaxMs: timings.reconnectMaxMs,
       requestTimeoutMs: timings.forwardTimeoutMs,
       onstatus: (params) => this.#statuses.fromPeer(origin, params),
+      onevidence: async (params): Promise<boolean> => {
+        const relayId = link.document?.relayId;
+        if (relayId === undefined) return false;
+        return (await deps.evidence.fromPeers.take(relayId, params)) === 'stored';
+      },
       onup: () => {
         deps.ops.event('peer.link_up', { peer_relay: link.relayId });
         pump.kick();
@@ -438,9 +460,18 @@ export class Federation implements RemoteHomes {
       maxInFlight: timings.maxInFlightPerPeer,
       leaseRetryMs: timings.leaseRetryMs,
       ...(lease ? { lease: (pass: () => Promise<void>) => lease(`outbox:${origin}`, pass) } : {}),
-      onforwarded: (n) => this.metrics.forwarded(origin, n),
+      onforwarded: (forwarded) => {
+        this.metrics.forwarded(origin, forwarded.length);
+        const underEvidence = forwarded.filter((f) => f.entry.evidence);
+        if (underEvidence.length === 0) return;
+        deps.evidence.witness.forwarded(
+          underEvidence.map((f) => ({ messageId: f.messageId, sender: f.entry.sender, recipient: f.recipient })),
+          { origin, relayId: link.document?.relayId },
+        );
+      },
       onrefused: (r) => {
         this.metrics.refusedOut(origin, String(r.code));
+        if (r.entry.evidence) deps.evidence.witness.dropped(r.entry.sender, r.messageId, r.recipient, 'peer_refused');
         // The sender hears why: `peer_refused`, with the peer's code and `data.reason` (sender_homed_here, ...).
         const data = statusDetailOf(r.code, r.data);
         deps.statuses.send(
@@ -455,9 +486,11 @@ export class Federation implements RemoteHomes {
           r.entry.notify,
         );
       },
-      check: (params) => {
+      check: (params, entry) => {
         const doc = link.document;
-        if (doc === undefined || !hasErdsRequests(params)) return undefined;
+        if (doc === undefined) return undefined;
+        if (entry.evidence && !doc.evidence) return -31009;
+        if (!hasErdsRequests(params)) return undefined;
         return erdsUnsupported(params, doc.erds).length > 0 ? -31005 : undefined;
       },
     });

@@ -1,7 +1,15 @@
-import { type RelayHop, relayChainWith, verifyMessage, verifyRelayChain, WMP_SKEW_SECONDS } from '@wmp/jcs-signing';
+import {
+  chainUnderEvidence,
+  type RelayHop,
+  relayChainWith,
+  verifyMessage,
+  verifyRelayChain,
+  WMP_SKEW_SECONDS,
+} from '@wmp/jcs-signing';
 import {
   CapabilityNotSupportedError,
   DelegationInvalidError,
+  EvidenceRequiredError,
   InvalidParamsError,
   InvalidRequestError,
   type JsonRpcNotification,
@@ -12,8 +20,9 @@ import {
   WmpError,
 } from '@wmp/jsonrpc-envelope';
 import type { Connection, DelegationVerifier, SessionRecord } from '@wmp/session';
+import { type EvidenceWitness, settleRefused } from '../evidence/evidence-witness.js';
 import { isReservedKey } from '../routing/held-keys.js';
-import { type Router, routedResult } from '../routing/route.js';
+import { type Router, registeredHop, routedResult } from '../routing/route.js';
 import type { RoutedMessage } from '../routing/routed-message.js';
 import { lifetimeOf, scheduledAt } from '../support/lifetime.js';
 import type { RelayTimings } from '../support/limits.js';
@@ -33,6 +42,8 @@ export interface InboundDeps {
   readonly refusals: RefusalLog;
   /** This relay as a hop of relay_chain. */
   hop(): RelayHop;
+  /** Messages a peer forwards under evidence: recorded here, or refused (-31009) when evidence is off. */
+  readonly evidence: Pick<EvidenceWitness, 'open'> | undefined;
   now(): number;
 }
 
@@ -150,6 +161,10 @@ async function accept(s: InboundDeps, params: Record<string, unknown>, on: Forwa
   // Who the peer speaks for: the sender, or the delegate that sent for it (whose delegation must hold here too).
   const submitter = await delegateOf(s, wmp, sender);
   await bindPeerSender(s, message, peerId, origin, submitter);
+  const underEvidence = chainUnderEvidence(wmp.relay_chain);
+  if (underEvidence && s.evidence === undefined) {
+    throw new EvidenceRequiredError({ reason: 'evidence_unavailable' });
+  }
   const recipients = recipientsOf(params, wmp);
   const stranger = route === undefined ? undefined : recipients.find((r) => r !== route.recipient);
   if (stranger !== undefined) throw new ParticipantNotFoundError({ participant: stranger });
@@ -166,21 +181,33 @@ async function accept(s: InboundDeps, params: Record<string, unknown>, on: Forwa
     method: 'wmp.message.deliver',
     params: { ...params, wmp: routedWmp },
   };
-  routedWmp.relay_chain = await relayChainWith(routed, s.hop());
+  routedWmp.relay_chain = await relayChainWith(routed, underEvidence ? registeredHop(s.hop()) : s.hop());
   federation.learnReturnRoute(submitter, peerId);
   federation.metrics.accepted++;
-  const outcome = await s.router.routeToRecipients({
-    sender: submitter,
-    notify: true,
-    connection: on.connection,
-    messageId,
-    expiresAt,
-    group: route?.id,
-    messages: new Map(recipients.map((r) => [r, routed as RoutedMessage])),
-    isRequest: true,
-    charge: (bytes) => federation.chargePeer(peerId, bytes),
-  });
-  if (outcome.accepted === 0 && outcome.full) throw outcome.full;
+  // Under evidence: the case opens before anything is stored (its records go back to the peer).
+  const opened = underEvidence
+    ? await s.evidence?.open({ message: routed, messageId, sender, recipients, expiresAt }, { peer: peerId })
+    : undefined;
+  let outcome: Awaited<ReturnType<typeof s.router.routeToRecipients>>;
+  try {
+    outcome = await s.router.routeToRecipients({
+      sender: submitter,
+      notify: true,
+      connection: on.connection,
+      messageId,
+      expiresAt,
+      group: route?.id,
+      messages: new Map(recipients.map((r) => [r, routed as RoutedMessage])),
+      isRequest: true,
+      charge: (bytes) => federation.chargePeer(peerId, bytes),
+      evidence: underEvidence,
+    });
+    if (outcome.accepted === 0 && outcome.full) throw outcome.full;
+  } catch (e) {
+    await settleRefused(opened, e);
+    throw e;
+  }
+  await opened?.accepted();
   return routedResult(on.session, messageId);
 }
 

@@ -25,6 +25,13 @@ export interface ForwardRefusal {
   readonly data?: unknown;
 }
 
+/** An outbox entry the peer took. */
+export interface ForwardedEntry {
+  readonly entry: QueuedMessage;
+  readonly recipient: string;
+  readonly messageId: string;
+}
+
 export interface OutboxPumpOptions {
   readonly queue: QueueStore;
   readonly link: PeerLink;
@@ -33,10 +40,10 @@ export interface OutboxPumpOptions {
   readonly maxInFlight: number;
   /** The peer refused an entry for good: its sender hears `dropped`, and the entry goes. */
   readonly onrefused: (refusal: ForwardRefusal) => void;
-  /** An entry is on the peer's disk (its JSON-RPC result came). */
-  readonly onforwarded: (count: number) => void;
-  /** Before an entry goes: refuses it (returns an error code) when the peer cannot take it (ERDS). */
-  readonly check?: (params: Record<string, unknown>) => number | undefined;
+  /** Entries are on the peer's disk (their JSON-RPC results came). */
+  readonly onforwarded: (forwarded: readonly ForwardedEntry[]) => void;
+  /** Before an entry goes: refuses it (returns an error code) when the peer cannot take it (ERDS, evidence). */
+  readonly check?: (params: Record<string, unknown>, entry: QueuedMessage) => number | undefined;
   /**
    * Runs a pass while this node holds the outbox's lease (stores several nodes share: one node of
    * a cluster sends a peer's outbox at a time); `ran: false` when another node holds it.
@@ -233,7 +240,7 @@ export class OutboxPump {
       entries.map(async (entry) => {
         const { recipient, messageId } = parseOutboxEntryId(entry.id);
         const params = (JSON.parse(entry.body) as { params: Record<string, unknown> }).params;
-        const refused = this.#o.check?.(params);
+        const refused = this.#o.check?.(params, entry);
         if (refused !== undefined) return { entry, recipient, messageId, code: refused };
         try {
           await this.#o.link.forward(params);
@@ -257,8 +264,8 @@ export class OutboxPump {
         this.key,
         done.map((o) => o.entry.id),
       );
-      const forwarded = done.filter((o) => o.code === 0).length;
-      if (forwarded > 0) this.#o.onforwarded(forwarded);
+      const forwarded = done.filter((o) => o.code === 0);
+      if (forwarded.length > 0) this.#o.onforwarded(forwarded);
       for (const o of done) if (o.code !== 0) this.#o.onrefused(o);
     }
     return done.length === outcomes.length;

@@ -1,5 +1,11 @@
 import type { Keypair } from '@wmp/jcs-signing';
-import { type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, toWmpError } from '@wmp/jsonrpc-envelope';
+import {
+  EVIDENCE_EVENT_TYPES,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  toWmpError,
+} from '@wmp/jsonrpc-envelope';
 import { ConnectionClosedError, type ForwardedAnswer, Peer, WmpSession } from '@wmp/session';
 import { ReconnectPolicy } from '@wmp/transports';
 import { type BoundedFetchOptions, fetchJsonObject } from './bounded-fetch.js';
@@ -11,6 +17,8 @@ export interface PeerDocument {
   readonly endpoints: PeerEndpoints;
   /** Its `erds` object (core §7.5.1.1), when it publishes one. */
   readonly erds: Record<string, unknown> | undefined;
+  /** It offers the `evidence` capability (its document's `capabilities.evidence`): it records what it witnesses. */
+  readonly evidence: boolean;
 }
 
 /**
@@ -30,11 +38,17 @@ export function peerDocumentOf(
   const websocket = text(endpoints.websocket);
   const https = text(endpoints.https) ?? text(doc.relay);
   const erds = doc.erds;
+  const capabilities = doc.capabilities;
+  const evidence =
+    capabilities !== null && typeof capabilities === 'object'
+      ? (capabilities as Record<string, unknown>).evidence
+      : undefined;
   return {
     relayId: doc.relay_id,
     endpoints: { ...(websocket ? { websocket } : {}), ...(https ? { https } : {}) },
     erds:
       erds !== null && typeof erds === 'object' && !Array.isArray(erds) ? (erds as Record<string, unknown>) : undefined,
+    evidence: evidence !== null && typeof evidence === 'object',
   };
 }
 
@@ -49,6 +63,11 @@ export interface PeerLinkOptions {
   readonly requestTimeoutMs: number;
   /** A `wmp.message.status` the peer sent about a message this relay forwarded. */
   readonly onstatus: (params: Record<string, unknown>) => void | Promise<void>;
+  /**
+   * A `wmp.evidence.notify` the peer sent about a message this relay forwarded; resolves whether
+   * it was kept (the peer is told `stored`) or not (`rejected`).
+   */
+  readonly onevidence: (params: Record<string, unknown>) => Promise<boolean>;
   /** The link is up (again): what waits for it may go. */
   readonly onup: () => void;
   /** The link went down. */
@@ -60,11 +79,15 @@ export interface PeerLinkOptions {
   readonly onrouted: (message: JsonRpcRequest | JsonRpcNotification) => Promise<unknown>;
 }
 
-/** Capabilities a relay offers a peer: messaging, relaying, offline statuses, and that it is a relay. */
+/**
+ * Capabilities a relay offers a peer: messaging, relaying, offline statuses, that it is a relay,
+ * and evidence of every event type (the records of messages it forwarded under evidence come back).
+ */
 const PEER_CAPABILITIES = {
   messaging: {},
   relay: { peer: true },
   offline: { status_notifications: true },
+  evidence: { event_types: [...EVIDENCE_EVENT_TYPES] },
 };
 
 /**
@@ -201,6 +224,10 @@ export class PeerLink {
       session.on('status', (params) => {
         statuses = statuses.then(() => this.#status(session, params as Record<string, unknown>));
       });
+      session.on('notification', ({ method, params }) => {
+        if (method !== 'wmp.evidence.notify') return;
+        statuses = statuses.then(() => this.#evidence(session, params));
+      });
       const registered = (await session.request('wmp.relay.register', {})) as { ttl?: number };
       if (this.#stopped) {
         await peer.close();
@@ -285,6 +312,23 @@ export class PeerLink {
       )
       .catch(() => undefined);
     return true;
+  }
+
+  /** Hands a peer's evidence on, then acknowledges it (kept or not: else it comes again until it expires). */
+  async #evidence(session: WmpSession, params: Record<string, unknown>): Promise<void> {
+    let kept = false;
+    try {
+      kept = await this.#options.onevidence(params);
+    } catch {
+      // Logged by the handler; a record that cannot be kept is acknowledged as rejected.
+    }
+    const id = (params.wmp as { message_id?: unknown } | undefined)?.message_id;
+    const evidenceId = (params.evidence as { evidence_id?: unknown } | undefined)?.evidence_id;
+    const ids = [...new Set([id, evidenceId].filter((x): x is string => typeof x === 'string'))];
+    if (ids.length === 0 || !session.capabilities.evidence) return;
+    await session
+      .notify('wmp.evidence.ack', { evidence_ids: ids, status: kept ? 'stored' : 'rejected' })
+      .catch(() => undefined);
   }
 
   #lost(session: WmpSession): void {

@@ -2,10 +2,12 @@ import type { Keypair } from '@wmp/jcs-signing';
 import { OHAN_API_PATH } from '@wmp/ohan-seal';
 import type { WmpServer } from '@wmp/session';
 import type { SourceReadRate } from '@wmp/transports';
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import { Hono as HonoApp } from 'hono';
 import type { Coordination } from '../../coordination/contracts/coordination.js';
 import type { RelayStores } from '../../storage/contracts/relay-stores.js';
+import type { ResolvedEvidenceConfig } from '../evidence/evidence-config.js';
+import { evidenceCapability } from '../evidence/evidence-policy.js';
 import type { Federation } from '../federation/federation.js';
 import { renderFederationMetrics } from '../federation/federation-metrics.js';
 import type { Presence } from '../presence/presence.js';
@@ -14,6 +16,7 @@ import type { ResolvedConfig } from '../support/limits.js';
 import type { Logger } from '../support/logger.js';
 import type { RelayMetrics } from '../support/metrics.js';
 import type { RefusalLog } from '../support/refusals.js';
+import { createEvidenceApp, EVIDENCE_PATH } from './evidence-api.js';
 import { wellKnownConfiguration } from './well-known.js';
 
 /** A hono sub-app (or a factory of one) served under `/ohan/v1`: the OHAN box API. */
@@ -27,7 +30,8 @@ export interface RelayAppCore {
   readonly config: ResolvedConfig;
   readonly server: Pick<WmpServer, 'acceptedSchemes' | 'connectionCounts'>;
   readonly stores: RelayStores;
-  readonly coordination: Pick<Coordination, 'health' | 'nodeId'>;
+  readonly coordination: Pick<Coordination, 'health' | 'nodeId' | 'nonces' | 'rateLimiter'>;
+  readonly evidenceConfig: ResolvedEvidenceConfig;
   readonly federation: Pick<Federation, 'peersDown' | 'peerGauges' | 'metrics'> | undefined;
   readonly presence: Pick<Presence, 'size'>;
   /** A cluster node's session cache, for its gauges. */
@@ -51,9 +55,14 @@ export interface RelayAppInput {
   readonly erds?: Readonly<Record<string, unknown>> | undefined;
   readonly recipientMetadata?: Readonly<Record<string, unknown>> | undefined;
   readonly maxQueued: number;
+  /** The client address a request is limited by (the evidence repository's per-source rate). */
+  readonly sourceOf: (c: Context) => string | undefined;
   /** Whether the relay is shutting down (health answers 503 then). */
   closing(): boolean;
 }
+
+/** Reads of the evidence repository per signing key, and per source (they are signed and cheap). */
+const EVIDENCE_RATE = { perSecond: 5, burst: 30 } as const;
 
 const PROMETHEUS = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -83,6 +92,9 @@ export function createRelayApp(input: RelayAppInput): Hono {
         ...(input.privacy ? { privacy: input.privacy } : {}),
         ...(input.erds ? { erds: input.erds } : {}),
         ...(input.recipientMetadata ? { recipientMetadata: input.recipientMetadata } : {}),
+        ...(core.evidenceConfig.enabled
+          ? { evidence: evidenceCapability(core.evidenceConfig, () => core.origin) }
+          : {}),
       }),
       200,
       { 'Cache-Control': 'public, max-age=300' },
@@ -154,6 +166,25 @@ export function createRelayApp(input: RelayAppInput): Hono {
     const federation = core.federation ? await renderFederationMetrics(core.federation) : '';
     return c.body(text + federation, 200, { 'Content-Type': PROMETHEUS });
   });
+
+  // The evidence repository (wmp-tables §9), served to the parties of each message.
+  app.route(
+    EVIDENCE_PATH,
+    createEvidenceApp({
+      store: core.stores.evidence,
+      origin: () => core.origin,
+      nonces: core.coordination.nonces,
+      perKey: core.coordination.rateLimiter('evidence', { ...EVIDENCE_RATE, maxKeys: 100_000 }),
+      perSource: core.coordination.rateLimiter('evidence-by-source', {
+        perSecond: EVIDENCE_RATE.perSecond * 4,
+        burst: EVIDENCE_RATE.burst * 4,
+        maxKeys: 100_000,
+      }),
+      sourceOf: input.sourceOf,
+      logger: core.logger,
+      now: Date.now,
+    }),
+  );
 
   if (input.box) {
     const box = typeof input.box === 'function' ? input.box(core.stores) : input.box;

@@ -17,6 +17,8 @@ export interface WellKnownInput {
   readonly erds?: Readonly<Record<string, unknown>>;
   /** What the relay asks of messages to recipients here (core §7.5.1.2). */
   readonly recipientMetadata?: Readonly<Record<string, unknown>>;
+  /** The `evidence` capability, when the relay offers it (wmp-tables §4): peers read it before they forward under evidence. */
+  readonly evidence?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -50,9 +52,19 @@ export function wellKnownConfiguration(input: WellKnownInput): Record<string, un
       messaging: { max_size: input.limits.maxMessageBytes },
       relay: { destinations: ['*'] },
       offline: { max_queued: input.maxQueued, ttl: input.timings.messageTtlSeconds, status_notifications: true },
+      ...(input.evidence ? { evidence: { ...input.evidence } } : {}),
     },
     privacy: input.privacy ?? { metadata_retention: 'session_only', content_retention: 'until_delivered' },
-    ...(input.erds ? { erds: input.erds } : {}),
     ...(input.recipientMetadata ? { recipient_metadata: input.recipientMetadata } : {}),
+    ...(input.erds ? { erds: withEvidence(input.erds, input.evidence) } : {}),
   };
+}
+
+/** The operator's `erds` object, naming the evidence repository and its retention when the relay keeps one (§7.5.1.1). */
+function withEvidence(
+  erds: Readonly<Record<string, unknown>>,
+  evidence: Readonly<Record<string, unknown>> | undefined,
+): Readonly<Record<string, unknown>> {
+  if (evidence === undefined) return erds;
+  return { evidence_repository: evidence.repository, evidence_retention: evidence.retention_period, ...erds };
 }

@@ -127,6 +127,7 @@ export class Presence {
       statuses: false,
       assurance: 'low',
       delegate: undefined,
+      evidence: false,
       cursor,
       running: false,
       again: false,
@@ -147,12 +148,16 @@ export class Presence {
     return endpoint;
   }
 
-  /** Registers `endpoint` on a hop session until `until` (a second register moves it). */
-  setHop(endpoint: Endpoint, sessionId: string, until: number, statuses: boolean): void {
+  /**
+   * Registers `endpoint` on a hop session until `until` (a second register moves it); whether that
+   * session takes statuses and evidence notifications.
+   */
+  setHop(endpoint: Endpoint, sessionId: string, until: number, statuses: boolean, evidence = false): void {
     if (endpoint.hopSession !== undefined) this.#unhop(endpoint);
     endpoint.hopSession = sessionId;
     endpoint.registeredUntil = until;
     endpoint.statuses = statuses;
+    endpoint.evidence = evidence;
     let set = this.#byHopSession.get(sessionId);
     if (!set) {
       set = new Set();
@@ -175,6 +180,7 @@ export class Presence {
     endpoint.hopSession = undefined;
     endpoint.registeredUntil = 0;
     endpoint.statuses = false;
+    endpoint.evidence = false;
   }
 
   /**

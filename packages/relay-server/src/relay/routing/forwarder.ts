@@ -7,7 +7,7 @@ import type { RelayMetrics } from '../support/metrics.js';
 import type { OpsLog } from '../support/ops-events.js';
 import type { RelayEvents } from '../support/relay-events.js';
 import { consignmentEvent } from './handover.js';
-import { type RoutedMessage, STATUS_METHOD } from './routed-message.js';
+import { EVIDENCE_METHOD, type RoutedMessage, STATUS_METHOD } from './routed-message.js';
 
 const DELIVER_METHOD = 'wmp.message.deliver';
 
@@ -197,7 +197,8 @@ export class Forwarder {
    * on its group session when the connection is bound to it as the recipient, else (a listed
    * participant who never joined, DESIGN §3) on the session the recipient registered on this
    * connection, still naming its group session; a hop message on that registered session, while
-   * it holds; a kept status there too, when that session takes statuses. While a join replays the
+   * it holds; a kept status there too, when that session takes statuses, and an evidence
+   * notification when it negotiated evidence. While a join replays the
    * queue, only the joined groups' messages go out of the part read before.
    */
   #target(endpoint: Endpoint, message: RoutedMessage, seq?: number): Target | undefined {
@@ -215,6 +216,7 @@ export class Forwarder {
     if (!this.#assured(endpoint, message)) return undefined;
     if (group !== undefined) return { session: hop, params: message.params };
     if (message.method === STATUS_METHOD && !endpoint.statuses) return undefined;
+    if (message.method === EVIDENCE_METHOD && !endpoint.evidence) return undefined;
     return { session: hop, params: { ...message.params, wmp: { ...message.params.wmp, session_id: hop } } };
   }
 
@@ -243,7 +245,8 @@ export class Forwarder {
       // A connection that went away keeps the message in the queue: it is replayed on resume.
       return;
     }
-    if (message.method === STATUS_METHOD) return;
+    // A kept status or evidence notification is no message: it has no `delivered` of its own.
+    if (message.method === STATUS_METHOD || message.method === EVIDENCE_METHOD) return;
     this.#markWritten(endpoint.identity, seq);
     this.#ops.event('message.delivered', { on: target.session === endpoint.hopSession ? 'hop' : 'session' });
   }

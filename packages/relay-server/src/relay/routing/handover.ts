@@ -22,6 +22,8 @@ export interface HandoverEntry {
   readonly expiresAt: number;
   readonly body: string;
   readonly bytes: number;
+  /** Under evidence: what happens to it is recorded (kept with it while it is held). */
+  readonly evidence?: boolean;
 }
 
 export interface HandoverDeps {
@@ -70,7 +72,13 @@ export async function handOver(
   scheduled = true,
 ): Promise<Handover> {
   const now = s.now();
-  const queued = { id: entry.id, sender: entry.sender, body: entry.body, notify: entry.notify };
+  const queued = {
+    id: entry.id,
+    sender: entry.sender,
+    body: entry.body,
+    notify: entry.notify,
+    evidence: entry.evidence === true,
+  };
   const dueAt = scheduled ? dueAtOf(message.params, now) : undefined;
   if (dueAt !== undefined) {
     const key = scheduledKey(recipient);

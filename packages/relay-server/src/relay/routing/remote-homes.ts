@@ -6,6 +6,8 @@ export interface OutboxEntry {
   readonly id: string;
   readonly sender: string;
   readonly notify: boolean;
+  /** The message is under evidence (its forward and its refusal are recorded). */
+  readonly evidence: boolean;
   readonly expiresAt: number;
   /** A session routed through the peer and us that the message belongs to: the peer gets it naming that session. */
   readonly session?: string;
@@ -22,8 +24,11 @@ export interface RemoteHomes {
    * is charged to `sender`.
    */
   remoteHomeOf(recipient: string, sender?: string): Promise<string | undefined>;
-  /** -31005 when the peer at `origin` does not support the message's ERDS requests (before anything is stored). */
-  checkErds(origin: string, params: Record<string, unknown>): Promise<void>;
+  /**
+   * -31005 when the peer at `origin` does not support the message's ERDS requests, and -31009
+   * when the message is under evidence and the peer offers none (before anything is stored).
+   */
+  checkErds(origin: string, params: Record<string, unknown>, underEvidence: boolean): Promise<void>;
   /** Appends `message` for `recipient` to the outbox of the peer at `origin`, durably. */
   append(origin: string, recipient: string, message: RoutedMessage, entry: OutboxEntry): Promise<AppendResult>;
   /** Entries were committed to the outbox of `origin`: send them. */

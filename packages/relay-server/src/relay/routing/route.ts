@@ -33,14 +33,17 @@ export interface RouterDeps {
   readonly connections: GroupConnections;
   /** Recipients at home at a peer relay, when federation is on. */
   readonly remote: RemoteHomes | undefined;
-  /** The statuses a route gives rise to (`queued`, `dropped`) go to the status notifier. */
-  readonly events: Pick<RelayEvents, 'status'>;
+  /** The statuses a route gives rise to (`queued`, `dropped`) go to the status notifier; a drop under evidence to evidence. */
+  readonly events: Pick<RelayEvents, 'status' | 'droppedUnderEvidence'>;
   readonly limiters: Pick<RelayLimiters, 'chargeRouted'>;
   readonly refusals: RefusalLog;
   readonly metrics: RelayMetrics;
   readonly ops: OpsLog;
   readonly logger: Logger;
-  /** This relay as a hop of relay_chain (its URL is known once it listens). */
+  /**
+   * This relay as a hop of relay_chain (its URL is known once it listens), signed or not by the
+   * relay's `relayChainSignatures` setting; a message under evidence is signed whatever it says.
+   */
   hop(): RelayHop;
   /** How a message reaches a recipient here: at once, when due, or once it consents. */
   readonly handover: HandoverDeps;
@@ -73,6 +76,8 @@ export interface RouteInput {
    * keeps naming the session).
    */
   readonly homes?: ReadonlyMap<string, string>;
+  /** The message is under evidence: queued so, and what happens to it is recorded. */
+  readonly evidence?: boolean;
 }
 
 export interface RouteOutcome {
@@ -114,9 +119,11 @@ export class Router {
   /**
    * The message as the relay forwards and stores it: the sender's content untouched, `wmp` with
    * the authenticated sender, the relay's message id, the group session (hop messages carry none:
-   * each recipient gets it on its own session), any `extra` metadata and this relay's signed
-   * relay_chain entry. A `relay_chain` a client sent is dropped: a client is no relay, and entries
-   * nobody verified must not reach recipients as if a relay had vouched for them.
+   * each recipient gets it on its own session), any `extra` metadata and this relay's relay_chain
+   * entry: signed and marked `registered` under evidence (core §5.7), otherwise signed as the
+   * relay's setting says (an entry left unsigned is signed before the message leaves for a peer).
+   * A `relay_chain` a client sent is dropped: a client is no relay, and entries nobody verified
+   * must not reach recipients as if a relay had vouched for them.
    */
   async routedMessage(
     method: string,
@@ -125,6 +132,7 @@ export class Router {
     messageId: string,
     group: string | undefined,
     extra: Record<string, unknown> = {},
+    underEvidence = false,
   ): Promise<RoutedMessage> {
     const s = this.#deps;
     const { wmp = {}, ...content } = params as { wmp?: Record<string, unknown> };
@@ -139,7 +147,7 @@ export class Router {
     };
     const message: JsonRpcNotification = { jsonrpc: '2.0', method, params: { ...content, wmp: routedWmp } };
     // The message is ours (built just above): the signed chain goes in place, without a copy.
-    routedWmp.relay_chain = await relayChainWith(message, s.hop());
+    routedWmp.relay_chain = await relayChainWith(message, underEvidence ? registeredHop(s.hop()) : s.hop());
     return message as RoutedMessage;
   }
 
@@ -172,8 +180,11 @@ export class Router {
     if (input.charge) await input.charge(fanout);
     else await s.limiters.chargeRouted(sender, input.connection, fanout, s.refusals);
     // Recipients at home at another relay go to that peer's outbox (DESIGN §3 federation).
+    const evidence = input.evidence === true;
     const remote =
-      s.remote === undefined ? undefined : await remoteRecipients(s.remote, input.messages, sender, input.homes);
+      s.remote === undefined
+        ? undefined
+        : await remoteRecipients(s.remote, input.messages, sender, input.homes, evidence);
     // What the recipients here are served: refused before anything is stored (core §3.5).
     const checked = new Set<RoutedMessage>();
     for (const [recipient, message] of input.messages) {
@@ -185,7 +196,14 @@ export class Router {
       [...input.messages].map(([recipient, message]) => {
         const peer = remote?.get(recipient);
         const routed = group !== undefined && peer !== undefined && input.homes?.get(recipient) === peer;
-        const entry = { id: messageId, sender, notify: input.notify, expiresAt, ...(routed ? { session: group } : {}) };
+        const entry = {
+          id: messageId,
+          sender,
+          notify: input.notify,
+          evidence,
+          expiresAt,
+          ...(routed ? { session: group } : {}),
+        };
         const body = bodies.get(message)!;
         // With the UTF-8 length counted above: else the queue walks the whole text again.
         const handed: Promise<Handover> =
@@ -217,12 +235,14 @@ export class Router {
     for (const o of outcomes) {
       if ('full' in o) {
         // The request form with no recipient accepted answers -31014 instead (one answer, no status).
-        if (!input.isRequest || accepted > 0)
+        if (!input.isRequest || accepted > 0) {
           s.events.status(
             sender,
             { message_id: messageId, status: 'dropped', recipient: o.recipient, reason: o.full.reason },
             input.notify,
           );
+          if (evidence) s.events.droppedUnderEvidence(sender, messageId, o.recipient, o.full.reason);
+        }
         continue;
       }
       const peer = remote?.get(o.recipient);
@@ -334,19 +354,21 @@ function sameContent(body: string, message: RoutedMessage): boolean {
 
 /**
  * The recipients at home at another relay, with that relay's origin, after the ERDS check of
- * each (-31005 before anything is stored).
+ * each (-31005, or -31009 for a message under evidence to a peer without it, before anything is
+ * stored).
  */
 async function remoteRecipients(
   homes: RemoteHomes,
   messages: ReadonlyMap<string, RoutedMessage>,
   sender: string,
   known: ReadonlyMap<string, string> | undefined,
+  underEvidence: boolean,
 ): Promise<Map<string, string> | undefined> {
   let remote: Map<string, string> | undefined;
   for (const [recipient, message] of messages) {
     const origin = known?.get(recipient) ?? (await homes.remoteHomeOf(recipient, sender));
     if (origin === undefined) continue;
-    await homes.checkErds(origin, message.params);
+    await homes.checkErds(origin, message.params, underEvidence);
     remote ??= new Map();
     remote.set(recipient, origin);
   }
@@ -360,4 +382,9 @@ export function routedResult(
   status: RoutedStatus = 'queued',
 ): Record<string, unknown> {
   return { wmp: metaFor(session.id, session.version), message_id: messageId, status };
+}
+
+/** A hop under evidence (core §5.7): signed, whatever the setting, and of the `registered` service class. */
+export function registeredHop(hop: RelayHop): RelayHop {
+  return { ...hop, sign: true, serviceClass: 'registered' };
 }

@@ -87,6 +87,7 @@ export class DueScheduler {
       expiresAt: held.expiresAt,
       body: held.body,
       bytes: held.bytes,
+      evidence: held.evidence,
     };
     try {
       const { offer } = await handOver(s.handover, recipient, message, entry, false);

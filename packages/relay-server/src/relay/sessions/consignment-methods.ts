@@ -101,7 +101,7 @@ export function acceptHandler(s: ConsignmentDeps): RequestHandler<WmpContext> {
     const { held } = c;
     const appended = await s.queue.append(
       c.recipient,
-      { id: held.id, sender: held.sender, body: held.body, notify: held.notify },
+      { id: held.id, sender: held.sender, body: held.body, notify: held.notify, evidence: held.evidence },
       { expiresAt: held.expiresAt, bytes: held.bytes },
     );
     if (appended.status === 'queued') void s.forwarder.offerRouted(c.recipient, appended.seq, c.message);

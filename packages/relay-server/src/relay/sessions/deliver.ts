@@ -9,6 +9,8 @@ import {
 } from '@wmp/jsonrpc-envelope';
 import { newMessageId, type SessionRecord, type WmpContext } from '@wmp/session';
 import type { MlsGroupStore } from '../../storage/contracts/mls-group-store.js';
+import { wantsEvidence } from '../evidence/evidence-policy.js';
+import { type EvidenceWitness, settleRefused } from '../evidence/evidence-witness.js';
 import { acceptForwarded, type InboundDeps } from '../federation/inbound.js';
 import { checkEncryptedDeliver } from '../mls/encrypted-deliver.js';
 import type { Presence } from '../presence/presence.js';
@@ -19,6 +21,7 @@ import { scheduledAt } from '../support/lifetime.js';
 import type { RelayLimits, RelayTimings } from '../support/limits.js';
 import type { RefusalLog } from '../support/refusals.js';
 import type { ResolvedRegistered } from '../support/registered.js';
+import { checkEvidenceSignature, type EvidenceSignatureOptions, refusalReason } from './evidence-submission.js';
 import { expiryOf } from './expiry.js';
 import { senderMessageId } from './message-ids.js';
 import { type Party, peerOriginOf, peerRelayOf } from './routed/route-record.js';
@@ -36,8 +39,13 @@ export interface DeliverDeps {
   readonly limits: Pick<RelayLimits, 'maxFanoutBytes' | 'maxMessageBytes'>;
   readonly timings: RelayTimings;
   readonly refusals: RefusalLog;
+  /** The evidence profile, when the relay offers it: what a session under evidence submits is recorded. */
+  readonly evidence: (EvidenceSignatureOptions & { readonly witness: EvidenceSubmissions }) | undefined;
   now(): number;
 }
+
+/** What a deliver under evidence asks of the evidence room. */
+export type EvidenceSubmissions = Pick<EvidenceWitness, 'checkRoom' | 'open' | 'refused'>;
 
 /**
  * `wmp.message.deliver` at the relay (DESIGN §3): the recipients' durable queues first, then
@@ -59,25 +67,60 @@ export function deliverHook(s: DeliverDeps) {
       if (s.inbound === undefined) throw new NotAuthorizedError({ reason: 'sender is not the authenticated identity' });
       return acceptForwarded(s.inbound, request, { peerId: sender, connection: ctx.connection, session });
     }
-    const recipients = recipientsOf(params, session, sender);
-    const group = isGroupSession(session) ? session.id : undefined;
-    if (group !== undefined && params.wmp.encrypted === true) {
-      checkEncryptedDeliver(params, await s.groups.get(group));
+    const evidence = s.evidence !== undefined && wantsEvidence(session);
+    const attempt: Attempt = { opened: false };
+    try {
+      const recipients = recipientsOf(params, session, sender);
+      const group = isGroupSession(session) ? session.id : undefined;
+      if (group !== undefined && params.wmp.encrypted === true) {
+        checkEncryptedDeliver(params, await s.groups.get(group));
+      }
+      if (group === undefined) checkRecipients(params.to ?? []);
+      if (evidence) await checkEvidenceSignature(s.evidence!, request, sender);
+      return await routeDeliver(
+        s,
+        {
+          params,
+          request,
+          session,
+          sender,
+          author: author ?? sender,
+          recipients,
+          group,
+          notify: wantsStatuses(session),
+          isRequest: ctx.requestId !== undefined,
+          ctx,
+          evidence,
+        },
+        attempt,
+      );
+    } catch (e) {
+      // Refused before its case opened: a record of its own (the case records later refusals).
+      if (evidence && !attempt.opened) await refusedSubmission(s, session, sender, request, e);
+      throw e;
     }
-    if (group === undefined) checkRecipients(params.to ?? []);
-    return routeDeliver(s, {
-      params,
-      request,
-      session,
-      sender,
-      author: author ?? sender,
-      recipients,
-      group,
-      notify: wantsStatuses(session),
-      isRequest: ctx.requestId !== undefined,
-      ctx,
-    });
   };
+}
+
+/** How far one deliver got: its case opened (a refusal after that is recorded in the case). */
+interface Attempt {
+  opened: boolean;
+}
+
+/** `submission_rejected` for a deliver of a session under evidence refused before it was stored. */
+async function refusedSubmission(
+  s: DeliverDeps,
+  session: SessionRecord,
+  sender: string,
+  request: Record<string, unknown>,
+  e: unknown,
+): Promise<void> {
+  const reason = refusalReason(e);
+  if (reason === undefined) return;
+  const wmp = (request.wmp ?? {}) as Record<string, unknown>;
+  const named = [wmp.message_id, wmp.client_message_id].find((id) => typeof id === 'string' && id.length <= 256);
+  const message = { jsonrpc: '2.0' as const, method: 'wmp.message.deliver', params: request };
+  await s.evidence?.witness.refused(session, sender, message, (named as string | undefined) ?? newMessageId(), reason);
 }
 
 interface DeliverInput {
@@ -99,6 +142,8 @@ interface DeliverInput {
   readonly ctx: WmpContext;
   /** Recipients known to be at home at a peer relay, by that relay's origin (a routed session's other party). */
   readonly homes?: ReadonlyMap<string, string>;
+  /** The session negotiated evidence: the message is recorded (its case opens before it is stored). */
+  readonly evidence: boolean;
 }
 
 /**
@@ -106,29 +151,55 @@ interface DeliverInput {
  * sender's own: its statuses name it; a request's result gives ours), the fan-out bound, the
  * routed message, the durable append, and the request-form answer.
  */
-async function routeDeliver(s: DeliverDeps, input: DeliverInput): Promise<unknown> {
-  const { params, request, session, sender, recipients, group, isRequest } = input;
+async function routeDeliver(
+  s: DeliverDeps,
+  input: DeliverInput,
+  attempt: Attempt = { opened: false },
+): Promise<unknown> {
+  const { params, request, session, sender, recipients, group, isRequest, evidence } = input;
   const now = s.now();
   const dueAt = scheduledAt(params.wmp, s.registered.scheduledDelivery, s.timings, now);
   const expiresAt = expiryOf(params.wmp.expires_at, session, s.timings, now, dueAt);
   const chosen = isRequest ? undefined : senderMessageId(params.wmp);
   const messageId = chosen ?? newMessageId();
   refuseLargeFanout(s, request, recipients.length);
-  const message = await s.router.routedMessage('wmp.message.deliver', request, input.author, messageId, group);
-  const outcome = await s.router.routeToRecipients({
-    sender,
-    connection: input.ctx.connection,
-    notify: input.notify,
+  if (evidence) await s.evidence?.witness.checkRoom();
+  const message = await s.router.routedMessage(
+    'wmp.message.deliver',
+    request,
+    input.author,
     messageId,
-    expiresAt,
     group,
-    messages: new Map(recipients.map((r) => [r, message])),
-    isRequest,
-    senderChoseId: chosen !== undefined,
-    ...(input.homes === undefined ? {} : { homes: input.homes }),
-  });
+    {},
+    evidence,
+  );
+  // Under evidence the case opens before anything is stored: no delivery can come before it.
+  const opened = evidence
+    ? await s.evidence?.witness.open({ message, messageId, sender: input.author, recipients, expiresAt }, { session })
+    : undefined;
+  attempt.opened = evidence;
+  let outcome: Awaited<ReturnType<DeliverDeps['router']['routeToRecipients']>>;
+  try {
+    outcome = await s.router.routeToRecipients({
+      sender,
+      connection: input.ctx.connection,
+      notify: input.notify,
+      messageId,
+      expiresAt,
+      group,
+      messages: new Map(recipients.map((r) => [r, message])),
+      isRequest,
+      senderChoseId: chosen !== undefined,
+      evidence,
+      ...(input.homes === undefined ? {} : { homes: input.homes }),
+    });
+    if (isRequest && outcome.accepted === 0 && outcome.full) throw outcome.full;
+  } catch (e) {
+    await settleRefused(opened, e);
+    throw e;
+  }
+  await opened?.accepted();
   if (!isRequest) return undefined;
-  if (outcome.accepted === 0 && outcome.full) throw outcome.full;
   return routedResult(session, messageId, await routedStatus(outcome));
 }
 
@@ -161,6 +232,8 @@ export async function deliverOnRoute(
       route: { id: session.id, recipient: to.id },
     });
   }
+  const evidence = s.evidence !== undefined && wantsEvidence(session);
+  if (evidence) await checkEvidenceSignature(s.evidence!, raw, from.id);
   const home = to.via === undefined ? undefined : peerOriginOf(to.via);
   return routeDeliver(s, {
     params,
@@ -174,6 +247,7 @@ export async function deliverOnRoute(
     isRequest: 'id' in request,
     ctx,
     ...(home === undefined ? {} : { homes: new Map([[to.id, home]]) }),
+    evidence,
   });
 }
 

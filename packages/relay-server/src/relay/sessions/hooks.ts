@@ -1,7 +1,8 @@
 import { ErrorCode, type WmpError } from '@wmp/jsonrpc-envelope';
 import { type Connection, newMessageId, type ServerHooks, type SessionRecord, schemeOf } from '@wmp/session';
 import type { MlsGroupStore } from '../../storage/contracts/mls-group-store.js';
-import type { QueueStore } from '../../storage/contracts/queue-store.js';
+import type { QueueRemoval, QueueStore } from '../../storage/contracts/queue-store.js';
+import type { EvidenceWitness } from '../evidence/evidence-witness.js';
 import type { Presence } from '../presence/presence.js';
 import type { Forwarder } from '../routing/forwarder.js';
 import { isGroupSession } from '../routing/recipients.js';
@@ -25,6 +26,8 @@ export interface HookDeps {
   readonly presence: Pick<Presence, 'ensure' | 'setHop' | 'connectionClosed' | 'dropSession'>;
   readonly forwarder: Pick<Forwarder, 'pump' | 'rewind'>;
   readonly statuses: Pick<StatusNotifier, 'terminal'>;
+  /** Acknowledged messages under evidence: their retrieval is recorded. */
+  readonly evidence: Pick<EvidenceWitness, 'queueEvent'>;
   readonly groups: Pick<MlsGroupStore, 'delete'>;
   readonly limiters: Pick<RelayLimiters, 'chargeRequests'>;
   readonly refusals: RefusalLog;
@@ -37,6 +40,12 @@ export interface HookDeps {
   /** Auth type -> assurance level, for the connections routes are restored to. */
   readonly assurance: Readonly<Record<string, AssuranceLevel>>;
   now(): number;
+}
+
+/** Messages a recipient acknowledged: `delivered` to their senders (unless sent already), retrieval to evidence. */
+export function acknowledged(s: Pick<HookDeps, 'statuses' | 'evidence'>, removed: readonly QueueRemoval[]): void {
+  s.statuses.terminal(removed, 'delivered');
+  s.evidence.queueEvent({ kind: 'acknowledged', entries: removed });
 }
 
 /** Queue entries one poll returns at most. */
@@ -120,7 +129,7 @@ export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
       for (const recipient of recipientsActedFor(ctx, s.now())) {
         const removed = await s.queue.ack(recipient, params.message_ids);
         s.ops.event('message.acked', { count: removed.length });
-        s.statuses.terminal(removed, 'delivered');
+        acknowledged(s, removed);
       }
     },
 
@@ -135,7 +144,7 @@ export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
     async resume(session, identity, lastReceivedId, connection) {
       if (identity === undefined) return 0;
       if (lastReceivedId !== undefined) {
-        s.statuses.terminal(await s.queue.ackThrough(identity, lastReceivedId), 'delivered');
+        acknowledged(s, await s.queue.ackThrough(identity, lastReceivedId));
       }
       const endpoints = restoreRoutes(s, session, identity, connection, 'relay.resume_unrouted');
       // What it missed: messages never written to any of its connections (the rest it had; they

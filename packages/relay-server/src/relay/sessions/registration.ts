@@ -7,6 +7,7 @@ import {
   UNKNOWN_SESSION,
   type WmpContext,
 } from '@wmp/session';
+import { wantsEvidence } from '../evidence/evidence-policy.js';
 import type { Presence } from '../presence/presence.js';
 import type { Forwarder } from '../routing/forwarder.js';
 import { wantsStatuses } from '../statuses/statuses.js';
@@ -56,7 +57,7 @@ export function routeEndpoint(
   acting: string,
   until: number,
 ): void {
-  s.presence.setHop(endpoint, session.id, until, wantsStatuses(session));
+  s.presence.setHop(endpoint, session.id, until, wantsStatuses(session), wantsEvidence(session));
   endpoint.assurance = assuranceOf(session, acting, s.assurance);
   endpoint.delegate = acting === endpoint.identity ? undefined : acting;
 }

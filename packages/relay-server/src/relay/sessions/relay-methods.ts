@@ -1,4 +1,4 @@
-import { NotAuthorizedError, ohanMethods, type ParamsOf } from '@wmp/jsonrpc-envelope';
+import { coreMethods, NotAuthorizedError, ohanMethods, type ParamsOf } from '@wmp/jsonrpc-envelope';
 import type { RequestHandler, SessionRecord, WmpContext, WmpServer } from '@wmp/session';
 import type { Federation } from '../federation/federation.js';
 import { type KeyPackageDeps, publishKeyPackages, takeKeyPackage } from '../mls/key-packages.js';
@@ -6,6 +6,7 @@ import { type MlsGroupDeps, mlsGroupMethods } from '../mls/mls-groups.js';
 import { type MessageFetchDeps, messageFetchHandler } from '../routing/message-fetch.js';
 import { metaFor } from '../support/session-meta.js';
 import { acceptHandler, type ConsignmentDeps, rejectHandler } from './consignment-methods.js';
+import { acknowledged, type HookDeps } from './hooks.js';
 import { type RegistrationDeps, registerHandler } from './registration.js';
 
 /** What the relay's methods use, together: each handler takes its own part. */
@@ -16,6 +17,8 @@ export type RelayMethodsDeps = RegistrationDeps &
   KeyPackageDeps & {
     /** Where the relay would route to an identity (`ohan.relay.resolve`), when federation is on. */
     readonly federation: Pick<Federation, 'resolve'> | undefined;
+    /** What an acknowledgement tells (`wmp.evidence.ack` removes notifications as `wmp.message.ack` does). */
+    readonly acks: Pick<HookDeps, 'statuses' | 'evidence' | 'queue'>;
   };
 
 function identityOf(ctx: WmpContext): string {
@@ -30,7 +33,21 @@ export function relayMethods(s: RelayMethodsDeps): Record<string, RequestHandler
     'wmp.message.fetch': messageFetchHandler(s),
     'wmp.message.accept': acceptHandler(s),
     'wmp.message.reject': rejectHandler(s),
+    'wmp.evidence.ack': evidenceAckHandler(s),
     ...mlsGroupMethods(s),
+  };
+}
+
+/**
+ * `wmp.evidence.ack` (wmp-tables §9): the sender (or a peer relay) took the notifications named
+ * by `evidence_ids` (their queue ids), whatever its `status` says of them: they leave its queue,
+ * as `wmp.message.ack` would remove them. The records stay in the repository.
+ */
+function evidenceAckHandler(s: RelayMethodsDeps): RequestHandler<WmpContext> {
+  return async (raw, ctx) => {
+    const { evidence_ids } = coreMethods.validateParams('wmp.evidence.ack', raw) as ParamsOf<'wmp.evidence.ack'>;
+    acknowledged(s.acks, await s.acks.queue.ack(identityOf(ctx), evidence_ids));
+    return undefined;
   };
 }
 

@@ -4,18 +4,21 @@ import { isConsentKey, recipientOfHeldKey } from '../routing/held-keys.js';
 import { noEvidenceHooks, type RegisteredEvidenceHooks } from '../support/evidence-hooks.js';
 import type { RelayTimings } from '../support/limits.js';
 import type { Logger } from '../support/logger.js';
+import type { RelayEvents } from '../support/relay-events.js';
 import type { StatusNotifier } from './statuses.js';
 
 /**
  * Removes expired messages in bounded batches (one short transaction each, at most
- * `sweepBatchesPerRun` per run) and tells each sender `expired`; then expired sessions, the MLS
- * group state of expired sessions and expired key packages, in the same bounded batches. Runs on
+ * `sweepBatchesPerRun` per run) and tells each sender `expired` (and evidence, for messages under
+ * it); then expired sessions, the MLS group state of expired sessions, expired key packages and
+ * evidence past its retention, in the same bounded batches. Runs on
  * an unref'd interval, never two runs at once, so it neither keeps a process alive nor piles up;
  * on stores several nodes share, under their sweep lock (one node sweeps a run).
  */
 export class Sweeper {
   readonly #stores: RelayStores;
   readonly #statuses: Pick<StatusNotifier, 'terminal'>;
+  readonly #events: Pick<RelayEvents, 'expired'>;
   readonly #timings: RelayTimings;
   readonly #logger: Logger;
   readonly #now: () => number;
@@ -27,6 +30,7 @@ export class Sweeper {
   constructor(
     stores: RelayStores,
     statuses: Pick<StatusNotifier, 'terminal'>,
+    events: Pick<RelayEvents, 'expired'>,
     timings: RelayTimings,
     logger: Logger,
     now: () => number,
@@ -35,6 +39,7 @@ export class Sweeper {
     this.#evidence = evidence;
     this.#stores = stores;
     this.#statuses = statuses;
+    this.#events = events;
     this.#timings = timings;
     this.#logger = logger;
     this.#now = now;
@@ -95,10 +100,14 @@ export class Sweeper {
       const removed = await queue.sweepExpired(this.#now(), sweepBatch);
       this.#statuses.terminal(removed, 'expired');
       this.#consentsExpired(removed);
+      this.#events.expired(removed);
       if (removed.length < batch) break;
     }
     await sessions.sweep(this.#now());
-    for (const sweep of [groups.sweepExpired.bind(groups), keyPackages.sweepExpired.bind(keyPackages)]) {
+    // Evidence past its retention (records) and cases no message can add to any more.
+    const { evidence } = this.#stores;
+    const sweeps = [groups, keyPackages, evidence].map((s) => s.sweepExpired.bind(s));
+    for (const sweep of sweeps) {
       for (let i = 0; i < sweepBatchesPerRun; i++) if ((await sweep(this.#now(), batch)) < batch) break;
     }
   }

@@ -22,6 +22,8 @@ export interface Endpoint {
   assurance: AssuranceLevel;
   /** The delegate that registered here for `identity` (core §3.3, recipient side), if one did. */
   delegate: string | undefined;
+  /** Whether that session negotiated `evidence` (`wmp.evidence.notify` goes there). */
+  evidence: boolean;
   /** The last queue seq handed to this connection (or skipped as not for it). */
   cursor: number;
   /** A pump is reading the queue for this endpoint; `again` asks it for one more pass. */

@@ -104,6 +104,8 @@ export interface RelayLimits {
   readonly sessionCacheEntries: number;
   /** Characters (as JSON) of those copies, all together. */
   readonly sessionCacheChars: number;
+  /** Evidence records the repository holds (wmp-tables §9); past it a message under evidence is refused (-31009). */
+  readonly maxEvidenceRecords: number;
 }
 
 /** Retention and timing. */
@@ -195,6 +197,7 @@ export const DEFAULT_RELAY_LIMITS: RelayLimits = Object.freeze({
   routeOfferBurst: 10,
   sessionCacheEntries: 10_000,
   sessionCacheChars: 16 * MiB,
+  maxEvidenceRecords: 10_000_000,
 });
 
 export const DEFAULT_RELAY_TIMINGS: RelayTimings = Object.freeze({

@@ -41,6 +41,14 @@ export class RelayMetrics {
   routedFrames = 0;
   readonly statuses = new Map<string, number>();
   readonly errors = new Map<number, number>();
+  /** Evidence records made here, by event type. */
+  readonly evidence = new Map<string, number>();
+  /** Evidence records that went without a timestamp token: the TSA failed. */
+  tsaFailures = 0;
+
+  evidenceRecord(eventType: string): void {
+    this.evidence.set(eventType, (this.evidence.get(eventType) ?? 0) + 1);
+  }
 
   status(status: string): void {
     this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
@@ -107,6 +115,15 @@ export class RelayMetrics {
       'JSON-RPC error answers by code.',
       [...this.errors].map(([c, n]) => [`{code="${c}"}`, n]),
     );
+    metric(
+      'wmp_relay_evidence_records_total',
+      'counter',
+      'Evidence records this node made, by event type.',
+      [...this.evidence].map(([e, n]) => [`{event="${e}"}`, n]),
+    );
+    metric('wmp_relay_evidence_tsa_failures_total', 'counter', 'Evidence records made without a timestamp token.', [
+      ['', this.tsaFailures],
+    ]);
     metric(
       'wmp_relay_refusals_total',
       'counter',

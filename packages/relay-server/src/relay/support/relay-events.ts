@@ -37,8 +37,14 @@ export interface RelayEvents {
   handoverRefused(identity: string, failed: WitnessedEvent): void;
   /** A status a route gave rise to (`queued`, `dropped`): to the sender; kept for it when `keep`. */
   status(sender: string, params: StatusParams, keep: boolean): void;
+  /** A message under evidence could not be queued for `recipient` (`dropped`): its evidence records that. */
+  droppedUnderEvidence(sender: string, messageId: string, recipient: string, reason: string | undefined): void;
   /** Another node passed on `note` for `identity`, which has endpoints here (a status, or a session that ended). */
   noted(identity: string, note: string): void;
+
+  // Raised by the sweeper.
+  /** Messages left the queues unacknowledged at their expiry (`expired` went to their senders): evidence records it. */
+  expired(removed: readonly QueueRemoval[]): void;
 
   // Raised by the status notifier.
   /**

@@ -10,6 +10,7 @@ export interface QueueRecord {
   readonly expiresAt: number;
   readonly bytes: number;
   readonly notify: boolean;
+  readonly evidence: boolean;
   /** The part of a partitioned queue it belongs to (`appendToPart`), else undefined. */
   readonly part?: string;
   /** When it falls due (`AppendOptions.dueAt`), else undefined. */
@@ -34,6 +35,7 @@ export function queueRecord(message: QueueMessageInput, options: AppendOptions):
     expiresAt,
     bytes,
     notify: message.notify === true,
+    evidence: message.evidence === true,
     ...(dueAt === undefined ? {} : { dueAt }),
   };
 }

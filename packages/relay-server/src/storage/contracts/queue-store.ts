@@ -14,6 +14,11 @@ export interface QueueMessageInput {
    * across restarts and nodes. Default false.
    */
   readonly notify?: boolean;
+  /**
+   * Its sender's session negotiated `evidence` (or a peer relay forwarded it under evidence): its
+   * delivery, acknowledgement and expiry give rise to evidence records. Default false.
+   */
+  readonly evidence?: boolean;
 }
 
 export interface AppendOptions {
@@ -69,6 +74,8 @@ export interface QueuedMessage {
   readonly delivered: boolean;
   /** Its sender asked for statuses. */
   readonly notify: boolean;
+  /** It is under evidence. */
+  readonly evidence: boolean;
 }
 
 export interface QueuePage {
@@ -92,6 +99,8 @@ export interface QueueRemoval {
   readonly delivered: boolean;
   /** Its sender asked for statuses: its terminal status is kept for it when it cannot take it live. */
   readonly notify: boolean;
+  /** It is under evidence: what happened to it is recorded. */
+  readonly evidence: boolean;
 }
 
 export interface QueueLimits {

@@ -1,5 +1,6 @@
 import type { SessionStore, SessionStoreLimits } from '@wmp/session';
 import type { BoxStore } from './box-store.js';
+import type { EvidenceLimits, EvidenceStore } from './evidence-store.js';
 import type { KeyPackageStore } from './key-package-store.js';
 import type { MlsGroupStore } from './mls-group-store.js';
 import type { QueueLimits, QueueStore } from './queue-store.js';
@@ -14,6 +15,8 @@ export interface RelayStores {
   readonly keyPackages: KeyPackageStore;
   /** The MLS group state (epoch) of each group session, for commit ordering. */
   readonly groups: MlsGroupStore;
+  /** The evidence repository (wmp-tables §9): signed records of what the relay witnessed, and their open cases. */
+  readonly evidence: EvidenceStore;
   /**
    * What an operator lists (queues and outboxes, box recipients, sessions): every adapter of this
    * package has it; a store written elsewhere may leave it out (the admin commands then say so).
@@ -37,4 +40,5 @@ export interface RelayStores {
 export interface RelayStoreLimits {
   readonly queue: Partial<QueueLimits>;
   readonly sessions: Partial<SessionStoreLimits>;
+  readonly evidence?: Partial<EvidenceLimits>;
 }

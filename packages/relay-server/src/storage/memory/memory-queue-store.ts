@@ -340,10 +340,11 @@ function countersOf(queue: Queue, record: Pick<QueueRecord, 'sender' | 'part'>, 
 }
 
 function removal(row: Row, delivered: boolean): QueueRemoval {
-  return { recipient: row.recipient, seq: row.seq, id: row.id, sender: row.sender, delivered, notify: row.notify };
+  const { recipient, seq, id, sender, notify, evidence } = row;
+  return { recipient, seq, id, sender, delivered, notify, evidence };
 }
 
 function message(row: Row): QueuedMessage {
-  const { recipient, seq, id, sender, body, expiresAt, bytes, delivered, notify } = row;
-  return { recipient, seq, id, sender, body, expiresAt, bytes, delivered, notify };
+  const { recipient, seq, id, sender, body, expiresAt, bytes, delivered, notify, evidence } = row;
+  return { recipient, seq, id, sender, body, expiresAt, bytes, delivered, notify, evidence };
 }

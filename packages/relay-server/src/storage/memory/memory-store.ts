@@ -1,11 +1,13 @@
 import type { SessionStoreLimits } from '@wmp/session';
 import type { BoxLimits } from '../contracts/box-store.js';
+import type { EvidenceLimits } from '../contracts/evidence-store.js';
 import type { KeyPackageLimits } from '../contracts/key-package-store.js';
 import type { QueueLimits } from '../contracts/queue-store.js';
 import type { RelayStores } from '../contracts/relay-stores.js';
 import type { StoreInventory } from '../contracts/store-inventory.js';
 import { ListedMemorySessionStore } from './listed-memory-session-store.js';
 import { MemoryBoxStore } from './memory-box-store.js';
+import { MemoryEvidenceStore } from './memory-evidence-store.js';
 import { MemoryKeyPackageStore } from './memory-key-package-store.js';
 import { MemoryMlsGroupStore } from './memory-mls-group-store.js';
 import { MemoryQueueStore } from './memory-queue-store.js';
@@ -17,6 +19,7 @@ export interface MemoryStoreOptions {
   readonly sessions?: Partial<SessionStoreLimits>;
   readonly keyPackages?: Partial<KeyPackageLimits>;
   readonly maxGroups?: number;
+  readonly evidence?: Partial<EvidenceLimits>;
 }
 
 /**
@@ -30,6 +33,7 @@ export class MemoryRelayStores implements RelayStores {
   readonly sessions: ListedMemorySessionStore;
   readonly keyPackages: MemoryKeyPackageStore;
   readonly groups: MemoryMlsGroupStore;
+  readonly evidence: MemoryEvidenceStore;
   readonly inventory: StoreInventory;
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -38,6 +42,7 @@ export class MemoryRelayStores implements RelayStores {
     this.sessions = new ListedMemorySessionStore(options.sessions);
     this.keyPackages = new MemoryKeyPackageStore(options.keyPackages);
     this.groups = new MemoryMlsGroupStore(options.maxGroups === undefined ? {} : { maxGroups: options.maxGroups });
+    this.evidence = new MemoryEvidenceStore(options.evidence);
     const { queue, box, sessions } = this;
     this.inventory = {
       queues: (after, limit) => queue.inventory(after, limit),
@@ -51,5 +56,6 @@ export class MemoryRelayStores implements RelayStores {
     this.box.close();
     this.keyPackages.close();
     this.groups.close();
+    this.evidence.close();
   }
 }

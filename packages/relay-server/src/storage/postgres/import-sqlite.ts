@@ -21,6 +21,8 @@ interface TableCopy {
   readonly table: string;
   readonly select: string;
   readonly columns: readonly (readonly [name: string, type: string])[];
+  /** What is inserted of the arrays (`c1`, `c2`, ... in column order) when not every column as is. */
+  readonly project?: string;
 }
 
 const text = (name: string) => [name, 'text'] as const;
@@ -52,7 +54,7 @@ const TABLES: readonly TableCopy[] = [
   {
     table: 'wmp_messages',
     select: `SELECT recipient, seq, message_id, sender, expires_at, bytes, delivered = 1, notify = 1, body, part, queued_at,
-                    due_at
+                    evidence = 1, due_at
              FROM wmp_messages ORDER BY rowid`,
     columns: [
       text('recipient'),
@@ -66,6 +68,7 @@ const TABLES: readonly TableCopy[] = [
       text('body'),
       text('part'),
       big('queued_at'),
+      bool('evidence'),
       big('due_at'),
     ],
   },
@@ -141,6 +144,31 @@ const TABLES: readonly TableCopy[] = [
     select: 'SELECT key, ts, body, expires_at FROM ohan_cards',
     columns: [text('key'), big('ts'), text('body'), big('expires_at')],
   },
+  {
+    // `seq` is generated in the order stored; the parties go from JSON text to text[].
+    table: 'evidence_records',
+    select: `SELECT id, message_id, sender, session_id, event_type, event_time, issuer, parties, expires_at, bytes, body
+             FROM evidence_records ORDER BY seq`,
+    columns: [
+      text('id'),
+      text('message_id'),
+      text('sender'),
+      text('session_id'),
+      text('event_type'),
+      big('event_time'),
+      text('issuer'),
+      text('parties'),
+      big('expires_at'),
+      big('bytes'),
+      text('body'),
+    ],
+    project: 'c1, c2, c3, c4, c5, c6, c7, ARRAY(SELECT json_array_elements_text(c8::json)), c9, c10, c11',
+  },
+  {
+    table: 'evidence_cases',
+    select: 'SELECT message_id, sender, expires_at, record FROM evidence_cases',
+    columns: [text('message_id'), text('sender'), big('expires_at'), text('record')],
+  },
 ];
 
 interface TotalsRow {
@@ -159,6 +187,7 @@ const TOTALS_SQL: Readonly<Record<string, (row: TotalsRow) => readonly [string, 
   pending_sessions: wmpTotal,
   mls_key_packages: wmpTotal,
   mls_groups: wmpTotal,
+  evidence: wmpTotal,
   ohan_box: (row) => ['UPDATE ohan_box_totals SET count = $1, bytes = $2 WHERE id = 1', [row.count, row.bytes]],
   ohan_cards: (row) => ['UPDATE ohan_card_totals SET count = $1 WHERE id = 1', [row.count]],
 };
@@ -214,7 +243,8 @@ export async function importSqliteDatabase(
 async function copyTable(source: SqliteSource, client: pg.PoolClient, copy: TableCopy): Promise<number> {
   const names = copy.columns.map(([name]) => name).join(', ');
   const arrays = copy.columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ');
-  const insert = `INSERT INTO ${copy.table} (${names}) SELECT * FROM unnest(${arrays})`;
+  const aliases = copy.columns.map((_, i) => `c${i + 1}`).join(', ');
+  const insert = `INSERT INTO ${copy.table} (${names}) SELECT ${copy.project ?? '*'} FROM unnest(${arrays}) AS u(${aliases})`;
   let n = 0;
   let batch: unknown[][] = copy.columns.map(() => []);
   const flush = async () => {

@@ -13,6 +13,7 @@ export interface MessageRow {
   bytes: number;
   delivered: boolean;
   notify: boolean;
+  evidence: boolean;
 }
 
 export interface RemovedRow {
@@ -23,12 +24,13 @@ export interface RemovedRow {
   bytes: number;
   delivered: boolean;
   notify: boolean;
+  evidence: boolean;
   /** The part of a partitioned queue it was in, or null. */
   part: string | null;
 }
 
-const REMOVED = 'recipient, seq, message_id, sender, bytes, delivered, notify, part';
-const MESSAGE = 'recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify';
+const REMOVED = 'recipient, seq, message_id, sender, bytes, delivered, notify, evidence, part';
+const MESSAGE = 'recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify, evidence';
 
 export const QUEUE_SQL = {
   seqOf: 'SELECT seq FROM wmp_messages WHERE recipient = $1 AND message_id = $2',
@@ -45,9 +47,9 @@ export const QUEUE_SQL = {
   partStats: 'SELECT count, bytes FROM wmp_queue_parts WHERE recipient = $1 AND part = $2',
   existing: `SELECT m.recipient, m.message_id, m.seq FROM wmp_messages AS m
              JOIN unnest($1::text[], $2::text[]) AS u(r, id) ON m.recipient = u.r AND m.message_id = u.id`,
-  insert: `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, notify, body, part, due_at)
+  insert: `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, notify, body, part, evidence, due_at)
            SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
-                                $7::boolean[], $8::text[], $9::text[], $10::bigint[])`,
+                                $7::boolean[], $8::text[], $9::text[], $10::boolean[], $11::bigint[])`,
   byId: `SELECT ${MESSAGE} FROM wmp_messages WHERE recipient = $1 AND message_id = $2`,
   // Rows another node is claiming (or an ack is deleting) are skipped, never waited for.
   claimDue: `UPDATE wmp_messages AS m SET due_at = $1 FROM
@@ -69,7 +71,7 @@ export const QUEUE_SQL = {
                           ON x.recipient = u.r AND x.seq = u.s
                         WHERE NOT x.delivered FOR UPDATE OF x SKIP LOCKED) AS u
                   WHERE m.recipient = u.recipient AND m.seq = u.seq
-                  RETURNING m.recipient, m.seq, m.message_id, m.sender, m.notify`,
+                  RETURNING m.recipient, m.seq, m.message_id, m.sender, m.notify, m.evidence`,
   expiredRecipients: `SELECT DISTINCT recipient FROM
                       (SELECT recipient FROM wmp_messages WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2) AS e`,
   // Rows an ack holds are left to it (the sweep holds queue rows the ack locks at COMMIT).

@@ -63,6 +63,7 @@ function removal(r: RemovedRow): QueueRemoval {
     sender: r.sender,
     delivered: r.delivered,
     notify: r.notify,
+    evidence: r.evidence,
   };
 }
 
@@ -341,6 +342,7 @@ export class PostgresQueueStore implements QueueStore {
       notify: [] as boolean[],
       body: [] as string[],
       part: [] as (string | null)[],
+      evidence: [] as boolean[],
       due: [] as (number | null)[],
     };
     const outcomes: Settled<AppendResult>[] = [];
@@ -389,13 +391,26 @@ export class PostgresQueueStore implements QueueStore {
       more.notify.push(record.notify);
       more.body.push(record.body);
       more.part.push(record.part ?? null);
+      more.evidence.push(record.evidence);
       more.due.push(record.dueAt ?? null);
       outcomes.push({ ok: true, value: { status: 'queued', seq } });
     }
     if (rows.r.length > 0) {
       tx.send(
         SQL.insert,
-        [rows.r, rows.seq, rows.id, rows.sender, more.expires, more.bytes, more.notify, more.body, more.part, more.due],
+        [
+          rows.r,
+          rows.seq,
+          rows.id,
+          rows.sender,
+          more.expires,
+          more.bytes,
+          more.notify,
+          more.body,
+          more.part,
+          more.evidence,
+          more.due,
+        ],
         'wmp_queue_insert',
       );
     }
@@ -437,5 +452,6 @@ function message(row: MessageRow): QueuedMessage {
     bytes: row.bytes,
     delivered: row.delivered,
     notify: row.notify,
+    evidence: row.evidence,
   };
 }

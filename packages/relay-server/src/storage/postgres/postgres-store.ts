@@ -1,10 +1,12 @@
 import type { SessionStoreLimits } from '@wmp/session';
 import type { BoxLimits, BoxStore } from '../contracts/box-store.js';
+import type { EvidenceLimits } from '../contracts/evidence-store.js';
 import type { KeyPackageLimits } from '../contracts/key-package-store.js';
 import type { QueueLimits } from '../contracts/queue-store.js';
 import type { RelayStores } from '../contracts/relay-stores.js';
 import { PostgresBoxStore } from './postgres-box-store.js';
 import { PostgresDatabase, type PostgresDatabaseOptions } from './postgres-database.js';
+import { PostgresEvidenceStore } from './postgres-evidence-store.js';
 import { PostgresInventory } from './postgres-inventory.js';
 import { PostgresKeyPackageStore } from './postgres-key-package-store.js';
 import { PostgresMlsGroupStore } from './postgres-mls-group-store.js';
@@ -30,6 +32,8 @@ export interface PostgresStoreOptions extends PostgresDatabaseOptions {
   readonly sessions?: Partial<SessionStoreLimits>;
   readonly keyPackages?: Partial<KeyPackageLimits>;
   readonly maxGroups?: number;
+  /** Caps of the evidence repository. */
+  readonly evidence?: Partial<EvidenceLimits>;
   /** Limits handed to `boxStore`. */
   readonly box?: Partial<BoxLimits>;
   /** The box adapter; without it the bundle has no `box` and is not yet `RelayStores`. */
@@ -38,7 +42,7 @@ export interface PostgresStoreOptions extends PostgresDatabaseOptions {
 
 /**
  * The relay's stores on PostgreSQL for one node of a cluster (DESIGN §3 "Cluster"): queue,
- * sessions, key packages and MLS group state (and the box, given `boxStore`) on one
+ * sessions, key packages, MLS group state, the evidence repository (and the box, given `boxStore`) on one
  * `PostgresDatabase`: a read pool and one batching writer connection. Open one per process;
  * any number of processes may open the same database.
  */
@@ -48,6 +52,7 @@ export class PostgresStore<B extends BoxStore | undefined = BoxStore | undefined
   readonly sessions: PostgresSessionStore;
   readonly keyPackages: PostgresKeyPackageStore;
   readonly groups: PostgresMlsGroupStore;
+  readonly evidence: PostgresEvidenceStore;
   readonly box: B;
   /** The operator's lists (the box's recipients only once the box's tables are there: given `boxStore`). */
   readonly inventory: PostgresInventory;
@@ -61,6 +66,7 @@ export class PostgresStore<B extends BoxStore | undefined = BoxStore | undefined
       database,
       options.maxGroups === undefined ? {} : { maxGroups: options.maxGroups },
     );
+    this.evidence = new PostgresEvidenceStore(database, options.evidence);
     this.box = options.boxStore?.(database, options.box ?? {}) as B;
     this.inventory = new PostgresInventory(database);
   }

@@ -46,6 +46,7 @@ interface MessageRow {
   bytes: number;
   delivered: number;
   notify: number;
+  evidence: number;
 }
 
 interface RemovedRow {
@@ -56,14 +57,15 @@ interface RemovedRow {
   bytes: number;
   delivered: number;
   notify: number;
+  evidence: number;
   part: string | null;
 }
 
 /** What a read returns of a message. */
-const MESSAGE = 'recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify';
+const MESSAGE = 'recipient, seq, message_id, sender, body, expires_at, bytes, delivered, notify, evidence';
 
 /** What a removal returns: enough for its status, and for the counts it takes out. */
-const REMOVED = 'recipient, seq, message_id, sender, bytes, delivered, notify, part';
+const REMOVED = 'recipient, seq, message_id, sender, bytes, delivered, notify, evidence, part';
 
 function statements(db: BetterSqlite3.Database) {
   return {
@@ -81,8 +83,8 @@ function statements(db: BetterSqlite3.Database) {
     // A retry (same id) is a no-op found by the UNIQUE constraint, not by a SELECT first; a clash
     // on (recipient, seq) is not covered and throws, so a wrong seq can never pass silently.
     insert: db.prepare(
-      `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body, notify, part, queued_at, due_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
+      `INSERT INTO wmp_messages (recipient, seq, message_id, sender, expires_at, bytes, body, notify, evidence, part,
+         queued_at, due_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, message_id) DO NOTHING`,
     ),
     byId: db.prepare<[string, string], MessageRow>(
       `SELECT ${MESSAGE} FROM wmp_messages WHERE recipient = ? AND message_id = ?`,
@@ -247,6 +249,7 @@ export class SqliteQueueStore implements QueueStore {
           sender: r.sender,
           delivered: false,
           notify: r.notify === 1,
+          evidence: r.evidence === 1,
         }))
         .sort((a, b) => a.seq - b.seq),
     );
@@ -324,6 +327,7 @@ export class SqliteQueueStore implements QueueStore {
       record.bytes,
       record.body,
       Number(record.notify),
+      Number(record.evidence),
       record.part ?? null,
       Date.now(),
       record.dueAt ?? null,
@@ -349,6 +353,7 @@ export class SqliteQueueStore implements QueueStore {
       sender: r.sender,
       delivered: r.delivered === 1,
       notify: r.notify === 1,
+      evidence: r.evidence === 1,
     }));
     // RETURNING gives no order guarantee; a sweep's rows are already in expiry order.
     return bySeq ? removals.sort((a, b) => a.seq - b.seq) : removals;
@@ -366,5 +371,6 @@ function message(row: MessageRow): QueuedMessage {
     bytes: row.bytes,
     delivered: row.delivered === 1,
     notify: row.notify === 1,
+    evidence: row.evidence === 1,
   };
 }

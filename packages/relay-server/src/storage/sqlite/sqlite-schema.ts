@@ -108,10 +108,46 @@ ALTER TABLE ohan_events ADD COLUMN stored_at INTEGER NOT NULL DEFAULT 0;
 `;
 
 /**
- * Version 6 is the evidence records' (issue 26, merged from their own branch); it adds nothing on
- * this one, so that version 7 keeps its number when both are in.
+ * Version 6 (the evidence repository, wmp-tables §9): signed records in the order stored (`seq`
+ * never reused: a page cursor never points at a different record), who may read each (the
+ * parties, for the party's reads), the open cases later records are made from, and a queued
+ * message remembers whether it is under evidence (its delivery gives rise to records).
  */
-const EVIDENCE_PLACEHOLDER_SCHEMA = '';
+const EVIDENCE_SCHEMA = `
+INSERT INTO totals (name, count, bytes) VALUES ('evidence', 0, 0);
+CREATE TABLE evidence_records (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  message_id TEXT NOT NULL,
+  sender TEXT NOT NULL,
+  session_id TEXT,
+  event_type TEXT NOT NULL,
+  event_time INTEGER NOT NULL,
+  issuer TEXT NOT NULL,
+  parties TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  body TEXT NOT NULL
+);
+CREATE INDEX evidence_records_message ON evidence_records (message_id);
+CREATE INDEX evidence_records_session ON evidence_records (session_id, event_time);
+CREATE INDEX evidence_records_expiry ON evidence_records (expires_at);
+CREATE TABLE evidence_parties (
+  party TEXT NOT NULL,
+  record INTEGER NOT NULL,
+  PRIMARY KEY (party, record)
+) WITHOUT ROWID;
+CREATE INDEX evidence_parties_record ON evidence_parties (record);
+CREATE TABLE evidence_cases (
+  message_id TEXT NOT NULL,
+  sender TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  record TEXT NOT NULL,
+  PRIMARY KEY (message_id, sender)
+);
+CREATE INDEX evidence_cases_expiry ON evidence_cases (expires_at);
+ALTER TABLE wmp_messages ADD COLUMN evidence INTEGER NOT NULL DEFAULT 0;
+`;
 
 /**
  * Version 7 (scheduled delivery, core §3.2 `deliver_after`): a message may be held until it falls
@@ -129,7 +165,7 @@ export const MIGRATIONS: Readonly<Record<number, string>> = {
   2: HARDENING_SCHEMA,
   3: PARTS_SCHEMA,
   4: ARRIVAL_SCHEMA,
-  5: EVIDENCE_PLACEHOLDER_SCHEMA,
+  5: EVIDENCE_SCHEMA,
   6: DUE_SCHEMA,
 };
 
@@ -220,4 +256,4 @@ CREATE INDEX wmp_sessions_expiry ON wmp_sessions (expires_at);
 
 /** A new file: version 1 and every migration after it, in order (one definition of the schema). */
 export const SCHEMA =
-  SCHEMA_V1 + MLS_SCHEMA + HARDENING_SCHEMA + PARTS_SCHEMA + ARRIVAL_SCHEMA + EVIDENCE_PLACEHOLDER_SCHEMA + DUE_SCHEMA;
+  SCHEMA_V1 + MLS_SCHEMA + HARDENING_SCHEMA + PARTS_SCHEMA + ARRIVAL_SCHEMA + EVIDENCE_SCHEMA + DUE_SCHEMA;

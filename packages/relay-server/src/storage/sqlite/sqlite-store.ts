@@ -2,12 +2,14 @@ import { resolve } from 'node:path';
 import type { SessionStoreLimits } from '@wmp/session';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { BoxLimits } from '../contracts/box-store.js';
+import type { EvidenceLimits } from '../contracts/evidence-store.js';
 import type { KeyPackageLimits } from '../contracts/key-package-store.js';
 import type { QueueLimits } from '../contracts/queue-store.js';
 import type { RelayStores } from '../contracts/relay-stores.js';
 import { StoreClosedError } from '../errors.js';
 import { SqliteBoxStore } from './sqlite-box-store.js';
 import { holdLockFile, openDatabase } from './sqlite-database.js';
+import { SqliteEvidenceStore } from './sqlite-evidence-store.js';
 import { SqliteInventory } from './sqlite-inventory.js';
 import { SqliteKeyPackageStore } from './sqlite-key-package-store.js';
 import { SqliteMlsGroupStore } from './sqlite-mls-group-store.js';
@@ -26,6 +28,8 @@ export interface SqliteStoreOptions {
   readonly sessions?: Partial<SessionStoreLimits>;
   readonly keyPackages?: Partial<KeyPackageLimits>;
   readonly maxGroups?: number;
+  /** Caps of the evidence repository. */
+  readonly evidence?: Partial<EvidenceLimits>;
   /** Operations per transaction, 1..100 (default 100). */
   readonly maxBatch?: number;
   /** SQLite page cache in KiB (default 64 MiB). */
@@ -38,7 +42,8 @@ export interface SqliteStoreOptions {
 }
 
 /**
- * The relay's default storage: queue, box, sessions, key packages and MLS group state in one
+ * The relay's default storage: queue, box, sessions, key packages, MLS group state and the
+ * evidence repository in one
  * SQLite file, written by one `WriteQueue` (group commit, acknowledged once the WAL is fsynced
  * after COMMIT). Open one per
  * file and process.
@@ -49,6 +54,7 @@ export class SqliteStore implements RelayStores {
   readonly sessions: SqliteSessionStore;
   readonly keyPackages: SqliteKeyPackageStore;
   readonly groups: SqliteMlsGroupStore;
+  readonly evidence: SqliteEvidenceStore;
   readonly inventory: SqliteInventory;
   readonly #db: BetterSqlite3.Database;
   readonly #writer: WriteQueue;
@@ -83,6 +89,7 @@ export class SqliteStore implements RelayStores {
       this.#writer,
       options.maxGroups === undefined ? {} : { maxGroups: options.maxGroups },
     );
+    this.evidence = new SqliteEvidenceStore(db, this.#writer, options.evidence);
     this.inventory = new SqliteInventory(db, () => this.#writer.closed);
   }
 

@@ -61,8 +61,18 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
               bytes: Buffer.byteLength(m[0]!.body),
               delivered: false,
               notify: false,
+              evidence: false,
             },
-            { recipient: BOB, seq: 2, ...m[2]!, expiresAt, bytes: 10, delivered: false, notify: false },
+            {
+              recipient: BOB,
+              seq: 2,
+              ...m[2]!,
+              expiresAt,
+              bytes: 10,
+              delivered: false,
+              notify: false,
+              evidence: false,
+            },
           ],
           next: 2,
           more: false,
@@ -191,14 +201,27 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
         expect((await queue.sweepExpired(Number.MAX_SAFE_INTEGER, 10)).map((r) => r.notify)).toEqual([true, false]);
       });
 
+      it('remembers whether a message is under evidence, through every read and removal', async () => {
+        const queue = await open();
+        await queue.append(BOB, msg(), later());
+        await queue.append(BOB, { ...msg(), evidence: true }, later());
+        await queue.append(BOB, { ...msg(), evidence: true, notify: true }, later());
+        const flags = (list: readonly { evidence: boolean }[]) => list.map((m) => m.evidence);
+        expect(flags((await queue.after(BOB, undefined, 10)).messages)).toEqual([false, true, true]);
+        expect(flags(await queue.markDelivered(BOB, [1, 2]))).toEqual([false, true]);
+        const m = (await queue.after(BOB, undefined, 10)).messages;
+        expect(flags(await queue.ack(BOB, [m[1]!.id]))).toEqual([true]);
+        expect(flags(await queue.sweepExpired(Number.MAX_SAFE_INTEGER, 10))).toEqual([false, true]);
+      });
+
       it('marks a message delivered once, keeps it queued, and tells removals whether it was', async () => {
         const queue = await open();
         const m = [msg(), msg(CAROL), msg()];
         for (const x of m) await queue.append(BOB, x, later());
         expect(await queue.undelivered(BOB, Date.now())).toBe(3);
         expect(await queue.markDelivered(BOB, [3, 1, 1])).toEqual([
-          { recipient: BOB, seq: 1, id: m[0]!.id, sender: ALICE, delivered: false, notify: false },
-          { recipient: BOB, seq: 3, id: m[2]!.id, sender: ALICE, delivered: false, notify: false },
+          { recipient: BOB, seq: 1, id: m[0]!.id, sender: ALICE, delivered: false, notify: false, evidence: false },
+          { recipient: BOB, seq: 3, id: m[2]!.id, sender: ALICE, delivered: false, notify: false, evidence: false },
         ]);
         // A second write of the same message (another connection, a resume) marks nothing new.
         expect(await queue.markDelivered(BOB, [1, 3, 99])).toEqual([]);
@@ -233,8 +256,8 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
         expect(await queue.ack(BOB, [carols.id])).toEqual([]);
         expect(await ids(queue, CAROL)).toEqual([carols.id]);
         expect(await queue.ack(BOB, [m[2]!.id, m[1]!.id, m[1]!.id, 'msg-unknown'])).toEqual([
-          { recipient: BOB, seq: 2, id: m[1]!.id, sender: CAROL, delivered: false, notify: false },
-          { recipient: BOB, seq: 3, id: m[2]!.id, sender: ALICE, delivered: false, notify: false },
+          { recipient: BOB, seq: 2, id: m[1]!.id, sender: CAROL, delivered: false, notify: false, evidence: false },
+          { recipient: BOB, seq: 3, id: m[2]!.id, sender: ALICE, delivered: false, notify: false, evidence: false },
         ]);
         expect(await ids(queue, BOB)).toEqual([m[0]!.id]);
         expect(await queue.stats(BOB)).toEqual({ count: 1, bytes: Buffer.byteLength(m[0]!.body) });
@@ -310,11 +333,11 @@ export function queueStoreSuite(name: string, factory: QueueFactory, durable = f
         expect((await queue.after(BOB, undefined, 10, at)).messages.map((m) => m.id)).toEqual(['keep']);
         expect(await queue.after(BOB, undefined, 1, at)).toMatchObject({ next: 3, more: false });
         expect(await queue.sweepExpired(at, 2)).toEqual([
-          { recipient: CAROL, seq: 1, id: 'early', sender: CAROL, delivered: false, notify: false },
-          { recipient: BOB, seq: 2, id: 'middle', sender: ALICE, delivered: false, notify: false },
+          { recipient: CAROL, seq: 1, id: 'early', sender: CAROL, delivered: false, notify: false, evidence: false },
+          { recipient: BOB, seq: 2, id: 'middle', sender: ALICE, delivered: false, notify: false, evidence: false },
         ]);
         expect(await queue.sweepExpired(at, 2)).toEqual([
-          { recipient: BOB, seq: 1, id: 'late', sender: ALICE, delivered: false, notify: false },
+          { recipient: BOB, seq: 1, id: 'late', sender: ALICE, delivered: false, notify: false, evidence: false },
         ]);
         expect(await queue.sweepExpired(at, 2)).toEqual([]);
         expect(await ids(queue, BOB)).toEqual(['keep']);

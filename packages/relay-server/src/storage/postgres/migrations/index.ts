@@ -2,6 +2,7 @@ import { V001_INITIAL } from './v001-initial.js';
 import { V002_OHAN_BOX } from './v002-ohan-box.js';
 import { V003_QUEUE_PARTS } from './v003-queue-parts.js';
 import { V004_ARRIVAL_TIMES } from './v004-arrival-times.js';
+import { V005_EVIDENCE } from './v005-evidence.js';
 import { V006_DUE_TIMES } from './v006-due-times.js';
 
 /**
@@ -21,9 +22,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 2, name: 'ohan box', sql: V002_OHAN_BOX },
   { version: 3, name: 'queue parts', sql: V003_QUEUE_PARTS },
   { version: 4, name: 'arrival times', sql: V004_ARRIVAL_TIMES },
-  // Version 5 is the evidence records' (issue 26, merged from their own branch): empty here, so
-  // that version 6 keeps its number when both are in.
-  { version: 5, name: 'evidence records (placeholder)', sql: '' },
+  { version: 5, name: 'evidence', sql: V005_EVIDENCE },
   { version: 6, name: 'due times', sql: V006_DUE_TIMES },
 ]);
 
