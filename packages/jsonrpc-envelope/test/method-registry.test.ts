@@ -51,6 +51,8 @@ describe('method descriptors', () => {
       'wmp.flow.error': 'flows',
       'wmp.flow.cancel': 'flows',
       'wmp.resolve': 'resolve',
+      'wmp.evidence.notify': 'evidence',
+      'wmp.evidence.ack': 'evidence',
     });
     expect(coreMethods.names((s) => s.content !== undefined).sort()).toEqual(
       [
@@ -74,6 +76,7 @@ describe('method descriptors', () => {
       'wmp.flow.progress',
       'wmp.flow.complete',
       'wmp.flow.error',
+      'wmp.evidence.notify',
     ]);
     expect(coreMethods.names((s) => s.toInitiator === 'group')).toEqual([
       'wmp.mls.group.create',

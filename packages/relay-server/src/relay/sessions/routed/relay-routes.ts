@@ -106,7 +106,8 @@ export function relayRoutes(d: RelayRoutesDeps): {
     hopOf: (connection, id) =>
       presence.get(id, connection)?.hopSession ??
       [...connection.sessions].find(([, binding]) => binding.identity === id)?.[0],
-    offered: (params) => withRelayEntry('wmp.session.create', params, d.hop()),
+    // Signed whatever the setting: a create may go on to a peer relay, which verifies every entry.
+    offered: (params) => withRelayEntry('wmp.session.create', params, { ...d.hop(), sign: true }),
     deliver: d.deliver,
     ack: d.ack,
     refusals: d.refusals,
