@@ -75,7 +75,7 @@ const RECORDED = [
   'retrieval_confirmed',
 ];
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 let tsa: TestTsa;
 let relay: RelayProcess;
@@ -165,19 +165,27 @@ describe('the registered-delivery walk-through of the READMEs', () => {
       expect(accepted.stdout).toContain(`accepted message ${messageId}, signed (your receipt)`);
       const got = await bob.waitForStdout(/: the signed terms \((.*)\)$/m);
       expect(got[1]).toMatch(
-        new RegExp(`^signed by ${escape(shortDid(aliceDid))}, timestamped \\d{4}-\\d\\d-\\d\\dT\\S+Z$`),
+        new RegExp(`^signed by ${literal(shortDid(aliceDid))}, timestamped \\d{4}-\\d\\d-\\d\\dT\\S+Z$`),
       );
 
       // Alice's evidence session gets each record as the relay makes it, and the statuses.
       const relayId = ((await (await fetch(`${relay.url}/health`)).json()) as { relay_id: string }).relay_id;
-      await alice.waitForStdout(/ retrieval_confirmed /);
-      const notified = alice
-        .stdout()
-        .split('\n')
-        .filter((l) => l.startsWith(`evidence ${messageId} `));
-      expect(notified.map((l) => l.split(/\s+/)[3]).sort()).toEqual([...RECORDED].sort());
-      for (const line of notified) expect(line).toContain(`(signature valid by ${shortDid(relayId)}, timestamped)`);
-      expect(alice.stdout()).toContain(`message ${messageId} to ${shortDid(bobDid)}: delivered`);
+      const notified = () =>
+        alice
+          .stdout()
+          .split('\n')
+          .filter((l) => l.startsWith(`evidence ${messageId} `));
+      await expect
+        .poll(
+          () =>
+            notified()
+              .map((l) => l.split(/\s+/)[3])
+              .sort(),
+          { timeout: 15_000 },
+        )
+        .toEqual([...RECORDED].sort());
+      for (const line of notified()) expect(line).toContain(`(signature valid by ${shortDid(relayId)}, timestamped)`);
+      await alice.waitForStdout(new RegExp(`message ${messageId} to ${literal(shortDid(bobDid))}: delivered`));
 
       // Both read the same records from the repository, each signed by the relay and timestamped.
       const printed = [await run(USERS[8]!), await run(USERS[9]!)].map((r) => r.stdout);
