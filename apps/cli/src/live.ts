@@ -7,6 +7,7 @@ import { ReconnectFailedError, ReconnectPolicy, reconnect } from '@wmp/transport
 import type { CommandContext, OptionSpec } from './command.js';
 import { NotFoundError, UnreachableError } from './errors.js';
 import type { Progress } from './progress.js';
+import { ownConnection, type SessionChoice } from './registered-session.js';
 import { tlsOptions } from './tls.js';
 import { tlsCliError } from './tls-errors.js';
 import { isUnreachable, UNREACHABLE_HINT, unreachableCodeOf } from './to-cli-error.js';
@@ -43,14 +44,15 @@ export async function liveRelay(ctx: CommandContext): Promise<string> {
 
 /**
  * Connects the home's identity to `relay`, retrying unreachable relays `retries` times. With
- * `receive`, asks the relay once more for everything not yet acknowledged (see below).
+ * `receive`, asks the relay once more for everything not yet acknowledged (see below); with
+ * `session`, on the session it names (the evidence session) and with its TSA.
  */
 export async function connectLive(
   ctx: CommandContext,
   relay: string,
-  options: { receive?: boolean; prepare?: (client: WmpClient) => Promise<void> } = {},
+  options: { receive?: boolean; prepare?: (client: WmpClient) => Promise<void>; session?: SessionChoice } = {},
 ): Promise<WmpClient> {
-  const client = await dial(ctx, relay);
+  const client = await dial(ctx, relay, options.session ?? {});
   if (options.receive) {
     // The SDK wires a session restored from the store only after its resume succeeded, so what
     // the relay replays right after the resume answer can be missed in a new process. A
@@ -67,7 +69,7 @@ export async function connectLive(
   return client;
 }
 
-async function dial(ctx: CommandContext, relay: string): Promise<WmpClient> {
+async function dial(ctx: CommandContext, relay: string, session: SessionChoice): Promise<WmpClient> {
   const identity = await ctx.home.identity();
   const tls = await tlsOptions(ctx, identity);
   const retries = (ctx.options.retries as number | undefined) ?? 3;
@@ -75,6 +77,7 @@ async function dial(ctx: CommandContext, relay: string): Promise<WmpClient> {
     connect(relay, {
       identity,
       store: ctx.home.store(),
+      ...session,
       tls,
       x509Auth: ctx.tlsFlags.mtls === true ? 'mtls' : 'x5c',
       // A drop later is retried by the SDK: 1 s doubling to 30 s, 10 attempts.
@@ -150,14 +153,18 @@ export function followState(ctx: CommandContext, client: WmpClient, relay: strin
   });
 }
 
-/** Runs `fn` with the REPL's client, or with a new connection that is closed afterwards. */
+/**
+ * Runs `fn` with the REPL's client, or with a new connection that is closed afterwards (always
+ * one of its own for the evidence session or a TSA: the REPL's is the plain session without).
+ */
 export async function withClient<T>(
   ctx: CommandContext,
   fn: (client: WmpClient, relay: string) => Promise<T>,
+  session?: SessionChoice,
 ): Promise<T> {
   const relay = await liveRelay(ctx);
-  if (ctx.live && ctx.live.relay === relay) return fn(ctx.live.client, relay);
-  const client = await connectLive(ctx, relay);
+  if (ctx.live && ctx.live.relay === relay && !ownConnection(session)) return fn(ctx.live.client, relay);
+  const client = await connectLive(ctx, relay, session ? { session } : {});
   try {
     return await fn(client, relay);
   } finally {

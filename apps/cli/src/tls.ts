@@ -14,7 +14,7 @@ const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE
 /** A PEM file larger than this is no certificate file. */
 const MAX_PEM_BYTES = 1024 * 1024;
 
-async function readPem(label: string, file: string): Promise<string> {
+export async function readPem(label: string, file: string): Promise<string> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');

@@ -70,4 +70,56 @@ describe('wmp evidence', () => {
     expect(none.code).toBe(3);
     expect(none.stderr).toContain(`no evidence of message ${messageId} at ${relay.url} names you`);
   }, 120_000);
+
+  it('send --evidence goes on a session of its own under evidence; a plain send stays plain', async () => {
+    const [sender, bob] = await Promise.all([user('sender'), user('bob2')]);
+    const send = async (...args: string[]) =>
+      json(await runWmp(['--home', sender.home, '--json', 'send', bob.did, ...args]));
+    const plainBefore = await send('plain', 'before');
+    const recorded = await send('under', 'evidence', '--evidence');
+    const plainAfter = await send('plain', 'after');
+    const read = (id: string) => runWmp(['--home', sender.home, '--json', 'evidence', id, '--relay', relay.url]);
+    const records = json(await read(recorded.message_id)).records as { event_type: string }[];
+    expect(records.map((r) => r.event_type)).toContain('submission_accepted');
+    for (const plain of [plainBefore, plainAfter]) expect((await read(plain.message_id)).code).toBe(3);
+    // Signed without --sign: the relay takes nothing unsigned under evidence.
+    const got = await runWmp(['--home', bob.home, '--json', 'listen', '--count', '3']);
+    const messages = got.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(messages.find((m) => m.id === recorded.message_id)).toMatchObject({
+      signature: { signer: sender.did, valid: true },
+    });
+  }, 60_000);
+
+  it('send --evidence to a relay without evidence sends nothing (exit 1); --timestamp needs --tsa-anchors', async () => {
+    const plain = await startTestRelay({ evidence: false });
+    try {
+      const [sender, bob] = await Promise.all([user('sender3'), user('bob3')]);
+      const refused = await runWmp(['--home', sender.home, 'send', bob.did, 'x', '--evidence', '--relay', plain.url]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`${plain.url} does not offer evidence: nothing was sent`);
+      expect(await plain.queued(bob.did)).toEqual([]);
+    } finally {
+      await plain.close();
+    }
+    const home = homes.make('tsa-usage');
+    const bare = await runWmp(['--home', home, 'send', alice.did, 'x', '--timestamp', 'http://127.0.0.1:9/tsa']);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain('--timestamp needs --tsa-anchors');
+    const bad = await runWmp([
+      '--home',
+      home,
+      'send',
+      alice.did,
+      'x',
+      '--timestamp',
+      'ftp://tsa',
+      '--tsa-anchors',
+      'x.pem',
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('is not an http(s) URL');
+  }, 60_000);
 });

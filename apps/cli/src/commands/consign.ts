@@ -6,6 +6,7 @@ import type { AssuranceLevel, ConsignmentMode, ConsignmentNotice, ReceivedMessag
 import type { CommandContext, CommandSpec, OptionSpec } from '../command.js';
 import { UsageError } from '../errors.js';
 import { liveRelayOption, retriesOption, withClient } from '../live.js';
+import { timestampOption, tsaAnchorsOption } from '../registered-session.js';
 import { printable, shortDid } from './common.js';
 
 const MODES: readonly ConsignmentMode[] = ['basic', 'consented', 'consented_signed'];
@@ -31,6 +32,12 @@ export const registeredSendOptions: Readonly<Record<string, OptionSpec>> = {
     help: 'low, substantial or high: a recipient who authenticated below it never gets the content',
   },
   subject: { kind: 'text', help: 'a subject the notice of a consented message shows (the content waits)' },
+  evidence: {
+    kind: 'flag',
+    help: "send on the home's evidence session: the relay signs a record of each step (wmp evidence); implies --sign",
+  },
+  timestamp: timestampOption,
+  'tsa-anchors': tsaAnchorsOption,
 };
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], what: string, command: string): T | undefined {
@@ -59,7 +66,9 @@ export function registeredOf(ctx: CommandContext) {
   const recipientAssuranceLevel = oneOf(o.assurance, LEVELS, 'assurance level', command);
   const after = o['deliver-after'] as string | undefined;
   return {
-    ...(o.sign === true ? { sign: true } : {}),
+    // The relay refuses an unsigned message under evidence (-31009 signature_required).
+    ...(o.sign === true || o.evidence === true ? { sign: true } : {}),
+    ...(o.timestamp === undefined ? {} : { timestamp: true }),
     ...(consignmentMode ? { consignmentMode } : {}),
     ...(recipientAssuranceLevel ? { recipientAssuranceLevel } : {}),
     ...(after === undefined ? {} : { deliverAfter: deliverAfterOf(after, Date.now(), command) }),
@@ -74,12 +83,36 @@ export function signatureValue(m: ReceivedMessage) {
   return { signer: s.signer ?? null, valid: s.valid, ...(s.reason ? { reason: s.reason } : {}) };
 }
 
-/** ` (signed by did:key:z6Mk...)`, ` (signature did not hold: reason)`, or nothing. */
+/** What a received message's RFC 3161 token says, for JSON (`undefined`: it carried none). */
+export function timestampValue(m: ReceivedMessage) {
+  const t = m.timestamp;
+  if (t === undefined) return undefined;
+  return { valid: t.valid, time: t.time?.toISOString() ?? null, ...(t.reason ? { reason: t.reason } : {}) };
+}
+
+/**
+ * ` (signed by did:key:z6Mk..., timestamped 2026-...Z)`, ` (signature did not hold: reason)`,
+ * ` (timestamp not verified: no_anchors)`, or nothing when it carried neither.
+ */
 export function signatureText(m: ReceivedMessage): string {
+  const parts: string[] = [];
   const s = m.signature;
-  if (s === undefined) return '';
-  if (s.valid && s.signer) return ` (signed by ${shortDid(s.signer)})`;
-  return ` (signature did not hold: ${printable(s.reason ?? 'unknown')})`;
+  if (s !== undefined) {
+    parts.push(
+      s.valid && s.signer
+        ? `signed by ${shortDid(s.signer)}`
+        : `signature did not hold: ${printable(s.reason ?? 'unknown')}`,
+    );
+  }
+  const t = m.timestamp;
+  if (t !== undefined) {
+    parts.push(
+      t.valid && t.time
+        ? `timestamped ${t.time.toISOString()}`
+        : `timestamp not verified: ${printable(t.reason ?? 'unknown')}`,
+    );
+  }
+  return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
 }
 
 /** The command that accepts a notice, as the listener prints it. */

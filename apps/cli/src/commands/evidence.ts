@@ -5,6 +5,7 @@ import type { ReceivedEvidence } from '@wmp/client-sdk';
 import type { CommandSpec } from '../command.js';
 import { NotFoundError } from '../errors.js';
 import { liveRelayOption, retriesOption, withClient } from '../live.js';
+import { sessionChoice, tsaAnchorsOption } from '../registered-session.js';
 import { printable, shortDid } from './common.js';
 
 /** Pages read at most (100 records each): a message has a few records per recipient. */
@@ -41,43 +42,52 @@ const evidence: CommandSpec = {
     "Reads the relay's evidence repository (GET /evidence, signed with your key): the records of the",
     'message that name you (its sender; a recipient), each signed by the relay that witnessed the',
     'event (submission, forward, delivery, retrieval, ...), checked here. Records exist for messages',
-    "sent on a session under evidence (the SDK's evidence capability). None is exit 3.",
+    "sent on a session under evidence (wmp send --evidence, or the SDK's evidence capability).",
+    "With --tsa-anchors, each record's RFC 3161 token is checked against them (else it shows as",
+    '"token not verified"). None is exit 3.',
   ],
   args: [{ name: 'message-id', kind: 'text', help: 'the relay id of the message (msg-...)' }],
-  options: { relay: liveRelayOption, retries: retriesOption },
+  options: { relay: liveRelayOption, 'tsa-anchors': tsaAnchorsOption, retries: retriesOption },
   examples: [
     'wmp evidence msg-0123456789abcdef0123456789abcdef',
     'wmp --json evidence msg-... --relay https://relay.example',
+    'wmp evidence msg-... --tsa-anchors tsa-roots.pem',
   ],
   async run(ctx) {
     const messageId = (ctx.args['message-id'] as string).trim();
-    await withClient(ctx, async (client, relay) => {
-      const records: ReceivedEvidence[] = [];
-      let continuationToken: string | undefined;
-      for (let page = 0; page < MAX_PAGES; page++) {
-        const read = await client.evidence({
-          messageId,
-          ...(continuationToken === undefined ? {} : { continuationToken }),
-          signal: ctx.signal,
-        });
-        records.push(...read.records);
-        continuationToken = read.continuationToken;
-        if (continuationToken === undefined) break;
-      }
-      if (records.length === 0) {
-        throw new NotFoundError(
-          `no evidence of message ${printable(messageId.slice(0, 200))} at ${relay} names you`,
-          'Records are kept for messages sent under evidence, at the relays they passed; ask the relay ' +
-            'of the sender (or of the recipient) with --relay.',
-          { message_id: messageId, relay },
-        );
-      }
-      const items = records.map(evidenceItem);
-      ctx.out.result({ message_id: messageId, relay, records: items.map((i) => i.value) }, () => [
-        `message  ${printable(messageId)} (${records.length} record${records.length === 1 ? '' : 's'} at ${relay})`,
-        ...items.map((i) => `  ${i.human}`),
-      ]);
-    });
+    // A read needs no routing: unregistered, the relay hands this process none of your messages.
+    const session = { ...(await sessionChoice(ctx, false)), register: false };
+    await withClient(
+      ctx,
+      async (client, relay) => {
+        const records: ReceivedEvidence[] = [];
+        let continuationToken: string | undefined;
+        for (let page = 0; page < MAX_PAGES; page++) {
+          const read = await client.evidence({
+            messageId,
+            ...(continuationToken === undefined ? {} : { continuationToken }),
+            signal: ctx.signal,
+          });
+          records.push(...read.records);
+          continuationToken = read.continuationToken;
+          if (continuationToken === undefined) break;
+        }
+        if (records.length === 0) {
+          throw new NotFoundError(
+            `no evidence of message ${printable(messageId.slice(0, 200))} at ${relay} names you`,
+            'Records are kept for messages sent under evidence, at the relays they passed; ask the relay ' +
+              'of the sender (or of the recipient) with --relay.',
+            { message_id: messageId, relay },
+          );
+        }
+        const items = records.map(evidenceItem);
+        ctx.out.result({ message_id: messageId, relay, records: items.map((i) => i.value) }, () => [
+          `message  ${printable(messageId)} (${records.length} record${records.length === 1 ? '' : 's'} at ${relay})`,
+          ...items.map((i) => `  ${i.human}`),
+        ]);
+      },
+      session,
+    );
   },
 };
 

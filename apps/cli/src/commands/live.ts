@@ -4,9 +4,18 @@ import type { FlowEvent, Group, MessageStatusEvent, ReceivedMessage, WmpClient }
 import type { CommandContext, CommandSpec } from '../command.js';
 import { CliError, InterruptedError, UnreachableError } from '../errors.js';
 import { connectLive, followState, liveRelay, liveRelayOption, retriesOption, withClient } from '../live.js';
+import { noEvidenceError, sessionChoice, tsaAnchorsOption, underEvidence } from '../registered-session.js';
 import { recordSent, recordStatus } from '../sent-messages.js';
 import { bodyText, printable, relayProofText, requireText, shortDid } from './common.js';
-import { noticeItem, registeredOf, registeredSendOptions, signatureText, signatureValue } from './consign.js';
+import {
+  noticeItem,
+  registeredOf,
+  registeredSendOptions,
+  signatureText,
+  signatureValue,
+  timestampValue,
+} from './consign.js';
+import { evidenceItem } from './evidence.js';
 import { groupNames, restoreGroups } from './group.js';
 import { followStatuses } from './message-status.js';
 
@@ -22,6 +31,7 @@ export function messageItem(m: ReceivedMessage, names: ReadonlyMap<string, strin
     content_type: m.contentType,
     body: m.body,
     ...(m.signature ? { signature: signatureValue(m) } : {}),
+    ...(m.timestamp ? { timestamp: timestampValue(m) } : {}),
     received_at: new Date().toISOString(),
   };
   const where = m.group ? `[${names.get(m.group) ?? m.group}] ` : '';
@@ -150,7 +160,10 @@ const send: CommandSpec = {
     'wmp status <message-id> says what became of it later.',
     'Registered delivery: --sign signs it with your key; --consent consented has the recipient',
     'accept it first (wmp accept), consented_signed accept it signed; --deliver-after has the',
-    'relay hold it until then; --assurance refuses a recipient who authenticated below the level.',
+    'relay hold it until then; --assurance refuses a recipient who authenticated below the level;',
+    '--timestamp <tsa-url> (with --tsa-anchors) adds an RFC 3161 token over the message; --evidence',
+    "sends it on the home's evidence session: the relay keeps a signed record of each step",
+    '(wmp evidence <message-id>; wmp listen --evidence shows them as they come).',
   ],
   args: [
     {
@@ -170,6 +183,7 @@ const send: CommandSpec = {
   examples: [
     'wmp send did:key:z6Mk... hello there --relay http://127.0.0.1:8080',
     'wmp send did:key:z6Mk... the terms --sign --consent consented_signed --subject contract',
+    'wmp send did:key:z6Mk... the terms --evidence --timestamp https://tsa.example --tsa-anchors tsa-roots.pem',
     'wmp send did:key:z6Mk... happy new year --deliver-after 2027-01-01T00:00:00Z',
     'wmp send did:key:z6Mk... "are you there?" --wait --timeout 10',
     'wmp send did:web:example.com:users:bob hello',
@@ -180,43 +194,50 @@ const send: CommandSpec = {
     const wait = ctx.options.wait === true;
     const timeoutS = (ctx.options.timeout as number | undefined) ?? 30;
     const registered = registeredOf(ctx);
-    await withClient(ctx, async (client, relay) => {
-      // Statuses can come before the send's own answer: listen first, match by id after.
-      const statuses = watchStatuses(ctx, client);
-      try {
-        const sent = await client.send(to, { text }, { ...registered, signal: ctx.signal });
-        const id = sent.messageId;
-        if (id !== undefined) await recordSent(ctx.home, { messageId: id, to, relay, status: sent.status });
-        let got: MessageStatusEvent | undefined;
-        // A message held (scheduled, or waiting for consent) has no status to come soon: only --wait waits.
-        const held = registered.deliverAfter !== undefined || (registered.consignmentMode ?? 'basic') !== 'basic';
-        if (id !== undefined && (wait || (!held && statusesNegotiated(client)))) {
-          got = await statuses.first(id, wait ? TERMINAL : ANY_STATUS, wait ? timeoutS * 1000 : FIRST_STATUS_MS);
-        }
-        if (!got && ctx.signal.aborted) throw new InterruptedError();
-        if (wait && !got) {
-          throw new CliError(
-            `the message ${id} is queued at ${relay} but not delivered within ${timeoutS} s`,
-            'The relay keeps it until the recipient connects (wmp listen) or it expires; ' +
-              `later: wmp status ${id}. Or send sealed mail: wmp mail send`,
-            { message_id: id, status: 'queued' },
+    const session = await sessionChoice(ctx, ctx.options.evidence === true);
+    await withClient(
+      ctx,
+      async (client, relay) => {
+        // A relay that offers no evidence negotiates none: such a message would go unrecorded.
+        if (ctx.options.evidence === true && !underEvidence(client)) throw noEvidenceError(relay);
+        // Statuses can come before the send's own answer: listen first, match by id after.
+        const statuses = watchStatuses(ctx, client);
+        try {
+          const sent = await client.send(to, { text }, { ...registered, signal: ctx.signal });
+          const id = sent.messageId;
+          if (id !== undefined) await recordSent(ctx.home, { messageId: id, to, relay, status: sent.status });
+          let got: MessageStatusEvent | undefined;
+          // A message held (scheduled, or waiting for consent) has no status to come soon: only --wait waits.
+          const held = registered.deliverAfter !== undefined || (registered.consignmentMode ?? 'basic') !== 'basic';
+          if (id !== undefined && (wait || (!held && statusesNegotiated(client)))) {
+            got = await statuses.first(id, wait ? TERMINAL : ANY_STATUS, wait ? timeoutS * 1000 : FIRST_STATUS_MS);
+          }
+          if (!got && ctx.signal.aborted) throw new InterruptedError();
+          if (wait && !got) {
+            throw new CliError(
+              `the message ${id} is queued at ${relay} but not delivered within ${timeoutS} s`,
+              'The relay keeps it until the recipient connects (wmp listen) or it expires; ' +
+                `later: wmp status ${id}. Or send sealed mail: wmp mail send`,
+              { message_id: id, status: 'queued' },
+            );
+          }
+          if (got && (got.status === 'dropped' || got.status === 'expired')) throw undelivered(got, relay);
+          const status: string = got?.status ?? sent.status ?? 'queued';
+          // Who answered: the relay's proof of its relay_id (mutual authentication), on stderr.
+          if (!ctx.live) ctx.out.note(`wmp: ${relayProofText(client)}`);
+          ctx.out.result({ to, relay, relay_id: client.relayId ?? null, message_id: id, status }, () =>
+            status === 'delivered'
+              ? `delivered to ${shortDid(to)} (message ${id})`
+              : status === 'accepted'
+                ? `accepted by ${relay} for ${shortDid(to)} (message ${id}); they are online, it is on its way`
+                : `queued at ${relay} for ${shortDid(to)} (message ${id}); the relay hands it over when they connect`,
           );
+        } finally {
+          statuses.off();
         }
-        if (got && (got.status === 'dropped' || got.status === 'expired')) throw undelivered(got, relay);
-        const status: string = got?.status ?? sent.status ?? 'queued';
-        // Who answered: the relay's proof of its relay_id (mutual authentication), on stderr.
-        if (!ctx.live) ctx.out.note(`wmp: ${relayProofText(client)}`);
-        ctx.out.result({ to, relay, relay_id: client.relayId ?? null, message_id: id, status }, () =>
-          status === 'delivered'
-            ? `delivered to ${shortDid(to)} (message ${id})`
-            : status === 'accepted'
-              ? `accepted by ${relay} for ${shortDid(to)} (message ${id}); they are online, it is on its way`
-              : `queued at ${relay} for ${shortDid(to)} (message ${id}); the relay hands it over when they connect`,
-        );
-      } finally {
-        statuses.off();
-      }
-    });
+      },
+      session,
+    );
   },
 };
 
@@ -229,21 +250,38 @@ const listen: CommandSpec = {
     'the relay kept for you are shown, recorded for wmp status and acknowledged too (--count counts',
     'messages only). Runs until Ctrl-C, or until --count messages. A dropped connection is retried',
     '(shown on stderr); with --json each message or status is one JSON object per line.',
+    "With --evidence, listens on the home's evidence session (the one wmp send --evidence uses):",
+    'the evidence records the relay sends about your messages are shown too, then acknowledged',
+    '(not counted; wmp evidence <message-id> reads them all later). Group messages come on the',
+    'plain session only. --tsa-anchors checks the RFC 3161 tokens of messages and records.',
   ],
   options: {
     relay: liveRelayOption,
     count: { kind: 'int', min: 1, max: 1_000_000, help: 'stop after this many messages' },
+    evidence: {
+      kind: 'flag',
+      help: "listen on the home's evidence session: show the evidence records of what you sent",
+    },
+    'tsa-anchors': tsaAnchorsOption,
     retries: retriesOption,
   },
-  examples: ['wmp listen --relay http://127.0.0.1:8080', 'wmp --json listen --count 1'],
+  examples: [
+    'wmp listen --relay http://127.0.0.1:8080',
+    'wmp --json listen --count 1',
+    'wmp listen --evidence --tsa-anchors tsa-roots.pem',
+  ],
   async run(ctx) {
     const relay = await liveRelay(ctx);
+    const evidence = ctx.options.evidence === true;
+    const session = await sessionChoice(ctx, evidence);
     let groups: Group[] = [];
     const client = await connectLive(ctx, relay, {
       receive: true,
+      // Group sessions are kept with the plain session: the evidence session holds none.
       prepare: async (c) => {
-        groups = await restoreGroups(ctx, c);
+        if (!evidence) groups = await restoreGroups(ctx, c);
       },
+      ...(session ? { session } : {}),
     });
     const names = await groupNames(ctx.home);
     const limit = ctx.options.count as number | undefined;
@@ -266,6 +304,15 @@ const listen: CommandSpec = {
       client.on('notice', (n) => {
         const item = noticeItem(n);
         ctx.out.item(item.value, () => item.human);
+      });
+      // Evidence records of messages you sent under evidence (not counted either); the SDK
+      // acknowledges each once the listener returned.
+      client.onEvidence((e) => {
+        const item = evidenceItem(e);
+        ctx.out.item(
+          { type: 'evidence', message_id: e.messageId ?? null, ...item.value },
+          () => `evidence ${printable(e.messageId ?? '?')} ${item.human}`,
+        );
       });
       client.on('message', (m) => {
         if (limit !== undefined && seen >= limit) return;
