@@ -8,7 +8,7 @@ export * from './coordination/index.js';
 export { RelayServerError } from './errors.js';
 // The relay's browser-safe parts (createRelay itself is in the Node entry).
 export { type RelayConfig, relayStoreLimits } from './relay/config.js';
-// Relay-to-relay routing (DESIGN §3 federation).
+// Relay-to-relay routing (docs/federation-profile.md).
 export { erdsUnsupported } from './relay/federation/erds.js';
 export {
   DEFAULT_FEDERATION_TIMINGS,

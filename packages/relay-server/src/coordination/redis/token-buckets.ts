@@ -7,8 +7,9 @@ import { TAKE } from './scripts.js';
 /**
  * Token buckets in Redis, shared by every node: one Lua script refills and takes atomically, on
  * the server's clock; a bucket's key expires when it would be full again. When Redis cannot
- * answer, the node limits with a local bucket of the same options (DESIGN §7: limits degrade to
- * per node, never to none); back to the shared one as soon as Redis answers.
+ * answer, the node limits with a local bucket of the same options (docs/architecture.md,
+ * "Coordination": limits degrade to per node, never to none); back to the shared one as soon as
+ * Redis answers.
  */
 export class RedisTokenBuckets implements RateLimiter {
   readonly #link: RedisLink;

@@ -31,9 +31,9 @@ export function relayMethods(s: RelayMethodsDeps): Record<string, RequestHandler
 }
 
 /**
- * Our own methods (DESIGN §3), with their descriptors from `ohanMethods`: a participant publishes
- * its own key packages, anyone authenticated takes one (a few per hour of each other identity:
- * key-package-budget.ts).
+ * Our own methods (docs/architecture.md, "Group sessions"), with their descriptors from
+ * `ohanMethods`: a participant publishes its own key packages, anyone authenticated takes one (a
+ * few per hour of each other identity: key-package-budget.ts).
  */
 export function ohanMethodHandlers(s: RelayMethodsDeps): Record<keyof typeof ohanMethods, RequestHandler<WmpContext>> {
   return {
