@@ -4,8 +4,9 @@
 // (bench/servers/idle-clients.ts). The relay's memory is read over IPC after two full GCs, once
 // 100 warm-up sessions are open and again after 10,000 more; the difference over 10,000 is the
 // cost of one session. Baseline in the same run: plain `ws` connections on the bare forwarder.
-// Target (DESIGN §8): <= 12 KiB per session, judged on RSS (everything the process holds for a
-// session: heap, socket buffers, the SQLite page cache); heap alone is reported beside it.
+// Target (bench/results/targets.md): <= 12 KiB per session, judged on RSS (everything the process
+// holds for a session: heap, socket buffers, the SQLite page cache); heap alone is reported beside
+// it.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -4,7 +4,8 @@
 // parsing are not counted). The request signing (client side) is inside the measured loop.
 // Baseline in the same run: the same answer text without HTTP: the store's `fetchText` of the same
 // pages, the body built by the route's own `eventsPageText` and encoded to UTF-8 bytes (what the
-// HTTP path reads); no signature, no routing, no Response. Target: >= 100k events/s (DESIGN §8).
+// HTTP path reads); no signature, no routing, no Response. Target: >= 100k events/s
+// (bench/results/targets.md).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

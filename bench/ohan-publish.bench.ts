@@ -6,12 +6,12 @@
 // read under the body cap, parsed strictly, fully verified (verifyEvent's checks, the Ed25519 one
 // on the box's verify worker threads by default) and committed before it is answered 202.
 // Baseline in the same run: bare node:crypto Ed25519 verify of the same signed bytes on one core.
-// Targets (DESIGN §8): >= 60% of the bare figure, and CPU time per stored event <= 1.5x the CPU time
-// of one bare verify. The CPU figure is `process.cpuUsage()` over each round, which sums every
-// thread of the process (event loop, verify workers, SQLite, and the in-process publisher's Request
-// building too), so a verify pool cannot buy throughput with the other core unseen. Also reported:
-// the same path with every check on the event loop (verifyThreads 0). The baseline and both boxes
-// take turns, round after round, so load from elsewhere falls on all three.
+// Targets (bench/results/targets.md): >= 60% of the bare figure, and CPU time per stored event <=
+// 1.5x the CPU time of one bare verify. The CPU figure is `process.cpuUsage()` over each round,
+// which sums every thread of the process (event loop, verify workers, SQLite, and the in-process
+// publisher's Request building too), so a verify pool cannot buy throughput with the other core
+// unseen. Also reported: the same path with every check on the event loop (verifyThreads 0). The
+// baseline and both boxes take turns, round after round, so load from elsewhere falls on all three.
 import { createPublicKey, verify } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';

@@ -4,12 +4,12 @@
 // on the other node), node 3 in the cluster and idle. The same client code, frames, acks and
 // `delivered` statuses as bench/relay-routing.
 //
-// Throughput against the lower of the bare baselines of the same run (DESIGN §8): a bare `ws`
-// forwarder and bare batched PostgreSQL inserts of the same stored rows (the store's INSERT,
-// unnest, 100 per transaction). Target >= 50%. Latency send -> receive across nodes paced at
-// half the cluster's measured capacity (its median closed-loop rate of the run): p99 <= 25 ms.
-// The single-node SQLite relay of relay-routing is measured in the same rounds (it must not
-// fall). CPU per message (the nodes, PostgreSQL, Redis, over the cluster rounds) is reported
+// Throughput against the lower of the bare baselines of the same run (docs/architecture.md,
+// "Performance"): a bare `ws` forwarder and bare batched PostgreSQL inserts of the same stored rows
+// (the store's INSERT, unnest, 100 per transaction). Target >= 50%. Latency send -> receive across
+// nodes paced at half the cluster's measured capacity (its median closed-loop rate of the run): p99
+// <= 25 ms. The single-node SQLite relay of relay-routing is measured in the same rounds (it must
+// not fall). CPU per message (the nodes, PostgreSQL, Redis, over the cluster rounds) is reported
 // beside: a shared machine moves the rates more than the work each message costs. The targets on
 // it: the cluster's CPU per message (every process) <= 2x the single node's and its rate >= 0.5x
 // the single node's, both of the same rounds, with the machine's Ed25519 sign rate of the run

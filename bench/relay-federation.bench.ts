@@ -1,4 +1,4 @@
-// A -> relay 1 -> relay 2 -> B (DESIGN §8 relay-federation): the relay-routing load (50 senders,
+// A -> relay 1 -> relay 2 -> B (bench/results/targets.md): the relay-routing load (50 senders,
 // 50 receivers, 8 messages in flight per sender until its `delivered` status, receivers ack),
 // with the senders at relay 1 and the receivers at relay 2, both relays durable (SQLite, WAL,
 // the WAL fsynced after each commit) in processes of their own. Relay 1 routes every did:key it does not hold to

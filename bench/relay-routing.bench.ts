@@ -7,7 +7,7 @@
 //
 // Throughput: closed loop, 8 messages in flight per sender (until its `delivered` status; on the
 // forwarder, until received), interleaved rounds against the bare baselines of the same run
-// (DESIGN §8), on the same client code and the same frames:
+// (docs/architecture.md, "Performance"), on the same client code and the same frames:
 // - relay-routing (SQLite store: WAL, fsync after COMMIT off the loop, group commit): >= 50% of the lower of a
 //   bare `ws` forwarder (bench/servers/ws-forwarder.ts) and batched SQLite writes of the same
 //   stored messages as the relay makes them durable and removes them (same table, opened by the
@@ -17,7 +17,7 @@
 //   B, paced at half the relay's measured capacity (its median closed-loop rate of this run):
 //   p99 <= 10 ms. Paced at 5k msg/s too (at most 5,000 incomplete; the achieved rate is printed),
 //   without a target.
-//   (DESIGN §8). Latency at 1k msg/s is printed too, without a target.
+//   (bench/results/targets.md). Latency at 1k msg/s is printed too, without a target.
 // - relay-routing-memory (memory store): >= 40% of the bare `ws` forwarder.
 // relay-routing also runs, in the same rounds, a relay on the memory store (target: >= 1.5x the
 // SQLite relay's rate) and the machine's Ed25519 sign rate (bench/ed25519-rate.ts), to report

@@ -4,7 +4,7 @@
 // 200 connections that never log in and 20 readers that stopped reading all along, and during
 // the attacked rounds floods the relay: unauthenticated creates on those connections, unsigned
 // HTTP creates, ~1 MiB deliveries to 256 made-up recipients, 64 KiB messages to the slow readers.
-// Same run, same relay process, same clients (DESIGN §8):
+// Same run, same relay process, same clients (docs/architecture.md, "Performance"):
 // - throughput attacked >= 70% of unattacked (medians of the closed-loop rounds);
 // - the relay's peak RSS (VmHWM of its process) under its configured budget: its RSS once the
 //   hostile client is connected, plus the memory budgets strangers can make it hold (outbound
@@ -69,8 +69,9 @@ const bench: Benchmark = {
       await closedLoop(subject.traffic, WARMUP_MS);
 
       // The hostile client connects (idle connections, slow readers, its logged-in clients), then
-      // floods only during the attacked rounds, which alternate with unattacked ones (DESIGN §8:
-      // these machines are noisy, interleaved rounds keep the ratio honest).
+      // floods only during the attacked rounds, which alternate with unattacked ones
+      // (docs/architecture.md, "Performance": these machines are noisy, interleaved rounds keep the
+      // ratio honest).
       attacker = await startChild('hostile-load.ts', [String(relay.port), JSON.stringify(PLAN)]);
       await closedLoop(subject.traffic, WARMUP_MS);
       const rssCalm = procStatus(pid, 'VmRSS');

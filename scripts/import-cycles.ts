@@ -1,7 +1,8 @@
 // The structure check: relative imports between the source files of the packages and apps, and
 // the cycles among them. Type-only imports count too (a type cycle is the same tangle for a reader,
 // and the next edit often turns it into a value import). Package imports (`@wmp/...`) are the
-// layering DESIGN §2 draws and are left to TypeScript's project references and the package graph.
+// layering docs/architecture.md, "Packages" draws and are left to TypeScript's project references
+// and the package graph.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 

@@ -47,8 +47,9 @@ const logger = createJsonLogger({
   write: (line) => process.stderr.write(line),
   fields: { node_id: nodeId },
 });
-// The log is JSON lines only (DESIGN §7): a library that writes to the console (the HTTP adapter
-// does, for a client that went away mid-response) gets one JSON line with no text of its own.
+// The log is JSON lines only (docs/architecture.md, "Secrets"): a library that writes to the
+// console (the HTTP adapter does, for a client that went away mid-response) gets one JSON line with
+// no text of its own.
 for (const level of ['log', 'info', 'debug', 'warn', 'error'] as const) {
   console[level] = (...args: unknown[]) => {
     const name = args.find((a): a is Error => a instanceof Error)?.name;

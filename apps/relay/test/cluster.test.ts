@@ -1,4 +1,4 @@
-// wmp-relay as a cluster (issue 14, DESIGN §3 "Cluster"): three relay processes on one
+// wmp-relay as a cluster (issue 14, docs/architecture.md, "Cluster"): three relay processes on one
 // PostgreSQL and one Redis, started with the flags an operator uses. No sticky sessions: a client
 // on any node reaches a client on any other, live and offline, and an HTTP session moves between
 // nodes.

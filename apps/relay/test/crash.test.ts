@@ -1,6 +1,6 @@
-// Crash safety (issue 5, DESIGN §3): the relay on SQLite is killed with SIGKILL while a client
-// streams deliver requests to an offline recipient; after a restart on the same data directory
-// the recipient resumes and gets every message the relay acknowledged, once.
+// Crash safety (issue 5, docs/architecture.md, "Storage"): the relay on SQLite is killed with
+// SIGKILL while a client streams deliver requests to an offline recipient; after a restart on the
+// same data directory the recipient resumes and gets every message the relay acknowledged, once.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRelay, startRelayProcess } from './fixtures/relay-process.js';
 
-// One SQLite file serves one relay process (DESIGN §3): a second wmp-relay on the same data
-// directory would share the queue without sharing presence, and lose messages.
+// One SQLite file serves one relay process (docs/architecture.md, "Storage"): a second wmp-relay on
+// the same data directory would share the queue without sharing presence, and lose messages.
 const dir = mkdtempSync(join(tmpdir(), 'wmp-relay-lock-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -2,7 +2,7 @@
 // PostgreSQL and one Redis behind a TCP balancer (its public URL), relay 2 one process on SQLite,
 // peers of each other. Both nodes of relay 1 hold a link to relay 2 as the same relay_id, so relay
 // 2 sends each status on both: relay 1 passes each on once, and sends its outbox from one node at
-// a time, handing it on when that node dies (DESIGN §3 "Federation", "Cluster").
+// a time, handing it on when that node dies (docs/architecture.md, "Federation", "Cluster").
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

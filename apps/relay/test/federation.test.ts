@@ -1,6 +1,6 @@
 // Two wmp-relay processes, each on its own SQLite directory, peers of each other: Alice's card is
 // at relay 1, Bob's at relay 2, so each relay resolves the other's user through its peer's
-// directory (DESIGN §3 federation).
+// directory (docs/federation-profile.md).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -40,7 +40,7 @@ async function start(args: readonly string[]): Promise<{ relay: RelayProcess; di
   return { relay, dir };
 }
 
-/** Every stderr line is one JSON object (DESIGN §7); stdout is the one line the app prints. */
+/** Every stderr line is one JSON object (docs/architecture.md, "Secrets"); stdout is the one line the app prints. */
 function expectJsonLinesOnly(relay: RelayProcess): void {
   const lines = relay
     .stderr()

@@ -41,7 +41,7 @@ const APPLIES: Record<string, string> = {
     'routed unread: the relay orders no MLS group for this session, so the ciphertext is forwarded as it is',
   'message-ack-received': 'an acknowledgement of an id the relay does not hold: no answer',
   'message-deliver-with-signature':
-    'no answer (a notification); our profile refuses the object-form signature (DESIGN §5), so nothing is routed',
+    'no answer (a notification); our profile refuses the object-form signature (decision 0015), so nothing is routed',
   'error-session-not-found': 'session lookup, on a connection with no session',
   'error-encryption-required':
     'security-mode enforcement: relaying to a non-participant is the encrypted `relay` capability',

@@ -1,8 +1,9 @@
 // A whole WMP session between two spec-only clients (test/fixtures/spec-client.ts: plain ws, fetch
 // and node:crypto, nothing of ours) through `wmp-relay` started from its sources, on both
-// bindings. What the relay must do is DESIGN §3 ("Statuses", group sessions) and §5 (the HTTP
-// binding); the clients behave like go-wmp and wmp-js: they never ack, resume without
-// `last_received_id`, read no response header and throw on any non-2xx HTTP answer.
+// bindings. What the relay must do is docs/architecture.md ("Message statuses", "Group sessions")
+// and docs/wmp-profile.md (the HTTP binding); the clients behave like go-wmp and wmp-js: they never
+// ack, resume without `last_received_id`, read no response header and throw on any non-2xx HTTP
+// answer.
 import { createPublicKey, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -98,8 +99,8 @@ for (const mode of MODES) {
     afterEach(async () => {
       const clients = open.splice(0);
       for (const c of clients) await c.close();
-      // Transport §4.2, DESIGN §5: every JSON-RPC answer is HTTP 200 with its request's id in the
-      // body (errors included); a notification is taken with a 2xx and no body.
+      // Transport §4.2, decision 0055: every JSON-RPC answer is HTTP 200 with its request's id in
+      // the body (errors included); a notification is taken with a 2xx and no body.
       const posts = clients.flatMap((c) => c.http).filter((x) => x.method === 'POST');
       const wrong = posts.filter((x) => {
         const ids = [x.body].flat().map((m: any) => m?.id);
@@ -168,7 +169,8 @@ for (const mode of MODES) {
       expect(hop.authenticate.result).toMatchObject({ authenticated: true, participant_id: c.did, identity: c.did });
       expect(hop.register.result).toMatchObject({ registered: true });
       if (mode.authorization === 'bearer') {
-        // DESIGN §5: the HTTP binding secret is in the create and authenticate results.
+        // docs/wmp-profile.md, "Bindings": the HTTP binding secret is in the create and
+        // authenticate results.
         expect(hop.create.result.wmp.session_token).toEqual(expect.any(String));
         expect(hop.authenticate.result.wmp.session_token).toEqual(expect.any(String));
       }
@@ -356,7 +358,7 @@ for (const mode of MODES) {
       }
     });
 
-    it('a session A opens with participants [B] reaches B, who never calls join (DESIGN §3)', async () => {
+    it('a session A opens with participants [B] reaches B, who never calls join (docs/architecture.md)', async () => {
       const a = await party();
       const b = await party();
       const created = await a.c.create({ messaging: { max_size: 65536 }, offline: {} }, [b.c.did]);

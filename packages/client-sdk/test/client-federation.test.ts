@@ -1,5 +1,5 @@
 // WmpClient to a recipient at another relay (issue 15): unchanged client code on both sides; the
-// relays are peers of each other and route each other's user there (DESIGN §3 federation).
+// relays are peers of each other and route each other's user there (docs/federation-profile.md).
 import { verifyRelayChain } from '@wmp/jcs-signing';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../../test-support/services/index.js';

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { jcs } from '../src/index.js';
 
-// Our one-pass writer must produce what the `canonicalize` package (DESIGN §4.1's reference)
+// Our one-pass writer must produce what the `canonicalize` package (decision 0025's oracle)
 // produces, for every JSON value it accepts: the RFC 8785 files check the edge cases, this checks
 // the shapes in between.
 const safeNumber = fc.oneof(

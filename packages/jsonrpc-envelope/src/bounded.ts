@@ -1,5 +1,5 @@
 // The one bounded cache of the project: caches and replay sets grow with what peers send, so each
-// has a fixed ceiling and forgets its oldest entry first (DESIGN §7: bound the totals).
+// has a fixed ceiling and forgets its oldest entry first (docs/architecture.md, "Bounds").
 
 function checkMaxSize(maxSize: number): number {
   if (!Number.isSafeInteger(maxSize) || maxSize < 1) throw new RangeError('maxSize must be a positive integer');

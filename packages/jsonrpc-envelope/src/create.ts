@@ -16,7 +16,7 @@ export function createNotification(method: string, params?: JsonRpcParams): Json
   return params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
 }
 
-/** A success response; a handler that returned nothing answers `{}` (DESIGN §5). */
+/** A success response; a handler that returned nothing answers `{}` (docs/wmp-profile.md, "Messages"). */
 export function createResponse(id: JsonRpcId, result: unknown): JsonRpcSuccessResponse {
   return { jsonrpc: '2.0', id, result: result === undefined ? {} : result };
 }

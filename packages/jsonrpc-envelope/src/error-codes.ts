@@ -29,7 +29,7 @@ export const ErrorCode = {
 export type ErrorCodeName = keyof typeof ErrorCode;
 export type ErrorCodeValue = (typeof ErrorCode)[ErrorCodeName];
 
-/** The canonical `message` of each code. Never prefixed, never varied (DESIGN §5). */
+/** The canonical `message` of each code. Never prefixed, never varied (docs/wmp-profile.md, "Errors"). */
 export const ErrorMessage: Readonly<Record<ErrorCodeValue, string>> = {
   [-32700]: 'Parse error',
   [-32600]: 'Invalid Request',

@@ -116,7 +116,7 @@ export function errorFromJsonRpc(error: JsonRpcErrorObject): WmpError {
   return new WmpError(error.code, error.data, error.message);
 }
 
-/** Anything thrown by a handler, as what goes on the wire: internals never leak (DESIGN §7). */
+/** Anything thrown by a handler, as what goes on the wire: internals never leak (docs/wmp-profile.md, "Errors"). */
 export function toWmpError(thrown: unknown): WmpError {
   return thrown instanceof WmpError ? thrown : new InternalError();
 }

@@ -8,7 +8,7 @@ export interface ParseLimits {
   readonly maxBatch: number;
 }
 
-/** The relay default (DESIGN §5): 1 MiB, depth 32, batches of at most 100. */
+/** The relay default (docs/wmp-profile.md, "Messages"): 1 MiB, depth 32, batches of at most 100. */
 export const DEFAULT_PARSE_LIMITS: ParseLimits = Object.freeze({
   maxBytes: 1024 * 1024,
   maxDepth: 32,

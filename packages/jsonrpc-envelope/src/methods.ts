@@ -10,7 +10,10 @@ import { relayMethods } from './schemas/relay.js';
 import { resolveMethods } from './schemas/resolve.js';
 import { sessionMethods } from './schemas/session.js';
 
-/** The WMP methods, each with its kind, schemas and rules (tables §6.1, §8; DESIGN §3). */
+/**
+ * The WMP methods, each with its kind, schemas and rules (tables §6.1, §8; docs/architecture.md,
+ * "Session engine").
+ */
 export const wmpMethods = {
   ...sessionMethods,
   ...messagingMethods,

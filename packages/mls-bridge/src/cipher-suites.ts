@@ -46,7 +46,7 @@ const impls = new Map<CipherSuiteId, Promise<CiphersuiteImpl>>();
 
 /**
  * The ts-mls implementation of a suite on the noble provider: pure JavaScript apart from
- * Web Crypto where present, so the same code runs in wallets and browsers (notes §1.2).
+ * Web Crypto where present, so the same code runs in wallets and browsers (README).
  */
 export function cipherSuiteImpl(id: CipherSuiteId): Promise<CiphersuiteImpl> {
   if (!isSupportedCipherSuite(id)) return Promise.reject(new MlsBridgeError('unsupported_cipher_suite'));

@@ -46,8 +46,9 @@ import { decodeMessage, encodeMessage, epochNumber } from './wire.js';
 /**
  * An MLS group as one member sees it. Every operation runs one at a time (they are queued), adopts
  * the new ts-mls state only once it is persisted, then zeroes the keys it used up; an old state
- * object is never used again (notes §1.5). A commit of ours stays pending, with the pre-commit state
- * kept and saved, until the caller reports what the delivery service did with it.
+ * object is never used again (README, "Persistence rules"). A commit of ours stays pending, with
+ * the pre-commit state kept and saved, until the caller reports what the delivery service did with
+ * it.
  */
 export class MlsGroup {
   private state: ClientState;
@@ -344,7 +345,7 @@ export class MlsGroup {
     return run;
   }
 
-  /** Persist, then adopt, then zero (notes §1.5): a failed persist leaves everything as it was. */
+  /** Persist, then adopt, then zero (README, "Persistence rules"): a failed persist leaves everything as it was. */
   private async adopt(state: ClientState, pending: PendingCommitState | undefined, consumed: readonly Uint8Array[]) {
     if (this.persistHook) await this.persistHook(encodeSavedGroup(state, pending));
     this.state = state;

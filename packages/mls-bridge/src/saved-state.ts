@@ -27,7 +27,7 @@ const KINDS: readonly CommitKind[] = ['add', 'remove', 'update'];
 
 /**
  * The saved form of a group: the current state and, while a commit is pending, the state it leads to.
- * Keeping both is the notes' rule (§1.5): the pre-commit state survives until the commit is accepted.
+ * Keeping both is a persistence rule (README): the pre-commit state survives until the commit is accepted.
  * The signature private key is left out: it is the participant's identity key, which the client
  * holds; `decodeSavedGroup` callers put it back. `clientConfig` is never serialized (ts-mls).
  */

@@ -1,8 +1,8 @@
 /**
- * The error codes a box answers (DESIGN §4.6), plus the few the table leaves open: a body or query
- * that is not an event (`bad_request`), a refused card (`invalid_card`), an unknown card or route
- * (`not_found`) and the box's own failure (`internal`). No code names a lane. Shared by boxes and
- * their clients, so both read the same list.
+ * The error codes a box answers (docs/ohan-profile.md, "The box API"), plus the few the table
+ * leaves open: a body or query that is not an event (`bad_request`), a refused card
+ * (`invalid_card`), an unknown card or route (`not_found`) and the box's own failure (`internal`).
+ * No code names a lane. Shared by boxes and their clients, so both read the same list.
  */
 export const BOX_ERROR_CODES = [
   'invalid_event',

@@ -62,8 +62,9 @@ export async function signEvent(event: UnsignedEvent, from: Signer): Promise<Oha
 }
 
 /**
- * Seals a WMP envelope into an `ohan.event.1` for `to`: pads and encrypts it (DESIGN §4.3), stamps
- * it when `stampBits` is given, computes the id and signs it. Throws `OhanSealError`.
+ * Seals a WMP envelope into an `ohan.event.1` for `to`: pads and encrypts it (docs/ohan-profile.md,
+ * "The seal"), stamps it when `stampBits` is given, computes the id and signs it. Throws
+ * `OhanSealError`.
  */
 export async function createEvent(input: CreateEventInput): Promise<OhanEvent> {
   try {

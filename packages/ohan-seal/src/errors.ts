@@ -1,4 +1,4 @@
-/** Why an event could not be opened (DESIGN §4.3 step 6), each refusal its own reason. */
+/** Why an event could not be opened (docs/ohan-profile.md, "The seal"), each refusal its own reason. */
 export type OpenFailure = 'decrypt' | 'small_order' | 'padding' | 'envelope';
 
 /** Base of this package's thrown errors: a stable `code` and `reason`, a fixed message. */

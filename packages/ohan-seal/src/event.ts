@@ -3,7 +3,7 @@ import { backend } from '#crypto';
 import { parseUtcTime } from './encoding.js';
 import { EVENT_KIND, EVENT_PROTOCOL, MAX_STAMP_BITS, SEAL_SUITE } from './profile.js';
 
-/** Proof of work on the event id (DESIGN §4.4). */
+/** Proof of work on the event id (docs/ohan-profile.md, "The stamp"). */
 export interface Stamp {
   readonly bits: number;
   readonly nonce: string;
@@ -73,9 +73,9 @@ export function isStamp(v: unknown): v is Stamp {
 }
 
 /**
- * The exact shape of DESIGN §4.2: every field present and well formed, no other field (a box's
- * `seq` is tolerated and dropped), keys that decode to strong Ed25519 keys. Returns the event
- * without `seq`, or `undefined`.
+ * The exact shape of docs/ohan-profile.md, "The event": every field present and well formed, no
+ * other field (a box's `seq` is tolerated and dropped), keys that decode to strong Ed25519 keys.
+ * Returns the event without `seq`, or `undefined`.
  */
 export function checkEventShape(value: unknown): OhanEvent | undefined {
   return checkShapeAndTimes(value)?.event;

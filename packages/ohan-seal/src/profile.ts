@@ -1,4 +1,4 @@
-/** Wire identifiers and limits of the OHAN profile (docs/ohan-profile.md; DESIGN §4). */
+/** Wire identifiers and limits of the OHAN profile (docs/ohan-profile.md). */
 export const EVENT_PROTOCOL = 'ohan.event.1';
 export const SEAL_SUITE = 'x25519-sha256-aesgcm-1';
 export const CARD_PROTOCOL = 'ohan.card.1';

@@ -18,7 +18,7 @@ import { NONCE_TTL_SECONDS, OHAN_SKEW_SECONDS } from './profile.js';
 
 export const REQUEST_AUTH_SCHEME = 'OHAN-Sig';
 
-/** What the `Authorization: OHAN-Sig` header signs (DESIGN §4.6). */
+/** What the `Authorization: OHAN-Sig` header signs (docs/ohan-profile.md, "Signed requests"). */
 export interface RequestClaims {
   /** The caller's Ed25519 Multikey. */
   readonly key: string;

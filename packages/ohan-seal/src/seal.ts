@@ -65,7 +65,7 @@ function isAllZero(bytes: Uint8Array): boolean {
   return acc === 0;
 }
 
-/** Seals envelope bytes to a recipient (DESIGN §4.3): returns the event's `epk` and `payload`. */
+/** Seals envelope bytes to a recipient (docs/ohan-profile.md, "The seal"): returns the event's `epk` and `payload`. */
 export function sealEnvelope(
   envelope: Uint8Array,
   recipient: SealRecipient,

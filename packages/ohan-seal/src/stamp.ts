@@ -68,8 +68,8 @@ export async function mintStamp(event: UnsignedEvent, bits: number, options: Min
 
 /**
  * The stamp of `bits` for an object whose JCS text (with `stamp: {bits, nonce}` inside) is what
- * the proof of work hashes: a card's (DESIGN §4.6: a new key's card costs what a stranger's event
- * does). `preimage` writes that text for a given stamp.
+ * the proof of work hashes: a card's (docs/ohan-profile.md, "The card": a box may ask
+ * it of a new key's card). `preimage` writes that text for a given stamp.
  */
 export async function mintStampFor(
   preimage: (stamp: Stamp) => string,

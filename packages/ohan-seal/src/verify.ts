@@ -44,9 +44,10 @@ export type PreparedEventVerdict =
     };
 
 /**
- * Everything a box checks before storing an event (DESIGN §4.5), with no private key: exact
- * shape, size (the caller's byte count, else the canonical JSON length), id, strict Ed25519 signature by `from_key` over the event without `signature`,
- * the stamp, and the time window. A `seq` added by a box is ignored. Never throws.
+ * Everything a box checks before storing an event (docs/ohan-profile.md, "Validation"), with no
+ * private key: exact shape, size (the caller's byte count, else the canonical JSON length), id,
+ * strict Ed25519 signature by `from_key` over the event without `signature`, the stamp, and the
+ * time window. A `seq` added by a box is ignored. Never throws.
  */
 export function verifyEvent(value: unknown, options: VerifyEventOptions = {}): EventVerdict {
   const prepared = prepareEventVerification(value, options);

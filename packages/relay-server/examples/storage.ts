@@ -33,7 +33,7 @@ const page = await store.queue.after(bob, undefined, 10);
 console.log('replay:', page.messages.map((m) => `${m.seq}:${m.id}`).join(' '));
 console.log('ack:', JSON.stringify(await store.queue.ack(bob, ['msg-1'])));
 
-// The OHAN box: a verified event goes in by the lanes, caps and evictions of DESIGN §4.7.
+// The OHAN box: a verified event goes in by the lanes, caps and evictions of docs/ohan-profile.md.
 const alice = generateKeypair();
 const carol = generateKeypair();
 const carolEnc = generateEncKeypair();

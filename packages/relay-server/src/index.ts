@@ -18,7 +18,7 @@ export {
 } from './relay/evidence/evidence-config.js';
 export { RELAY_EVENT_TYPES } from './relay/evidence/evidence-policy.js';
 export type { EvidenceAbout, EvidenceExtra, EvidenceRecorder } from './relay/evidence/evidence-witness.js';
-// Relay-to-relay routing (DESIGN §3 federation).
+// Relay-to-relay routing (docs/federation-profile.md).
 export { erdsUnsupported } from './relay/federation/erds.js';
 export {
   DEFAULT_FEDERATION_TIMINGS,

@@ -1,6 +1,6 @@
 // The PostgreSQL adapters (node-postgres `pg` 8.23, an optional peer dependency), for a relay on
-// many nodes (DESIGN §3 "Cluster"): every store of one node on one database handle, written by
-// one batching writer connection. Node only.
+// many nodes (docs/architecture.md, "Cluster"): every store of one node on one database handle,
+// written by one batching writer connection. Node only.
 
 export { StoreUnavailableError, type StoreUnavailableReason } from './storage/errors.js';
 export { importSqliteDatabase, type SqliteImportReport, type SqliteSource } from './storage/postgres/import-sqlite.js';

@@ -1,5 +1,5 @@
 // The Redis coordination adapters (@redis/client 6, an optional peer dependency): what the nodes
-// of a cluster share that may be lost (DESIGN §3 "Cluster"). Node only.
+// of a cluster share that may be lost (docs/architecture.md, "Coordination"). Node only.
 
 export {
   connectRedisCoordination,

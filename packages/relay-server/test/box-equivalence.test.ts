@@ -9,7 +9,7 @@ import { SqliteStore } from '../src/sqlite.js';
 import { event, type Party, party, sizeOf } from '../src/storage/testing/events.js';
 
 // Random publish / delivered / sweep / allow-list sequences against the memory box and the SQLite
-// box side by side, with small caps so every rule of §4.7 fires: both must answer the same and
+// box side by side, with small caps so every lane and cap rule fires: both must answer the same and
 // hold the same state after every step, and every running total must equal what is stored.
 const HOUR = 3600_000;
 const LIMITS: Partial<BoxLimits> = {

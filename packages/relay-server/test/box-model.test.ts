@@ -11,12 +11,12 @@ import { PostgresBoxStore } from '../src/storage/postgres/postgres-box-store.js'
 import { event, type Party, party } from '../src/storage/testing/events.js';
 import { PostgresBoxes } from './fixtures/postgres-box.js';
 
-// Model-based test of DESIGN §4.7: random sequences of publishes (concurrent ones too, so several
-// share one SQLite transaction), deliveries, expiry sweeps on a fake clock, allow-list and card
-// changes run against the memory box, the SQLite box and `ReferenceBox` below, a plain-array
-// reading of §4.7 that shares no code with the adapters. After every step the answers and the
-// stored state (ids and seqs per recipient, every total) must agree. Caps are small, so lanes,
-// caps and evictions fire all the time.
+// Model-based test of the lanes and caps of docs/ohan-profile.md: random sequences of publishes
+// (concurrent ones too, so several share one SQLite transaction), deliveries, expiry sweeps on a
+// fake clock, allow-list and card changes run against the memory box, the SQLite box and
+// `ReferenceBox` below, a plain-array reading of those rules that shares no code with the adapters. After
+// every step the answers and the stored state (ids and seqs per recipient, every total) must agree.
+// Caps are small, so lanes, caps and evictions fire all the time.
 
 const HOUR = 3600_000;
 const T0 = Date.parse('2026-11-29T12:00:00Z');
@@ -74,7 +74,7 @@ function largestHolder(events: readonly ModelEvent[], key: (e: ModelEvent) => st
   return best;
 }
 
-/** DESIGN §4.7, read literally, on plain arrays. */
+/** docs/ohan-profile.md's lanes and caps, read literally, on plain arrays. */
 class ReferenceBox {
   events: ModelEvent[] = [];
   readonly allow = new Map<string, string[]>();
@@ -413,7 +413,7 @@ const SENDER_LIMIT: [boolean, Op[]] = [false, [{ kind: 'publish', events: [1, 2,
 
 const EVERY_REFUSAL = ['box_full', 'not_registered', 'recipient_full', 'sender_limit', 'stamp_required'];
 
-describe('the box against a reference model of §4.7', () => {
+describe('the box against a reference model of its rules', () => {
   it('memory and SQLite answer and store exactly what the model does', async () => {
     const tally = await againstModel(['memory', 'sqlite'], 120);
     // The generator reaches every rule: each refusal, evictions and idempotent retries.

@@ -1,6 +1,7 @@
-// A peer link over HTTP + SSE (DESIGN §3 peer sessions: "WebSocket, else HTTP+SSE"): relay 2 is
-// reached through a front that passes HTTP (SSE streams included) but no WebSocket upgrade, as
-// some proxies do; relay 1's link to it comes up over HTTP + SSE, and messages and statuses flow.
+// A peer link over HTTP + SSE (docs/federation-profile.md, "Peer sessions": "WebSocket, else
+// HTTP+SSE"): relay 2 is reached through a front that passes HTTP (SSE streams included) but no
+// WebSocket upgrade, as some proxies do; relay 1's link to it comes up over HTTP + SSE, and
+// messages and statuses flow.
 import { createServer, request, type Server } from 'node:http';
 import { generateKeypair } from '@wmp/jcs-signing';
 import { afterEach, describe, expect, it } from 'vitest';

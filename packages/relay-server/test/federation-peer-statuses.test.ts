@@ -1,6 +1,6 @@
-// Statuses to a peer relay (DESIGN §3 "statuses back"): they wait in the peer's queue until its
-// link acknowledges them; past that queue's caps (a peer that acknowledges slowly) they go live
-// instead of being dropped.
+// Statuses to a peer relay (docs/federation-profile.md, "Statuses"): they wait in the peer's queue
+// until its link acknowledges them; past that queue's caps (a peer that acknowledges slowly) they
+// go live instead of being dropped.
 import { generateKeypair } from '@wmp/jcs-signing';
 import { describe, expect, it } from 'vitest';
 import { federationTestbed } from './fixtures/federation.js';

@@ -1,7 +1,7 @@
-// Federation across restarts (DESIGN §3): the return route a relay learnt from a forward is in
-// memory, so after a restart of the home relay a status for that sender goes to the peer that is
-// its resolved home; and the outbox of a peer nobody configured (a resolved home) is found in the
-// store at start and sent.
+// Federation across restarts (docs/federation-profile.md, "Statuses"): the return route a relay
+// learnt from a forward is in memory, so after a restart of the home relay a status for that sender
+// goes to the peer that is its resolved home; and the outbox of a peer nobody configured (a
+// resolved home) is found in the store at start and sent.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -25,7 +25,7 @@ async function join(client: Client, groupId: string): Promise<Record<string, any
   return got;
 }
 
-describe('group sessions at the relay (DESIGN §3)', () => {
+describe('group sessions at the relay (docs/architecture.md)', () => {
   it('fans out to every other participant, live or queued, and refuses everyone else', async () => {
     const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { MemoryRelayStores } from '../src/node.js';
 import { CLIENT_CAPABILITIES, relayTestbed } from './fixtures/relay-clients.js';
 
-// The relay's HTTP binding as clients that read no response header use it (DESIGN §5).
+// The relay's HTTP binding as clients that read no response header use it (docs/wmp-profile.md,
+// "Bindings").
 const testbed = relayTestbed();
 
 async function httpSession(url: string, participants?: string[]) {

@@ -4,7 +4,7 @@ import { codeOf, connectPeer, relayTestbed, waitFor } from './fixtures/relay-cli
 const testbed = relayTestbed();
 const { setup, open, disconnect } = testbed;
 
-describe('offline recipients (DESIGN §3 delivery guarantee)', () => {
+describe('offline recipients (at least once, docs/wmp-profile.md)', () => {
   it('queues for an offline recipient, replays in order on resume: queued, then exactly one delivered', async () => {
     const url = await setup();
     const alice = await open(url);
@@ -23,7 +23,8 @@ describe('offline recipients (DESIGN §3 delivery guarantee)', () => {
     await waitFor(() => bob.inbox.length === 3);
     expect(bob.inbox.map((m) => m.body.n)).toEqual([1, 2, 3]);
     expect(bob.inbox.map((m) => m.wmp.message_id)).toEqual(ids);
-    // Written to his connection: `delivered` for each, without waiting for an ack (DESIGN §3).
+    // Written to his connection: `delivered` for each, without waiting for an ack
+    // (docs/architecture.md, "Message statuses").
     const delivered = () => alice.statuses.filter((s) => s.status === 'delivered').map((s) => s.message_id);
     await waitFor(() => delivered().length === 3);
     expect(delivered()).toEqual(ids);

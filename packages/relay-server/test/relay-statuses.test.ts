@@ -5,16 +5,16 @@ import { describe, expect, it } from 'vitest';
 import { MemoryRelayStores } from '../src/node.js';
 import { CLIENT_CAPABILITIES, connectPeer, relayTestbed, waitFor } from './fixtures/relay-clients.js';
 
-// Statuses as DESIGN §3 defines them (core §5.3.1, §8.7.2): `delivered` when a message is written
-// to a live connection of the recipient, acknowledged or not; exactly one terminal status per
-// message; `expired` only for a message never written to any connection.
+// Statuses as docs/architecture.md defines them (core §5.3.1, §8.7.2): `delivered` when a message
+// is written to a live connection of the recipient, acknowledged or not; exactly one terminal
+// status per message; `expired` only for a message never written to any connection.
 const testbed = relayTestbed();
 const { setup, open } = testbed;
 
 const statusesOf = (statuses: Record<string, any>[], id: string) =>
   statuses.filter((s) => s.message_id === id).map((s) => s.status);
 
-describe('delivery statuses (DESIGN §3)', () => {
+describe('delivery statuses (docs/architecture.md)', () => {
   it('says delivered once when a message reaches a live connection, without any ack', async () => {
     const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);
@@ -99,7 +99,7 @@ describe('delivery statuses (DESIGN §3)', () => {
   });
 });
 
-describe('online means reachable (DESIGN §5)', () => {
+describe('online means reachable (docs/architecture.md)', () => {
   it('counts an HTTP session as online only while its event stream is open', async () => {
     const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);
@@ -131,7 +131,7 @@ describe('online means reachable (DESIGN §5)', () => {
   });
 });
 
-describe('a session addressed to a participant (transport §6.2, DESIGN §3)', () => {
+describe('a session addressed to a participant (transport §6.2, docs/wmp-profile.md)', () => {
   it('reaches a listed participant who never joined, on its registered connection', async () => {
     const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);
@@ -156,7 +156,7 @@ describe('a session addressed to a participant (transport §6.2, DESIGN §3)', (
   });
 });
 
-describe('refused notifications (DESIGN §3)', () => {
+describe('refused notifications (docs/architecture.md)', () => {
   it('counts a refused deliver notification, and tells its sender dropped', async () => {
     const url = await setup({ store: new MemoryRelayStores() });
     const alice = await open(url);

@@ -31,7 +31,9 @@ describe('SQLite database', () => {
 
   it('uses rowid tables with UNIQUE(recipient, seq) for both queues', () => {
     const db = openDatabase(path());
-    const sqlOf = db.prepare<[string], string>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck();
+    const sqlOf = db
+      .prepare<[string], string>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?")
+      .pluck();
     for (const table of ['wmp_messages', 'ohan_events']) {
       expect(sqlOf.get(table)).not.toMatch(/without\s+rowid/i);
       const unique = (db.pragma(`index_list(${table})`) as { name: string; unique: number }[])
@@ -51,7 +53,8 @@ describe('SQLite database', () => {
     expect(columns).toEqual({
       evidence_cases: 'message_id,sender,expires_at,record',
       evidence_parties: 'party,record',
-      evidence_records: 'seq,id,message_id,sender,session_id,event_type,event_time,issuer,parties,expires_at,bytes,body',
+      evidence_records:
+        'seq,id,message_id,sender,session_id,event_type,event_time,issuer,parties,expires_at,bytes,body',
       mls_groups: 'session_id,group_id,cipher_suite,epoch,last_commit,expires_at',
       mls_key_packages: 'ref,identity,cipher_suite,expires_at,body',
       mls_last_resort_key_packages: 'identity,ref,cipher_suite,expires_at,body',
@@ -64,7 +67,8 @@ describe('SQLite database', () => {
       // The evidence records' AUTOINCREMENT (a seq is never reused: a page cursor stays valid).
       sqlite_sequence: 'name,seq',
       totals: 'name,count,bytes',
-      wmp_messages: 'recipient,seq,message_id,sender,expires_at,bytes,body,delivered,notify,part,queued_at,evidence,due_at',
+      wmp_messages:
+        'recipient,seq,message_id,sender,expires_at,bytes,body,delivered,notify,part,queued_at,evidence,due_at',
       wmp_queue_parts: 'recipient,part,count,bytes',
       wmp_queue_senders: 'recipient,sender,count,bytes',
       wmp_queues: 'recipient,next_seq,count,bytes',

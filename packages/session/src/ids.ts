@@ -14,7 +14,7 @@ function alnumId(prefix: string): string {
   return out;
 }
 
-/** A session id: only the server makes them (DESIGN §5). */
+/** A session id: only the server makes them (docs/wmp-profile.md, "Sessions and identities"). */
 export function newSessionId(): string {
   return alnumId('ses-');
 }
@@ -48,9 +48,10 @@ const pool = new Uint8Array(POOL_BYTES);
 let poolAt = POOL_BYTES;
 
 /**
- * A message id the server assigns to a deliver sent without an id (DESIGN §3): `msg-` +
- * b64url of 16 CSPRNG bytes (128 bits). The bytes come from a pool refilled in place once all
- * of it was used, so no byte serves two ids; the same unpadded base64url as `b64urlEncode`.
+ * A message id the server assigns to a deliver sent without an id (docs/wmp-profile.md, "Relay
+ * routing and delivery"): `msg-` + b64url of 16 CSPRNG bytes (128 bits). The bytes come from a pool
+ * refilled in place once all of it was used, so no byte serves two ids; the same unpadded base64url
+ * as `b64urlEncode`.
  */
 export function newMessageId(): string {
   if (poolAt + ID_BYTES > POOL_BYTES) {

@@ -10,8 +10,8 @@ export interface ServerConnectionLimits {
 
 /**
  * A responder's open connections and which sessions each is bound to, with the caps on them
- * (DESIGN §7): all connections, the unauthenticated ones (closed as `timeout` when they stay so),
- * and sessions per connection.
+ * (docs/architecture.md, "Bounds"): all connections, the unauthenticated ones (closed as `timeout`
+ * when they stay so), and sessions per connection.
  */
 export class ServerConnections {
   readonly #limits: ServerConnectionLimits;

@@ -23,7 +23,7 @@ export type Resolver = (
 export interface ResolveOutcome {
   /** What go-wmp, wmp-js and the vectors read. */
   readonly metadata?: unknown;
-  /** The spec's form, sent too when known (DESIGN §5). */
+  /** The spec's form, sent too when known (docs/wmp-profile.md, "Resolve"). */
   readonly content_type?: string;
   readonly body?: unknown;
   readonly trust_info?: { trusted?: boolean; source?: string };
@@ -177,10 +177,13 @@ export interface WmpServerOptions {
   readonly maxConnections?: number;
   /**
    * Connections with no authenticated session among them (default 1 000): their own, smaller cap,
-   * so that connections that never log in cannot take every slot (DESIGN §7).
+   * so that connections that never log in cannot take every slot (docs/architecture.md, "Bounds").
    */
   readonly maxUnauthenticatedConnections?: number;
-  /** A connection with no authenticated session is closed after this long (default 30 s; DESIGN §7). */
+  /**
+   * A connection with no authenticated session is closed after this long (default 30 s;
+   * docs/architecture.md, "Bounds").
+   */
   readonly unauthenticatedTimeoutMs?: number;
   /** An unauthenticated session lives this long, then gets its negotiated lifetime (default 60 s). */
   readonly pendingTtlSeconds?: number;
@@ -192,8 +195,9 @@ export interface WmpServerOptions {
   readonly admitSessionless?: (method: string, context: WmpContext) => void | Promise<void>;
   /**
    * Identities that may send a message whose `wmp.sender` is someone else (a peer relay forwarding
-   * its users' messages, DESIGN §3 federation): for them the sender check is left to the handler,
-   * which must bind the claimed sender itself. Default: nobody.
+   * its users' messages, docs/federation-profile.md, "Sender binding across hops"): for them the
+   * sender check is left to the handler, which must bind the claimed sender itself. Default:
+   * nobody.
    */
   readonly forwardsFor?: (identity: string, method: string) => boolean;
   /**

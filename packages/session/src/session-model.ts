@@ -5,7 +5,10 @@ export type SessionState = 'pending' | 'active' | 'closed';
 /** Most participants of one session, the initiator included. */
 export const MAX_PARTICIPANTS = 256;
 
-/** How long an unauthenticated session lives (DESIGN §7): it gets its full lifetime on authentication. */
+/**
+ * How long an unauthenticated session lives (docs/architecture.md, "Bounds"): it gets its full
+ * lifetime on authentication.
+ */
 export const DEFAULT_PENDING_TTL_SECONDS = 60;
 
 /** One outstanding challenge: single use, time bounded (core §4.4.7). */

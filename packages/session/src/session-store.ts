@@ -4,7 +4,7 @@ import type { SessionRecord } from './session-model.js';
 /** How many sessions a store holds: all of them, and of those the unauthenticated ones. */
 export interface SessionStoreLimits {
   readonly maxSessions: number;
-  /** Unauthenticated (pending) sessions: their own, smaller cap (DESIGN §7). */
+  /** Unauthenticated (pending) sessions: their own, smaller cap (docs/architecture.md, "Bounds"). */
   readonly maxPendingSessions: number;
 }
 
@@ -27,11 +27,11 @@ export interface SessionCounts {
 export type SessionChange = (current: SessionRecord) => SessionRecord;
 
 /**
- * Where a responder keeps sessions (DESIGN §6). Every read-modify-write is one `update`, atomic
- * in every adapter (memory and SQLite run the change inside their single writer; PostgreSQL under
- * the row's lock), never a get-then-put across awaits: so a resumption token or a challenge is
- * used once however many requests race for it. Records are immutable: `get` may return the
- * stored object itself.
+ * Where a responder keeps sessions (docs/architecture.md, "Storage"). Every read-modify-write is
+ * one `update`, atomic in every adapter (memory and SQLite run the change inside their single
+ * writer; PostgreSQL under the row's lock), never a get-then-put across awaits: so a resumption
+ * token or a challenge is used once however many requests race for it. Records are immutable: `get`
+ * may return the stored object itself.
  */
 export interface SessionStore {
   readonly limits: SessionStoreLimits;

@@ -58,7 +58,7 @@ export interface Transport {
   readonly peerCertificates?: readonly Uint8Array[];
   /**
    * Whether a message sent now reaches the peer: an HTTP session only while it has an open event
-   * stream (DESIGN §5: only then is it online). Absent: always.
+   * stream (docs/architecture.md, "Transports": only then is it online). Absent: always.
    */
   readonly reachable?: boolean;
   /** Fires when the transport becomes reachable again (an event stream opened). */

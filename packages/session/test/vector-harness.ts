@@ -5,7 +5,8 @@
 // expected outputs. Each vector runs in the session context it implies: the harness opens and
 // authenticates that session first and puts its real (server-issued) id where the vector says
 // `ses-...`. Where a vector's expectation cannot be met without echoing it, or where we decided
-// otherwise (DESIGN §5), the tables below say so and the test checks that the difference is real.
+// otherwise (docs/wmp-profile.md), the tables below say so and the test checks that the difference
+// is real.
 import { generateKeypair, type Keypair, signChallenge, verifyEd25519 } from '@wmp/jcs-signing';
 import { type JsonRpcMessage, rfc3339, WmpError } from '@wmp/jsonrpc-envelope';
 import { inspectMessage } from '@wmp/mls-bridge';
@@ -201,7 +202,7 @@ export async function vectorServer(extra: WmpServerOptions = {}): Promise<Vector
 export const MESSAGE_DIFFERENCES: Readonly<Record<string, { ours: string; why: string }>> = {
   'resolve-unsupported-type': {
     ours: 'Capability not supported',
-    why: "DESIGN §5: messages are the table's canonical names (tables §1: the vector alone uses 'Resolution type not supported')",
+    why: "docs/wmp-profile.md: messages are the table's canonical names (tables §1: the vector alone uses 'Resolution type not supported')",
   },
 };
 
@@ -235,7 +236,7 @@ export const NOTIFICATION_OUTCOMES: Readonly<Record<string, NotificationOutcome>
   'message-ack-received': { accepted: 'ack', why: 'an ack of an id the server never sent is still an ack' },
   'message-deliver-with-signature': {
     refused: -32602,
-    why: 'DESIGN §5: `wmp.signature` is the compact detached string; the object form is refused (tables C6)',
+    why: 'decision 0015: `wmp.signature` is the compact detached string; the object form is refused (tables C6)',
   },
   'interop-notification-no-response': {
     accepted: 'deliver',

@@ -1,8 +1,8 @@
 /**
- * A shared bound on bytes held across many connections (DESIGN §7: bound the totals, not only
- * the parts): outbound buffers of slow readers, SSE replay buffers, request bodies being read.
- * Each holder reserves before it holds and releases what it reserved; a reservation that does not
- * fit is refused, and the holder refuses in turn (closes a slow reader, drops a replay event,
+ * A shared bound on bytes held across many connections (docs/architecture.md, "Bounds": the totals,
+ * not only the parts): outbound buffers of slow readers, SSE replay buffers, request bodies being
+ * read. Each holder reserves before it holds and releases what it reserved; a reservation that does
+ * not fit is refused, and the holder refuses in turn (closes a slow reader, drops a replay event,
  * answers 503). Pure and synchronous, so it is exact within one process.
  */
 export class ByteBudget {

@@ -1,5 +1,6 @@
-// wmp route <identifier>: how the relay would route a message to someone (DESIGN §3 federation):
-// kept at this relay, or forwarded to their home relay, and which rule said so.
+// wmp route <identifier>: how the relay would route a message to someone
+// (docs/federation-profile.md): kept at this relay, or forwarded to their home relay, and which
+// rule said so.
 import type { CommandSpec } from '../command.js';
 import { liveRelayOption, retriesOption, withClient } from '../live.js';
 import { printable } from './common.js';

@@ -38,9 +38,10 @@ export interface GroupHold {
 }
 
 /**
- * A relay-hosted session with participants (DESIGN §3): what one sends on it fans out to every
- * other participant (or to `to`), live or queued. It rides on the client's connection and is
- * resumed with it; messages on it arrive as the client's `message` events with `group` set.
+ * A relay-hosted session with participants (docs/architecture.md, "Group sessions"): what one sends
+ * on it fans out to every other participant (or to `to`), live or queued. It rides on the client's
+ * connection and is resumed with it; messages on it arrive as the client's `message` events with
+ * `group` set.
  */
 export class GroupSession {
   readonly id: string;

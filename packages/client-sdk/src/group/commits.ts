@@ -18,9 +18,9 @@ type Submitted =
 
 /**
  * Our commits and the relay: registering the group, taking key packages, and getting each commit
- * accepted (DESIGN §3: the first commit of an epoch wins). A commit is stored as pending before it
- * is sent and confirmed only on the relay's acceptance; a lost epoch drops it, waits for the
- * winner, and makes it again.
+ * accepted (docs/architecture.md, "Group sessions": the first commit of an epoch wins). A commit is
+ * stored as pending before it is sent and confirmed only on the relay's acceptance; a lost epoch
+ * drops it, waits for the winner, and makes it again.
  */
 export class Commits {
   readonly #core: GroupCore;

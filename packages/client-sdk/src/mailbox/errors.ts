@@ -2,8 +2,8 @@ import { type BoxErrorCode, isBoxErrorCode } from '@wmp/ohan-seal';
 import { ClientSdkError } from '../errors.js';
 
 /**
- * Why a mailbox call failed. The box's own answers keep their wire codes (DESIGN §4.6 and the
- * box API's additions); the rest are the client's.
+ * Why a mailbox call failed. The box's own answers keep their wire codes (docs/ohan-profile.md and
+ * the box API's additions); the rest are the client's.
  */
 export type MailboxErrorCode =
   // answered by a box

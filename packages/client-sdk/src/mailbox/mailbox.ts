@@ -163,7 +163,8 @@ export class Mailbox {
   ): Promise<{ card: Card; outcomes: CardOutcome[]; saved: boolean }> {
     checkRelays(relays);
     // Stamped at the strictest stranger strength of the boxes that have a directory: a box asks it
-    // of a key it does not know yet (DESIGN §7), and one card goes to all of them.
+    // of a key it does not know yet (docs/ohan-profile.md, "The card"), and one card goes to all of
+    // them.
     const bits = await this.#cardStampBits(relays, options.signal);
     if (bits > (this.#options.maxStampBits ?? DEFAULT_MAX_STAMP_BITS)) {
       throw new MailboxError('stamp_too_costly', { reason: String(bits) });

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { identifier, MAX_LIST_LENGTH, nonEmptyString, stringList, timestamp } from './common.js';
 
-/** Compact detached JWS `<header>..<signature>` (DESIGN §5; the object form of vector C6 is refused). */
+/** Compact detached JWS `<header>..<signature>` (decision 0015; the object form of vector C6 is refused). */
 export const DETACHED_JWS_PATTERN = /^[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]+$/;
 export const detachedJws = v.pipe(v.string(), v.regex(DETACHED_JWS_PATTERN, 'must be a compact detached JWS'));
 

@@ -8,8 +8,9 @@ export const MAX_KEY_PACKAGES_PER_PUBLISH = 100;
 const keyPackage = v.pipe(base64url, v.minLength(1), v.maxLength(16 * 1024));
 
 /**
- * The OHAN relay's own methods (DESIGN §3; the spec forbids custom `wmp.*` names). They are not
- * WMP core: a relay registers them on its server like any application's custom methods.
+ * The OHAN relay's own methods (docs/architecture.md, "Session engine"; the spec forbids custom
+ * `wmp.*` names). They are not WMP core: a relay registers them on its server like any
+ * application's custom methods.
  */
 export const ohanMethods = {
   // The identity travels in the body.
@@ -35,7 +36,8 @@ export const ohanMethods = {
     methodParams({ identity: identifier, cipher_suite: v.optional(positiveInteger) }),
     methodResult({ identity: identifier, key_package: keyPackage, cipher_suite: positiveInteger }),
   ),
-  // How the relay would route to an identity (DESIGN §3 federation): `here` or a relay origin.
+  // How the relay would route to an identity (docs/federation-profile.md): `here` or a relay
+  // origin.
   'ohan.relay.resolve': requestMethod(
     methodParams({ identity: identifier }),
     methodResult({ identity: identifier, home: v.string(), source: v.string() }),

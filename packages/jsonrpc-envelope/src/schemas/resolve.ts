@@ -4,7 +4,7 @@ import { methodParams, methodResult, requestMethod } from './method-spec.js';
 
 export const resolveMethods = {
   // The result carries `metadata` (what go-wmp, wmp-js and the vectors use) and, when the resolver
-  // provides them, the spec's `content_type` + `body` too (DESIGN §5).
+  // provides them, the spec's `content_type` + `body` too (docs/wmp-profile.md, "Resolve").
   'wmp.resolve': requestMethod(
     methodParams({ type: nonEmptyString, uri: nonEmptyString, options: v.optional(anyObject) }),
     methodResult({

@@ -54,7 +54,8 @@ export const sessionMethods = {
     }),
     { access: 'sessionless' },
   ),
-  // Defined by this project (DESIGN §3): enter a relay-hosted group session as a listed participant.
+  // Defined by this project (docs/wmp-profile.md, "Sessions and identities"): enter a relay-hosted
+  // group session as a listed participant.
   'wmp.session.join': requestMethod(
     methodParams({
       session_id: v.pipe(v.string(), v.minLength(1), v.maxLength(256)),

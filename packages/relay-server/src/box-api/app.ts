@@ -30,7 +30,7 @@ interface Route {
   readonly directoryOnly?: boolean;
 }
 
-/** The routes of DESIGN §4.6, relative to the mount point (`BOX_API_PREFIX`). */
+/** The routes of docs/ohan-profile.md, "The box API", relative to the mount point (`BOX_API_PREFIX`). */
 const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/limits', name: 'limits', handler: async (_c, box) => jsonResponse(200, limitsAnswer(box)) },
   { method: 'POST', path: '/events', name: 'publish', handler: publishEvent },
@@ -54,10 +54,10 @@ export type BoxApp = Hono & {
 };
 
 /**
- * The OHAN box API (`ohan.relay.1`, DESIGN §4.6) over a `BoxStore`, as a Hono app with relative
- * routes: mount it with `relay.route(BOX_API_PREFIX, createBoxApp(...))`. It keeps nothing on disk
- * itself (nonces, rate windows and stream wake-ups live in memory, or are the cluster's shared ones
- * given in the options) and never logs.
+ * The OHAN box API (`ohan.relay.1`, docs/ohan-profile.md) over a `BoxStore`, as a Hono app with
+ * relative routes: mount it with `relay.route(BOX_API_PREFIX, createBoxApp(...))`. It keeps nothing
+ * on disk itself (nonces, rate windows and stream wake-ups live in memory, or are the cluster's
+ * shared ones given in the options) and never logs.
  */
 export function createBoxApp(input: BoxAppOptions): BoxApp {
   const options = resolveBoxOptions(input);

@@ -28,10 +28,11 @@ export type SignedCall = 'reads' | 'changes';
  * Verifies `Authorization: OHAN-Sig` for this request and returns the caller's key; the key a
  * signed call acts for comes only from here, never from the URL or body. Every failure is the same
  * `unauthorized` (which check failed is not told), and a caller over its rate gets `rate_limited`.
- * The rate limit is spent after the signature holds and before the nonce is recorded (DESIGN
- * §7), so refused requests leave nothing in the replay cache; a full cache is `unavailable` (503).
- * The nonce is counted against the key's and the source's shares of the cache, and a `reads` call
- * of a key the box holds nothing of records none (so throwaway keys cannot fill the cache).
+ * The rate limit is spent after the signature holds and before the nonce is recorded
+ * (docs/architecture.md, "Replay caches"), so refused requests leave nothing in the replay cache; a
+ * full cache is `unavailable` (503). The nonce is counted against the key's and the source's shares
+ * of the cache, and a `reads` call of a key the box holds nothing of records none (so throwaway
+ * keys cannot fill the cache).
  */
 export async function authenticate(
   c: Context,

@@ -2,7 +2,7 @@ import { MAX_TTL_SECONDS } from '@wmp/ohan-seal';
 import type { BoxContext } from './context.js';
 import { BOX_PROTOCOL } from './options.js';
 
-/** The `GET /limits` answer (DESIGN §4.6): the values in force, from the store and the app. */
+/** The `GET /limits` answer (docs/ohan-profile.md, "The box API"): the values in force, from the store and the app. */
 export function limitsAnswer(box: BoxContext) {
   const { store, directory, maxEventBytes, skewSeconds } = box.options;
   const limits = store.limits;

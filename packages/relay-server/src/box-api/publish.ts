@@ -24,9 +24,10 @@ const REFUSALS: Readonly<Record<PublishRefusal, BoxErrorCode>> = Object.freeze({
 });
 
 /**
- * `POST /events`: the body is read under a hard cap, parsed strictly, verified by DESIGN §4.5 with
- * the box's clock and limits (the size checked is the body's, as received), and only then handed
- * to the store, whose answer is given after it is committed: 202 stored, 200 already there.
+ * `POST /events`: the body is read under a hard cap, parsed strictly, verified by
+ * docs/ohan-profile.md, "Validation", with the box's clock and limits (the size checked is the
+ * body's, as received), and only then handed to the store, whose answer is given after it is
+ * committed: 202 stored, 200 already there.
  */
 export async function publishEvent(c: Context, box: BoxContext): Promise<Response> {
   const { maxBodyBytes, maxEventBytes, skewSeconds, now, store } = box.options;

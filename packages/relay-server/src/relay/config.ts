@@ -89,8 +89,8 @@ export interface RelayConfig {
   /** This node's name in logs and metrics; default the coordination's `nodeId`. */
   readonly nodeId?: string;
   /**
-   * Relay-to-relay routing (DESIGN §3 federation): static routes, peers, trust, ERDS. Left out:
-   * federation is off (every recipient is kept here, nothing forwarded is taken).
+   * Relay-to-relay routing (docs/federation-profile.md): static routes, peers, trust, ERDS. Left
+   * out: federation is off (every recipient is kept here, nothing forwarded is taken).
    */
   readonly federation?: FederationConfig;
   /**

@@ -206,7 +206,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     // the forwarder -> the wake-ups: a commit wakes the other nodes; a pump waits for the watch.
     committed: (id, seq, body) => wakeUps.committed(id, seq, body),
     watching: (id) => wakeUps.ready(id),
-    // the forwarder -> statuses: written to a live connection for the first time, `delivered` (DESIGN §3);
+    // the forwarder -> statuses: written to a live connection for the first time, `delivered`
+    // (docs/architecture.md, "Message statuses");
     // -> evidence: delivered, and its content handed over, for messages under evidence.
     delivered: (marked) => {
       statuses.terminal(marked, 'delivered');
@@ -233,7 +234,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     // statuses -> federation: back to the peer a sender came through, or to its home relay.
     statusToPeer: (sender, params) => federation?.statusToPeer(sender, params) ?? false,
     statusToHome: async (sender, params) => (await federation?.statusToHome(sender, params)) ?? false,
-    // statuses -> the wake-ups: a sender online on another node hears it there, live (DESIGN §3 "Cluster").
+    // statuses -> the wake-ups: a sender online on another node hears it there, live (docs/architecture.md,
+    // "Message statuses").
     statusElsewhere: (sender, note) => (cluster ? wakeUps.note(sender, note) : undefined),
     // federation -> sessions: a frame of a session routed through a peer, sent over our link to it.
     routedOverLink: (origin, message) => routes.passOverLink(origin, message),

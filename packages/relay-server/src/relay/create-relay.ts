@@ -131,7 +131,7 @@ export function createRelay(config: RelayConfig = {}): Relay {
         (s as Server).once('error', reject);
       });
       // A request (headers and body) must arrive in time: a client that trickles bytes would
-      // otherwise hold its memory until Node's 300 s default (DESIGN §7).
+      // otherwise hold its memory until Node's 300 s default (docs/architecture.md, "Bounds").
       http.requestTimeout = timings.bodyTimeoutMs;
       http.headersTimeout = Math.min(timings.bodyTimeoutMs, 15_000);
       ws = attachWebSocketServer(http, {

@@ -95,7 +95,8 @@ export class StoreSchemaError extends RelayStoreError {
 
 /**
  * Which cap refused an append: the recipient's count or bytes, the sender's share of that
- * recipient's queue (DESIGN §3: nobody fills another's inbox), or the bytes of the whole store.
+ * recipient's queue (docs/architecture.md, "Bounds": nobody fills another's inbox), or the bytes of
+ * the whole store.
  */
 /** Another process holds the database (one SQLite file serves one relay process). */
 export class StoreLockedError extends RelayStoreError {
@@ -121,9 +122,10 @@ export type QueueFullReason =
   | 'total_bytes';
 
 /**
- * A recipient's queue is at its `max_queued` or byte cap (DESIGN §3). It *is* the wire error
- * (-31014, canonical message, `instanceof` the envelope's `QueueFullError`), so the relay answers
- * with it as is; `reason` says which cap, in `data.reason` as in the `dropped` status it causes.
+ * A recipient's queue is at its `max_queued` or byte cap (docs/wmp-profile.md, "Relay routing and
+ * delivery"). It *is* the wire error (-31014, canonical message, `instanceof` the envelope's
+ * `QueueFullError`), so the relay answers with it as is; `reason` says which cap, in `data.reason`
+ * as in the `dropped` status it causes.
  */
 export class RelayQueueFullError extends WmpQueueFullError {
   readonly reason: QueueFullReason;

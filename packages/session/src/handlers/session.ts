@@ -25,7 +25,7 @@ import {
   type SessionRecord,
 } from '../session-model.js';
 
-/** A session with participants besides its creator (a relay hosts these, DESIGN §3). */
+/** A session with participants besides its creator (a relay hosts these, docs/architecture.md, "Group sessions"). */
 function isGroup(session: SessionRecord): boolean {
   return session.participants.length > 1;
 }
@@ -150,13 +150,15 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
       resumptionTokens: [],
       createdAt: now,
       ttlSeconds: ttl,
-      // Unauthenticated, it lives only long enough to authenticate (DESIGN §7).
+      // Unauthenticated, it lives only long enough to authenticate (docs/architecture.md,
+      // "Bounds").
       expiresAt: now + (pending ? Math.min(ttl, pendingTtl) : ttl) * 1000,
     };
     const { session: withToken, token: resumptionToken } = issueToken(created, identity);
     let session = withToken;
-    // MLS (DESIGN: initiators join by Welcome): the responder creates the group, adding the
-    // initiator's key package when one came, and answers with the GroupInfo and the Welcome.
+    // MLS (docs/wmp-profile.md, "MLS": initiators join by Welcome): the responder creates the
+    // group, adding the initiator's key package when one came, and answers with the GroupInfo and
+    // the Welcome.
     let welcome: string | undefined;
     if (security.mode !== 'tls' && options.mls && security.cipher_suite !== undefined) {
       const group = await options.mls.createGroup({
@@ -285,9 +287,9 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
   };
 
   /**
-   * wmp.session.join (DESIGN §3, ours): enter a session as one of its listed participants. The
-   * identity is the one this connection authenticated (on any session), or, when the responder
-   * does not require authentication, the claimed `wmp.sender`.
+   * wmp.session.join (ours, docs/architecture.md, "Group sessions"): enter a session as one of its
+   * listed participants. The identity is the one this connection authenticated (on any session),
+   * or, when the responder does not require authentication, the claimed `wmp.sender`.
    */
   const join: RequestHandler<WmpContext> = async (raw, ctx) => {
     const params = raw as ParamsOf<'wmp.session.join'>;
@@ -325,7 +327,10 @@ export function sessionHandlers(s: ServerServices): Record<string, RequestHandle
   };
 }
 
-/** Only the creator changes a group session's capabilities or security (DESIGN §3): -31002 for others. */
+/**
+ * Only the creator changes a group session's capabilities or security (docs/architecture.md,
+ * "Group sessions"): -31002 for others.
+ */
 export function checkCreator(session: SessionRecord, sender: string | undefined): void {
   if (isGroup(session) && sender !== undefined && sender !== session.initiator) {
     throw new NotAuthorizedError({ reason: 'only the creator changes a group session' });

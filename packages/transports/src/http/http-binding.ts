@@ -221,8 +221,8 @@ export function createHttpBinding(options: HttpBindingOptions): HttpBinding {
     jsonReply(bindingError(ErrorCode.NotAuthorized, unproven(c)), 401, { 'WWW-Authenticate': 'Bearer' });
 
   /**
-   * A JSON-RPC answer from the binding itself (DESIGN §5, transport §4.2): HTTP 200 with an error
-   * for each request of the body, by its id, so that clients that drop the body of a non-2xx
+   * A JSON-RPC answer from the binding itself (decision 0055, transport §4.2): HTTP 200 with an
+   * error for each request of the body, by its id, so that clients that drop the body of a non-2xx
    * answer still read the WMP code. A body of notifications only has nothing to answer: it gets
    * the transport status instead.
    */

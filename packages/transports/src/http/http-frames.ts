@@ -121,8 +121,9 @@ function establishes(result: Record<string, unknown>): boolean {
 
 /**
  * The frame with the HTTP binding's session token in `result.wmp.session_token` of every result
- * that opens, resumes, joins or authenticates session `sessionId` (DESIGN §5): clients that read
- * no response header learn it from the body and present it as `Authorization: Bearer`.
+ * that opens, resumes, joins or authenticates session `sessionId` (docs/wmp-profile.md,
+ * "Bindings"): clients that read no response header learn it from the body and present it as
+ * `Authorization: Bearer`.
  */
 export function withSessionToken(
   frame: JsonRpcMessage | readonly JsonRpcMessage[],

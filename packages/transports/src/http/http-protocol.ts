@@ -2,8 +2,8 @@
 export const WMP_SESSION_ID_HEADER = 'Wmp-Session-Id';
 /**
  * The secret that binds later requests to the HTTP session, returned on the reply that created
- * it. A session id alone is never enough (DESIGN §7); clients send this header back, or the same
- * value as `Authorization: Bearer`.
+ * it. A session id alone is never enough (docs/architecture.md, "Sender binding"); clients send
+ * this header back, or the same value as `Authorization: Bearer`.
  */
 export const WMP_SESSION_TOKEN_HEADER = 'Wmp-Session-Token';
 

@@ -8,9 +8,10 @@ export interface ReplayEvent {
 
 /**
  * The last events of one session, for `Last-Event-ID` replay (transport §4.3; go-wmp keeps 200).
- * Bounded by count and by characters, and by a budget shared by every session (DESIGN §7): when it
- * is spent, this session's oldest events go first, and an event that still does not fit is not
- * kept (it was sent live; the durable queue, not this buffer, is what guarantees delivery).
+ * Bounded by count and by characters, and by a budget shared by every session
+ * (docs/architecture.md, "Bounds"): when it is spent, this session's oldest events go first, and an
+ * event that still does not fit is not kept (it was sent live; the durable queue, not this buffer,
+ * is what guarantees delivery).
  */
 export class ReplayBuffer {
   readonly #events: ReplayEvent[] = [];

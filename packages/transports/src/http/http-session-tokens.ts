@@ -4,7 +4,8 @@ import { constantTimeEqual, createSessionToken } from './http-token.js';
 /**
  * How the HTTP binding makes and checks the secret that binds an HTTP session to a WMP session.
  * The default keeps random tokens known to one process; a cluster uses `keyedSessionTokens`, so
- * that any node can check a token another node issued (DESIGN §3: no sticky sessions).
+ * that any node can check a token another node issued (docs/architecture.md, "Cluster": no sticky
+ * sessions).
  */
 export interface SessionTokens {
   issue(sessionId: string): string;

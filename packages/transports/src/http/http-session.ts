@@ -71,7 +71,10 @@ export class HttpSessionTransport implements Transport {
     return this.#session.id;
   }
 
-  /** Online only while an event stream is open (DESIGN §5): else messages wait in the relay's queue. */
+  /**
+   * Online only while an event stream is open (docs/architecture.md, "Transports"): else messages
+   * wait in the relay's queue.
+   */
   get reachable(): boolean {
     return this.#session.subscribers > 0;
   }

@@ -18,7 +18,7 @@ export const WsCloseCode = {
   TryAgainLater: 1013,
 } as const;
 
-/** The relay default frame limit (DESIGN §5); every binding must accept at least 64 KiB. */
+/** The relay default frame limit (docs/wmp-profile.md, "Messages"); every binding must accept at least 64 KiB. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
 
 /** Keepalive (transport §3.3): ping every 30 s, give up after 90 s without a pong. */

@@ -26,9 +26,9 @@ export interface CoordinationLimits {
 }
 
 /**
- * Everything a relay node shares with the other nodes of its cluster that may be lost (DESIGN §3
- * "Cluster", §6): one bundle per node. The memory adapter is one process (or several nodes in one
- * process, through one hub); the Redis adapter is a cluster.
+ * Everything a relay node shares with the other nodes of its cluster that may be lost
+ * (docs/architecture.md, "Coordination"): one bundle per node. The memory adapter is one process
+ * (or several nodes in one process, through one hub); the Redis adapter is a cluster.
  */
 export interface Coordination {
   /** This node's id (in presence entries, logs, metrics). */

@@ -20,9 +20,10 @@ export interface KeyPackageBudgetOptions {
 export type KeyPackageRefund = () => Promise<void>;
 
 /**
- * How many key packages others may take of one identity (DESIGN §3, §7): a fixed window per
- * *target* identity, all callers (and in a cluster all nodes) together, that begins at its first
- * counted fetch. Per caller it would be no budget: fresh identities cost nothing.
+ * How many key packages others may take of one identity (docs/architecture.md, "Group sessions",
+ * "Bounds"): a fixed window per *target* identity, all callers (and in a cluster all nodes)
+ * together, that begins at its first counted fetch. Per caller it would be no budget: fresh
+ * identities cost nothing.
  */
 export interface KeyPackageBudgets {
   /**

@@ -1,7 +1,8 @@
 /**
- * Which nodes of a cluster hold a live endpoint of an identity (DESIGN §3 "Cluster"): a hint, kept
- * in Redis with a TTL, never on disk. What the directory says may be a moment old (a node that just
- * died, an endpoint that just closed); what is durable is the queue, read from PostgreSQL.
+ * Which nodes of a cluster hold a live endpoint of an identity (docs/architecture.md, "Cluster"): a
+ * hint, kept in Redis with a TTL, never on disk. What the directory says may be a moment old (a
+ * node that just died, an endpoint that just closed); what is durable is the queue, read from
+ * PostgreSQL.
  */
 export interface PresenceDirectory {
   /**

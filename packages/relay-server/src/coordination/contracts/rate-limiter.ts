@@ -1,7 +1,8 @@
 /**
- * Token buckets by key (DESIGN §6: ephemeral state, in memory or Redis, never on disk): `take`
- * spends `cost` tokens of `key` and says whether it could. A refused take spends nothing. An
- * adapter may answer synchronously (memory) or not (Redis); callers await only a promise.
+ * Token buckets by key (docs/architecture.md, "Storage": ephemeral state, in memory or Redis, never
+ * on disk): `take` spends `cost` tokens of `key` and says whether it could. A refused take spends
+ * nothing. An adapter may answer synchronously (memory) or not (Redis); callers await only a
+ * promise.
  */
 export interface RateLimiter {
   take(key: string, cost?: number): boolean | Promise<boolean>;

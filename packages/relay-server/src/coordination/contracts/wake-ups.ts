@@ -38,7 +38,8 @@ export const DEFAULT_WAKE_UP_LIMITS: Required<WakeUpLimits> = { maxPerKey: 64, m
 
 /**
  * Cross-node wake-ups for one kind of channel (relay queues `wake:{recipient}`, box streams
- * `box:{key}`): sharded pub/sub in Redis, a bus in memory (DESIGN §3 "Cluster").
+ * `box:{key}`): sharded pub/sub in Redis, a bus in memory (docs/architecture.md, "Cluster
+ * wake-ups").
  *
  * Order of use: `subscribe` first and await it, then read the backlog from the store; on
  * `onReconnect`, read every local subscriber's backlog again (wake-ups sent while the link was down

@@ -250,7 +250,7 @@ export class RedisLink {
     const down = this.#closed || !this.commands.isReady || !this.subscriber.isReady;
     const health: CoordinationHealth = down || this.#failing ? 'degraded' : 'ok';
     if (down !== this.#down && !this.#closed) {
-      // One line per change of state, never one per command (DESIGN §7).
+      // One line per change of state, never one per command (docs/architecture.md, "Secrets").
       if (down) this.#logger?.warn('coordination.redis_down', error === undefined ? {} : { error: errorName(error) });
       else this.#logger?.info('coordination.redis_up');
     }

@@ -36,8 +36,8 @@ interface Lease {
  * already on its way (at most `MAX_WAITS` in a row, and only for a cost a lease could cover; then
  * it asks for its need alone), so a burst of one key's takes costs a few calls, not one each; a
  * take Redis refuses still spends a lease that landed meanwhile. When Redis cannot answer,
- * the node limits with a local bucket of the same options (docs/architecture.md: limits degrade to per node,
- * never to none); back to the shared one as soon as Redis answers.
+ * the node limits with a local bucket of the same options (docs/architecture.md,
+ * "Coordination": limits degrade to per node, never to none); back to the shared one as soon as Redis answers.
  */
 export class RedisTokenBuckets implements RateLimiter {
   readonly #link: RedisLink;

@@ -17,10 +17,10 @@ function claimLocally(): (key: string) => Promise<boolean> {
 }
 
 /**
- * What federation takes from the stores and the coordination (DESIGN §3 "Cluster"): each peer's
- * outbox is sent by one node at a time (under the stores' sweep lock, when they have one), each
- * status a peer sends back is passed on once for the relay (the coordination's single-use cache),
- * and a `queued` status reaches a sender live on another node.
+ * What federation takes from the stores and the coordination (docs/federation-profile.md, "On a
+ * cluster"): each peer's outbox is sent by one node at a time (under the stores' sweep lock, when
+ * they have one), each status a peer sends back is passed on once for the relay (the coordination's
+ * single-use cache), and a `queued` status reaches a sender live on another node.
  */
 export function clusterFederation(
   stores: RelayStores,

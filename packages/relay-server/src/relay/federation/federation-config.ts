@@ -4,9 +4,10 @@ import type { GuardedFetcher } from '@wmp/session/node';
 import type { HomeResolver } from './home-resolver.js';
 
 /**
- * Who the relay federates with (DESIGN §3): `off` routes nothing out and takes nothing in;
- * `peers` (the binary's default) forwards to any resolved home relay and takes forwarded
- * messages only from configured peers; `open` also takes them from relays nobody configured.
+ * Who the relay federates with (docs/federation-profile.md, "Modes"): `off` routes nothing out and
+ * takes nothing in; `peers` (the binary's default) forwards to any resolved home relay and takes
+ * forwarded messages only from configured peers; `open` also takes them from relays nobody
+ * configured.
  */
 export type FederationMode = 'off' | 'peers' | 'open';
 

@@ -68,7 +68,7 @@ export interface FederationDeps {
   };
 }
 
-/** Most peer relays a relay keeps a link and an outbox pump for (DESIGN §7: bound the totals). */
+/** Most peer relays a relay keeps a link and an outbox pump for (docs/federation-profile.md, "Peer sessions"). */
 const MAX_PEERS = 1024;
 
 interface PeerState {
@@ -77,8 +77,8 @@ interface PeerState {
 }
 
 /**
- * Relay-to-relay routing (DESIGN §3 federation): resolves where a recipient is at home, keeps an
- * outbox and a link per peer relay, knows which authenticated identities are peer relays, where
+ * Relay-to-relay routing (docs/federation-profile.md): resolves where a recipient is at home, keeps
+ * an outbox and a link per peer relay, knows which authenticated identities are peer relays, where
  * the statuses of senders reached through a peer go back, and counts it all.
  */
 export class Federation implements RemoteHomes {

@@ -47,7 +47,10 @@ export interface InboundDeps {
   now(): number;
 }
 
-/** Most relay_chain entries a forwarded message may carry (DESIGN §3). */
+/**
+ * Most relay_chain entries a forwarded message may carry (docs/federation-profile.md, "Sender
+ * binding across hops").
+ */
 export const MAX_FEDERATION_HOPS = 8;
 
 type Wmp = Record<string, unknown>;
@@ -67,10 +70,10 @@ export interface ForwardedOn {
 }
 
 /**
- * A `wmp.message.deliver` from a peer relay whose `wmp.sender` is one of the peer's users (DESIGN
- * §3, core §8.7.3): taken only when the peer may speak for the sender (`bindPeerSender`). Then it
- * is routed like any message, the sender, message id and content untouched, our signed entry
- * appended. Every refusal is a typed error and nothing is queued.
+ * A `wmp.message.deliver` from a peer relay whose `wmp.sender` is one of the peer's users
+ * (docs/federation-profile.md, core §8.7.3): taken only when the peer may speak for the sender
+ * (`bindPeerSender`). Then it is routed like any message, the sender, message id and content
+ * untouched, our signed entry appended. Every refusal is a typed error and nothing is queued.
  */
 export async function acceptForwarded(
   s: InboundDeps,

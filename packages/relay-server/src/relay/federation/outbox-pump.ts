@@ -57,11 +57,11 @@ export interface OutboxPumpOptions {
 const LEASE_RETRY_MS = 2_000;
 
 /**
- * Sends a peer's outbox to it, in seq order, while its link is up (DESIGN §3 store and forward):
- * each entry as a `wmp.message.deliver` request, removed only when the peer's result says it is on
- * the peer's disk. A link that drops, or an answer that does not come, sends everything not
- * removed again from the start once the link is back (the peer takes a message id once per
- * recipient, so a resend is harmless).
+ * Sends a peer's outbox to it, in seq order, while its link is up (docs/federation-profile.md,
+ * "Store and forward"): each entry as a `wmp.message.deliver` request, removed only when the peer's
+ * result says it is on the peer's disk. A link that drops, or an answer that does not come, sends
+ * everything not removed again from the start once the link is back (the peer takes a message id
+ * once per recipient, so a resend is harmless).
  */
 export class OutboxPump {
   readonly #o: OutboxPumpOptions;

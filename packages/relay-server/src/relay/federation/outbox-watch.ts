@@ -20,11 +20,11 @@ export interface OutboxWatchOptions {
 }
 
 /**
- * Finds outboxes that nobody here is sending (DESIGN §3 store and forward, "Cluster"): at start,
- * the outboxes in the store that hold something, of peers nobody configured (their pumps would
- * otherwise wait for the next message to that peer); on a cluster node also, every `scanMs`,
- * those another node appended to, and every `pollMs` each known peer's outbox depth, so that the
- * outbox of a node that died is sent by another.
+ * Finds outboxes that nobody here is sending (docs/federation-profile.md, "Store and forward", "On
+ * a cluster"): at start, the outboxes in the store that hold something, of peers nobody configured
+ * (their pumps would otherwise wait for the next message to that peer); on a cluster node also,
+ * every `scanMs`, those another node appended to, and every `pollMs` each known peer's outbox
+ * depth, so that the outbox of a node that died is sent by another.
  */
 export class OutboxWatch {
   readonly #o: OutboxWatchOptions;

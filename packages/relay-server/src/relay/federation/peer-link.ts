@@ -91,10 +91,11 @@ const PEER_CAPABILITIES = {
 };
 
 /**
- * A relay's own session at another relay (DESIGN §3 peer sessions): WMP over WebSocket (else
- * HTTP + SSE), created as this relay's `relay_id`, authenticated with a signed challenge, the
- * responder proving the `relay_id` its well-known document names, registered so that statuses
- * come back on it. Kept up with exponential backoff and full jitter while anything wants it.
+ * A relay's own session at another relay (docs/federation-profile.md, "Peer sessions"): WMP over
+ * WebSocket (else HTTP + SSE), created as this relay's `relay_id`, authenticated with a signed
+ * challenge, the responder proving the `relay_id` its well-known document names, registered so that
+ * statuses come back on it. Kept up with exponential backoff and full jitter while anything wants
+ * it.
  */
 export class PeerLink {
   readonly origin: string;

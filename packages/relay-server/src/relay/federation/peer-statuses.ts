@@ -26,10 +26,10 @@ export interface PeerStatusesDeps {
 }
 
 /**
- * Statuses across relays (DESIGN §3 "statuses back"): where the statuses of a sender reached
- * through a peer go back, and what is done with a status a peer sends back about a message this
- * relay forwarded. A relay on several nodes holds one peer link per node, and a peer may send a
- * status on each (or again, after a reconnect): each status, named by sender, message id,
+ * Statuses across relays (docs/federation-profile.md, "Statuses"): where the statuses of a sender
+ * reached through a peer go back, and what is done with a status a peer sends back about a message
+ * this relay forwarded. A relay on several nodes holds one peer link per node, and a peer may send
+ * a status on each (or again, after a reconnect): each status, named by sender, message id,
  * recipient and status, is passed on once for the whole relay, then to the sender where it is
  * (live here, else kept in its queue, which reaches its node).
  */

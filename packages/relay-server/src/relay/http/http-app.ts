@@ -101,7 +101,8 @@ export function createRelayApp(input: RelayAppInput): Hono {
     ),
   );
 
-  // Only the relay's own key packages (DESIGN §3): participants' ones are handed out by method.
+  // Only the relay's own key packages (docs/architecture.md, "Group sessions"): participants' ones
+  // are handed out by method.
   app.get('/.well-known/mls-key-packages', (c) => c.json({ key_packages: input.keyPackages ?? [] }));
 
   // Whether the relay serves, and whether something stops new users (a full session store, no
@@ -124,7 +125,8 @@ export function createRelayApp(input: RelayAppInput): Hono {
       open.open >= limits.maxConnections || open.unauthenticated >= limits.maxUnauthenticatedConnections
         ? 'full'
         : 'ok';
-    // Redis down: what needs only the database still works (DESIGN §3), so the node stays in.
+    // Redis down: what needs only the database still works (docs/architecture.md, "Coordination"),
+    // so the node stays in.
     const coordination = core.coordination.health();
     const ok = store === 'ok' && !input.closing();
     const status = !ok

@@ -28,10 +28,11 @@ export interface KeyPackageDeps {
 type Published = ParamsOf<'ohan.mls.keypackage.publish'>['key_packages'][number];
 
 /**
- * Checks one published key package (DESIGN §3) without a group: a suite we know, both
- * signatures, its lifetime, and a basic credential whose DID names the leaf's signature key
- * (mls-bridge `verifyKeyPackage`), and that DID must be the publisher's own identity. A bad one
- * is -31004 with mls-bridge's `data.reason`; someone else's is -31002. `data.index` says which.
+ * Checks one published key package (docs/architecture.md, "Group sessions") without a group: a
+ * suite we know, both signatures, its lifetime, and a basic credential whose DID names the leaf's
+ * signature key (mls-bridge `verifyKeyPackage`), and that DID must be the publisher's own identity.
+ * A bad one is -31004 with mls-bridge's `data.reason`; someone else's is -31002. `data.index` says
+ * which.
  */
 async function verified(
   s: KeyPackageDeps,
@@ -61,12 +62,13 @@ async function verified(
 }
 
 /**
- * `ohan.mls.keypackage.publish` for the caller's own identity. Cheap refusals first (DESIGN §7):
- * only what fits under `maxKeyPackagesPerIdentity`, and at most `maxKeyPackagesPerPublish` of it,
- * is considered, and the caller's request budget is charged one request per package before any
- * is verified (two signature checks each). One bad package refuses the call and stores nothing.
- * A package marked `last_resort` becomes the identity's last-resort one (never taken, replacing
- * the previous). `accepted` says how many were added (a retry of a stored one adds nothing).
+ * `ohan.mls.keypackage.publish` for the caller's own identity. Cheap refusals first
+ * (docs/architecture.md, "Bounds"): only what fits under `maxKeyPackagesPerIdentity`, and at most
+ * `maxKeyPackagesPerPublish` of it, is considered, and the caller's request budget is charged one
+ * request per package before any is verified (two signature checks each). One bad package refuses
+ * the call and stores nothing. A package marked `last_resort` becomes the identity's last-resort
+ * one (never taken, replacing the previous). `accepted` says how many were added (a retry of a
+ * stored one adds nothing).
  */
 export async function publishKeyPackages(
   s: KeyPackageDeps,

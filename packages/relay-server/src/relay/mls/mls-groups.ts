@@ -59,11 +59,11 @@ function without(params: Params, key: string): Params {
 }
 
 /**
- * The relay side of MLS group sessions (tables §8, DESIGN §3): `wmp.mls.group.*` from a
- * participant is forwarded, durably queued, to every other participant; a Welcome only to the
- * participant it is for. The relay reads only clear MLS headers (`inspectMessage`): it orders
- * commits per group, the first commit of an epoch wins and a competing one is -31004
- * `epoch_conflict` with the current `epoch`. It never decrypts anything.
+ * The relay side of MLS group sessions (tables §8, docs/architecture.md, "Group sessions"):
+ * `wmp.mls.group.*` from a participant is forwarded, durably queued, to every other participant; a
+ * Welcome only to the participant it is for. The relay reads only clear MLS headers
+ * (`inspectMessage`): it orders commits per group, the first commit of an epoch wins and a
+ * competing one is -31004 `epoch_conflict` with the current `epoch`. It never decrypts anything.
  */
 export function mlsGroupMethods(s: MlsGroupDeps): Record<string, RequestHandler<WmpContext>> {
   /** Group messages stay as long as the session (a member that misses a commit can read nothing after it). */

@@ -32,10 +32,11 @@ export interface ForwarderDeps {
 }
 
 /**
- * Hands queued messages to live endpoints, in seq order, from the queue (DESIGN §3: forwarding
- * is from the durable queue, so what a connection gets is what was committed). Each endpoint has
- * a cursor; a message that arrives while the endpoint is caught up is sent at once without a
- * read, otherwise one pump per endpoint reads the queue after its cursor.
+ * Hands queued messages to live endpoints, in seq order, from the queue (docs/architecture.md,
+ * "Delivering a message": forwarding is from the durable queue, so what a connection gets is what
+ * was committed). Each endpoint has a cursor; a message that arrives while the endpoint is caught
+ * up is sent at once without a read, otherwise one pump per endpoint reads the queue after its
+ * cursor.
  */
 export class Forwarder {
   readonly #queue: ForwarderDeps['queue'];
@@ -73,7 +74,7 @@ export class Forwarder {
   /**
    * `offer` of a message just routed: resolves true when the recipient is online nowhere (no
    * endpoint here takes it and the wake-up reached no other node), which is when its sender hears
-   * `queued` (docs/architecture.md, message statuses). Costs a wake-up's round trip only when no endpoint here takes it. The
+   * `queued` (docs/architecture.md, "Message statuses"). Costs a wake-up's round trip only when no endpoint here takes it. The
    * wake-up carries `body` (the message's stored text), so that a caught-up endpoint on another
    * node needs no read.
    */
@@ -133,8 +134,8 @@ export class Forwarder {
   /**
    * A participant joined group `sessionId` on this endpoint's connection: the next pump reads the
    * queue from the start again and sends, of what the endpoint had passed over, the messages of
-   * that group, in order and ahead of anything newer (DESIGN §3: a joiner gets the group's
-   * backlog at once). The caller pumps.
+   * that group, in order and ahead of anything newer (docs/architecture.md, "Group sessions": a
+   * joiner gets the group's backlog at once). The caller pumps.
    */
   rewind(endpoint: Endpoint, sessionId: string): void {
     const until = Math.max(endpoint.cursor, endpoint.replay?.until ?? 0);
@@ -155,7 +156,8 @@ export class Forwarder {
     }
     endpoint.running = true;
     try {
-      // Wake-ups first, then the backlog: nothing committed in between is missed (DESIGN §3).
+      // Wake-ups first, then the backlog: nothing committed in between is missed
+      // (docs/architecture.md, "Cluster wake-ups").
       const watched = this.#events.watching(endpoint.identity);
       if (watched !== undefined) await watched;
       do {
@@ -195,7 +197,7 @@ export class Forwarder {
   /**
    * Where a message goes out at this endpoint, or undefined when it is not for it: a group message
    * on its group session when the connection is bound to it as the recipient, else (a listed
-   * participant who never joined, DESIGN §3) on the session the recipient registered on this
+   * participant who never joined, docs/architecture.md, "Group sessions") on the session the recipient registered on this
    * connection, still naming its group session; a hop message on that registered session, while
    * it holds; a kept status there too, when that session takes statuses, and an evidence
    * notification when it negotiated evidence. While a join replays the
@@ -252,8 +254,9 @@ export class Forwarder {
   }
 
   /**
-   * Written to a live connection: `delivered` (DESIGN §3), recorded in the queue so that it is sent
-   * once whatever connection (or, in a cluster, node) wrote it. Marks of one turn go together.
+   * Written to a live connection: `delivered` (docs/architecture.md, "Message statuses"), recorded
+   * in the queue so that it is sent once whatever connection (or, in a cluster, node) wrote it.
+   * Marks of one turn go together.
    */
   #markWritten(identity: string, seq: number): void {
     const seqs = this.#written.get(identity);

@@ -1,7 +1,8 @@
 /**
- * The outbox of a peer relay is a queue of the queue store under this recipient key (DESIGN §3:
- * the same stores on memory, SQLite and PostgreSQL), keyed by the peer's origin: the one thing
- * known about a home relay before it was ever reached.
+ * The outbox of a peer relay is a queue of the queue store under this recipient key
+ * (docs/federation-profile.md, "Store and forward": the same stores on memory, SQLite and
+ * PostgreSQL), keyed by the peer's origin: the one thing known about a home relay before it was
+ * ever reached.
  */
 export function outboxKey(origin: string): string {
   return `${OUTBOX_PREFIX}${origin}`;

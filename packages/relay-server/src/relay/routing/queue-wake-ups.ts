@@ -33,12 +33,12 @@ export interface WakeUpDeps {
 }
 
 /**
- * The nodes of a cluster tell each other of commits (DESIGN §3 "Cluster"): after a message for an
- * identity is committed, the writing node publishes a wake-up; a node with endpoints of that
- * identity reads the queue after their cursors. A node subscribes to an identity's wake-ups when
- * its first endpoint of it appears, before that endpoint's first read (the pump waits for
- * `ready`), and announces its presence; a lost wake-up costs latency only: every reconnect of the
- * coordination backend and a slow safety poll read every endpoint's queue again.
+ * The nodes of a cluster tell each other of commits (docs/architecture.md, "Cluster wake-ups"):
+ * after a message for an identity is committed, the writing node publishes a wake-up; a node with
+ * endpoints of that identity reads the queue after their cursors. A node subscribes to an
+ * identity's wake-ups when its first endpoint of it appears, before that endpoint's first read (the
+ * pump waits for `ready`), and announces its presence; a lost wake-up costs latency only: every
+ * reconnect of the coordination backend and a slow safety poll read every endpoint's queue again.
  */
 export class QueueWakeUps {
   readonly #coordination: Coordination;

@@ -2,7 +2,10 @@ import { InvalidParamsError, NotAuthorizedError, type ParamsOf, ParticipantNotFo
 import { identifierProblem, type SessionRecord } from '@wmp/session';
 import { isReservedKey } from './held-keys.js';
 
-/** A session with participants besides its creator is a group session hosted by the relay (DESIGN §3). */
+/**
+ * A session with participants besides its creator is a group session hosted by the relay
+ * (docs/architecture.md, "Group sessions").
+ */
 export function isGroupSession(session: SessionRecord): boolean {
   return session.participants.length > 1;
 }

@@ -14,9 +14,9 @@ export interface OutboxEntry {
 }
 
 /**
- * Recipients at home at another relay, as routing sees them (DESIGN §3 federation): routing
- * defines what it needs, federation (`Federation`) provides it, so routing never imports the room
- * above it. Absent when federation is off.
+ * Recipients at home at another relay, as routing sees them (docs/architecture.md, "Federation"):
+ * routing defines what it needs, federation (`Federation`) provides it, so routing never imports
+ * the room above it. Absent when federation is off.
  */
 export interface RemoteHomes {
   /**

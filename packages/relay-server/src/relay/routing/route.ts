@@ -105,9 +105,10 @@ type Outcome = { readonly recipient: string } & (
 );
 
 /**
- * Routing (DESIGN §3): builds the routed message and stores it durably for every recipient, here
- * or in the outbox of the recipient's home relay, then hands it to the forwarder; the statuses a
- * route gives rise to are raised as events. One per relay, built by `createRelayCore`.
+ * Routing (docs/architecture.md, "Delivering a message"): builds the routed message and stores it
+ * durably for every recipient, here or in the outbox of the recipient's home relay, then hands it
+ * to the forwarder; the statuses a route gives rise to are raised as events. One per relay, built
+ * by `createRelayCore`.
  */
 export class Router {
   readonly #deps: RouterDeps;
@@ -152,10 +153,10 @@ export class Router {
   }
 
   /**
-   * Routes one message to its recipients (DESIGN §3): a durable append to every recipient's queue
-   * before anything is acknowledged, then forwarding from the queue to live connections, `queued`
-   * to the sender for recipients with none, `dropped` for full queues (or, for a request that no
-   * recipient took, nothing: the caller answers -31014).
+   * Routes one message to its recipients (docs/architecture.md, "Delivering a message"): a durable
+   * append to every recipient's queue before anything is acknowledged, then forwarding from the
+   * queue to live connections, `queued` to the sender for recipients with none, `dropped` for full
+   * queues (or, for a request that no recipient took, nothing: the caller answers -31014).
    */
   async routeToRecipients(input: RouteInput): Promise<RouteOutcome> {
     const s = this.#deps;
@@ -172,14 +173,16 @@ export class Router {
       }
       fanout += body.bytes;
     }
-    // Bounded before anything is stored: one request, and one sender over time (DESIGN §7).
+    // Bounded before anything is stored: one request, and one sender over time
+    // (docs/architecture.md, "Bounds").
     if (fanout > s.limits.maxFanoutBytes) {
       s.refusals.note('fanout');
       throw new RateLimitedError({ reason: 'fan-out' });
     }
     if (input.charge) await input.charge(fanout);
     else await s.limiters.chargeRouted(sender, input.connection, fanout, s.refusals);
-    // Recipients at home at another relay go to that peer's outbox (DESIGN §3 federation).
+    // Recipients at home at another relay go to that peer's outbox (docs/architecture.md,
+    // "Forwarding").
     const evidence = input.evidence === true;
     const remote =
       s.remote === undefined

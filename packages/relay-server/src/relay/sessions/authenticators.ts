@@ -9,7 +9,10 @@ import {
 import { type NodeDidWebFetcherOptions, nodeDidWebFetcher } from '@wmp/session/node';
 import type { RelayAuthContext } from './auth-context.js';
 
-/** did:web resolution for `signed_challenge` (DESIGN §10); each bound left out takes the resolver's default. */
+/**
+ * did:web resolution for `signed_challenge` (docs/wmp-profile.md, "Sessions and identities"); each
+ * bound left out takes the resolver's default.
+ */
 export interface RelayDidWebSettings extends NodeDidWebFetcherOptions {
   /** Per fetch, default 5 s. */
   readonly timeoutMs?: number;

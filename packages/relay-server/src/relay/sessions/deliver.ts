@@ -48,10 +48,10 @@ export interface DeliverDeps {
 export type EvidenceSubmissions = Pick<EvidenceWitness, 'checkRoom' | 'open' | 'refused'>;
 
 /**
- * `wmp.message.deliver` at the relay (DESIGN §3): the recipients' durable queues first, then
- * live forwarding, statuses, and the request-form answer (-31014 when no queue took it). An
- * encrypted deliver on a group session whose MLS group the relay orders is checked against the
- * group's epoch first; the relay never decrypts it.
+ * `wmp.message.deliver` at the relay (docs/architecture.md, "Delivering a message"): the
+ * recipients' durable queues first, then live forwarding, statuses, and the request-form answer
+ * (-31014 when no queue took it). An encrypted deliver on a group session whose MLS group the relay
+ * orders is checked against the group's epoch first; the relay never decrypts it.
  */
 export function deliverHook(s: DeliverDeps) {
   return async (params: ParamsOf<'wmp.message.deliver'>, ctx: WmpContext): Promise<unknown> => {
@@ -253,7 +253,7 @@ export async function deliverOnRoute(
 
 /**
  * The fan-out cap (recipients x bytes) checked on the request alone, before the relay signs and
- * serialises anything (DESIGN §7: cheap refusals first): a ~1 MiB deliver to 256 made-up
+ * serialises anything (decision 0230: cheap refusals first): a ~1 MiB deliver to 256 made-up
  * recipients is refused for the cost of a walk over its content instead of a relay-chain
  * signature over it and a serialisation. The content (all but `wmp`) is part of what is routed,
  * and `jsonLengthAtLeast` never exceeds its UTF-8 bytes, so nothing the exact check in

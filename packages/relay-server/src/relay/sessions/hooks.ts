@@ -165,8 +165,9 @@ export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
     },
 
     // The creator of a group session authenticated on it: the connection bound to the group gets
-    // the group's traffic from every node (its presence counts), without a register (DESIGN §3).
-    // Nothing was routed on the group before (a pending session takes no messages): no pump.
+    // the group's traffic from every node (its presence counts), without a register
+    // (docs/wmp-profile.md, "Group sessions"). Nothing was routed on the group before (a pending
+    // session takes no messages): no pump.
     authenticated(session, identity, connection) {
       s.ops.event('session.opened', { kind: kindOf(session), scheme: schemeOf(identity) });
       if (!isGroupSession(session)) return;
@@ -176,7 +177,8 @@ export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
     },
 
     // A participant joined a group session: what the queue holds for that group goes to this
-    // connection now, in order, after the join answer (DESIGN §3), without waiting for a register.
+    // connection now, in order, after the join answer (docs/architecture.md, "Group sessions"),
+    // without waiting for a register.
     joined(session, identity, connection) {
       if (!isGroupSession(session)) return;
       const endpoint = s.presence.ensure(identity, connection, 0, true);

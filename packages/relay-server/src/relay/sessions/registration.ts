@@ -31,7 +31,8 @@ export interface RegistrationDeps {
 /**
  * Registrations live on the session record (identity -> until, ms), so the session store
  * persists them with the session and a resume, on any connection and after a restart, keeps
- * them (DESIGN §3). Stores keep unknown record members as they are.
+ * them (docs/architecture.md, "Delivering a message"). Stores keep unknown record members as they
+ * are.
  */
 const FIELD = 'relay_registrations';
 

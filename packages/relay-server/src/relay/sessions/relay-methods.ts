@@ -52,9 +52,9 @@ function evidenceAckHandler(s: RelayMethodsDeps): RequestHandler<WmpContext> {
 }
 
 /**
- * Our own methods (DESIGN §3), with their descriptors from `ohanMethods`: a participant publishes
- * its own key packages, anyone authenticated takes one (a few per hour of each other identity:
- * key-package-budget.ts).
+ * Our own methods (docs/architecture.md, "Group sessions"), with their descriptors from
+ * `ohanMethods`: a participant publishes its own key packages, anyone authenticated takes one (a
+ * few per hour of each other identity: key-package-budget.ts).
  */
 export function ohanMethodHandlers(s: RelayMethodsDeps): Record<keyof typeof ohanMethods, RequestHandler<WmpContext>> {
   return {

@@ -76,7 +76,7 @@ export class StatusNotifier {
    * `keep` (the sender asked for statuses), and a `queued` one too with `keepQueued` (the sender
    * is live on another node of the cluster: its queue reaches it there). In a cluster, a sender
    * with no endpoint on this node gets it from the node where it is online, live, without a write
-   * (DESIGN §3 "Cluster"); only when no node takes it is it kept.
+   * (docs/architecture.md, "Message statuses"); only when no node takes it is it kept.
    */
   send(sender: string, params: StatusParams, keep: boolean, keepQueued = false): void {
     if (sender === this.#keeping.relayId) return; // a kept status left the queue: nothing to report
@@ -135,9 +135,10 @@ export class StatusNotifier {
   }
 
   /**
-   * The terminal status of messages (DESIGN §3: exactly one each): `delivered` when one was first
-   * written to a live connection, or acknowledged without that; `expired` when one left the queue
-   * never written to any connection. An entry already `delivered` had its status: nothing more.
+   * The terminal status of messages (docs/architecture.md, "Message statuses": exactly one each):
+   * `delivered` when one was first written to a live connection, or acknowledged without that;
+   * `expired` when one left the queue never written to any connection. An entry already `delivered`
+   * had its status: nothing more.
    */
   terminal(entries: readonly QueueRemoval[], status: 'delivered' | 'expired'): void {
     for (const r of entries) {

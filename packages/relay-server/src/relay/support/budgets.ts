@@ -1,6 +1,6 @@
 import type { ByteBudget } from '@wmp/transports';
 
-/** Memory shared by every connection of the relay (DESIGN §7: bound the totals). */
+/** Memory shared by every connection of the relay (docs/architecture.md, "Bounds"). */
 export interface RelayBudgets {
   /** Bytes sent to slow readers and not yet written (WebSocket buffers, SSE queues). */
   readonly outbound: ByteBudget;

@@ -1,4 +1,4 @@
-/** Every bound the relay enforces (DESIGN §7), each with a default that suits one small node. */
+/** Every bound the relay enforces (docs/architecture.md, "Bounds"), each with a default that suits one small node. */
 export interface RelayLimits {
   /** Largest JSON-RPC message on any binding, in bytes; advertised as `messaging.max_size`. */
   readonly maxMessageBytes: number;
@@ -20,8 +20,9 @@ export interface RelayLimits {
   /** Bytes queued per recipient; more get -31014. */
   readonly maxQueueBytes: number;
   /**
-   * Messages one sender may have in one recipient's queue (DESIGN §3: nobody fills another's
-   * inbox); default a quarter of `maxQueued`. More get -31014 (`dropped` for notifications).
+   * Messages one sender may have in one recipient's queue (docs/architecture.md, "Bounds": nobody
+   * fills another's inbox); default a quarter of `maxQueued`. More get -31014 (`dropped` for
+   * notifications).
    */
   readonly maxQueuedPerSender: number;
   /** Bytes one sender may have in one recipient's queue; default a quarter of `maxQueueBytes`. */

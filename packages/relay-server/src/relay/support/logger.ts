@@ -1,7 +1,7 @@
 /** Log levels, quietest last. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
-/** Field values a log line may carry: never addresses, never message content (DESIGN §7). */
+/** Field values a log line may carry: never addresses, never message content (docs/architecture.md, "Secrets"). */
 export type LogFields = Readonly<Record<string, string | number | boolean | undefined>>;
 
 export interface Logger {

@@ -4,7 +4,7 @@ import type { RefusalLog } from './refusals.js';
 /**
  * The relay's session store as the session engine and the relay's handlers use it: the same
  * store, with every refusal of a full store (all sessions, or the unauthenticated ones) noted in
- * the refusal log, so that it is logged once per interval (DESIGN §7) and counted on /metrics.
+ * the refusal log, so that it is logged once per interval (decision 0130) and counted on /metrics.
  */
 export function notingFullStore(store: SessionStore, refusals: RefusalLog): SessionStore {
   const noted = <T>(operation: Promise<T>): Promise<T> =>

@@ -1,8 +1,8 @@
 import type { Logger } from './logger.js';
 
 /**
- * Logs refusals once per cause per interval (DESIGN §7: never once per request, which would let a
- * client fill the log), with how many there were since the last line. Causes are fixed words
+ * Logs refusals once per cause per interval (decision 0130: never once per request, which would let
+ * a client fill the log), with how many there were since the last line. Causes are fixed words
  * (`session_store_full`, `connection_slots`, ...), never input.
  */
 export class RefusalLog {

@@ -10,10 +10,10 @@ import type { RefusalLog } from './refusals.js';
 const SOURCE_FACTOR = 4;
 
 /**
- * The relay's budgets that a fresh identity cannot reset (DESIGN §7): session opens per connection
- * and per source address, and routed bytes (recipients x bytes) per sender, connection and
- * source. What is keyed by identity or source is shared by the nodes of a cluster (the
- * coordination's buckets: a client gains nothing by spreading over nodes); what is keyed by
+ * The relay's budgets that a fresh identity cannot reset (docs/architecture.md, "Bounds"): session
+ * opens per connection and per source address, and routed bytes (recipients x bytes) per sender,
+ * connection and source. What is keyed by identity or source is shared by the nodes of a cluster
+ * (the coordination's buckets: a client gains nothing by spreading over nodes); what is keyed by
  * connection stays on its node. Rate windows are never on disk; addresses are keys here and
  * nowhere else.
  */

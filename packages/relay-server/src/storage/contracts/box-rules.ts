@@ -56,11 +56,11 @@ function refused(code: Refusal): PublishResult {
 }
 
 /**
- * DESIGN §4.7 as one function, shared by every adapter so they cannot disagree: the only copy of
- * the rules (`laneWithoutEviction` and `admitEventAsync` run this very function). "Oldest" is
- * arrival order (the order events were stored), never the sender-chosen `ts`, which a sender
- * could set to dodge eviction. Order of checks: idempotency, directory, stamp, per-pair count,
- * per-sender bytes, then room for the recipient, then room in the box.
+ * The lanes and caps of docs/ohan-profile.md as one function, shared by every adapter so they
+ * cannot disagree: the only copy of the rules (`laneWithoutEviction` and `admitEventAsync` run this
+ * very function). "Oldest" is arrival order (the order events were stored), never the sender-chosen
+ * `ts`, which a sender could set to dodge eviction. Order of checks: idempotency, directory, stamp,
+ * per-pair count, per-sender bytes, then room for the recipient, then room in the box.
  *
  * It must stay a pure function of the ledger's answers, asking in an order that depends only on
  * them, and must never catch: `admitEventAsync` replays it.

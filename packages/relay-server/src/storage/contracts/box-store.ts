@@ -2,12 +2,13 @@ import type { OhanCard, OhanEvent, StoredEvent } from '@wmp/ohan-seal';
 import type { Totals } from './totals.js';
 
 /**
- * Lane of a stored event (DESIGN §4.7), fixed when it is admitted: `contact` when `from_key` was
- * on the recipient's allow list, else `stranger`. Internal to the box: no answer names a lane.
+ * Lane of a stored event (docs/ohan-profile.md, "The box API"), fixed when it is admitted:
+ * `contact` when `from_key` was on the recipient's allow list, else `stranger`. Internal to the
+ * box: no answer names a lane.
  */
 export type Lane = 'contact' | 'stranger';
 
-/** Why a publish was refused: the OHAN error codes of DESIGN §4.6 a store can decide. */
+/** Why a publish was refused: the OHAN error codes (docs/ohan-profile.md) a store can decide. */
 export type PublishRefusal = 'not_registered' | 'stamp_required' | 'sender_limit' | 'recipient_full' | 'box_full';
 
 export type PublishResult =
@@ -44,7 +45,7 @@ export type CardResult =
   /** A new key, and the directory holds `maxCards` cards: nothing stored. */
   | 'full';
 
-/** The box's limits and caps (DESIGN §4.4-4.7); `GET /ohan/v1/limits` reports them. */
+/** The box's limits and caps (docs/ohan-profile.md); `GET /ohan/v1/limits` reports them. */
 export interface BoxLimits {
   /** Directory box: a publish needs registered cards for both `to` and `from_key`. */
   readonly directory: boolean;
@@ -60,7 +61,7 @@ export interface BoxLimits {
   readonly boxBytes: number;
   /** Most contacts on one allow list. */
   readonly maxContacts: number;
-  /** Most cards in the directory (DESIGN §7: bound the totals). */
+  /** Most cards in the directory (docs/architecture.md, "Bounds"). */
   readonly maxCards: number;
   /**
    * Stamp bits the card of a key the box does not know needs: an operator's opt-in (default 0, no
@@ -85,17 +86,17 @@ export const DEFAULT_BOX_LIMITS: BoxLimits = Object.freeze({
 });
 
 /**
- * The OHAN box's storage (DESIGN §4.6-4.7): sealed events per recipient key, allow lists and
- * cards. Events must have passed `verifyEvent` (DESIGN §4.5) first: the store decides lanes, caps
- * and evictions, never validity. Every rule is checked and applied in the same transaction as the
- * insert, with running totals, so each check is O(1) and a refused publish changes nothing.
+ * The OHAN box's storage (docs/ohan-profile.md): sealed events per recipient key, allow lists and
+ * cards. Events must have passed `verifyEvent` (its "Validation") first: the store decides lanes,
+ * caps and evictions, never validity. Every rule is checked and applied in the same transaction as
+ * the insert, with running totals, so each check is O(1) and a refused publish changes nothing.
  *
  * What is stored: the event JSON, its recipient, sender, lane, stamp strength, expiry and size;
  * cards; allow lists. Never: client addresses, request nonces, plaintext.
  */
 export interface BoxStore {
   /**
-   * Admits a verified event by the rules of §4.7; resolves once the outcome is committed. `json`,
+   * Admits a verified event by the lane and cap rules; resolves once the outcome is committed. `json`,
    * when the caller has it, must be exactly `JSON.stringify(event)` (the box API passes the body it
    * parsed): it is stored as it is instead of serializing the event again.
    */

@@ -40,10 +40,10 @@ export const DEFAULT_KEY_PACKAGE_LIMITS: KeyPackageLimits = Object.freeze({
 export const MAX_KEY_PACKAGE_BYTES = 16 * 1024;
 
 /**
- * The relay's MLS key packages (DESIGN §3), async so a distributed adapter fits. Each is handed
- * out once (`take` removes it), oldest first; expired ones are never handed out and leave with
- * `sweepExpired`. Verification (signature, credential bound to the publisher) is the caller's:
- * a store keeps what it is given.
+ * The relay's MLS key packages (docs/architecture.md, "Group sessions"), async so a distributed
+ * adapter fits. Each is handed out once (`take` removes it), oldest first; expired ones are never
+ * handed out and leave with `sweepExpired`. Verification (signature, credential bound to the
+ * publisher) is the caller's: a store keeps what it is given.
  */
 export interface KeyPackageStore {
   readonly limits: KeyPackageLimits;

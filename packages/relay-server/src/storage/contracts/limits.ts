@@ -1,6 +1,6 @@
 import { StoreInputError } from '../errors.js';
 
-/** Most ids one `ack` or `delivered` call may name (DESIGN §4.6: `delivered` takes <= 500). */
+/** Most ids one `ack` or `delivered` call may name (docs/ohan-profile.md: `delivered` takes <= 500). */
 export const MAX_IDS_PER_CALL = 500;
 /** Most entries one read returns; a larger `limit` is lowered to this. */
 export const MAX_PAGE = 500;

@@ -2,7 +2,7 @@ import { StoreInputError } from '../errors.js';
 
 /**
  * What the relay knows of the MLS group of one group session: never a key, only what it needs
- * to order commits (DESIGN §3: the first commit of an epoch wins).
+ * to order commits (docs/architecture.md, "Group sessions": the first commit of an epoch wins).
  */
 export interface MlsGroupRecord {
   /** The relay session the group runs in (one group per session). */

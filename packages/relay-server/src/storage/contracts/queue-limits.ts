@@ -5,7 +5,7 @@ import { EMPTY_TOTALS, type Totals } from './totals.js';
 
 /**
  * Validates a queue configuration once, at construction, and fills in the sender share (a
- * quarter of the recipient caps, DESIGN §3) where it is not given.
+ * quarter of the recipient caps, docs/architecture.md, "Bounds") where it is not given.
  */
 export function checkQueueLimits(limits: Partial<QueueLimits>): QueueLimits {
   const full = { ...DEFAULT_QUEUE_LIMITS, ...limits };

@@ -1,6 +1,6 @@
 import type { Totals } from './totals.js';
 
-/** What the relay queues for an offline recipient: one routed WMP message (DESIGN §3). */
+/** What the relay queues for an offline recipient: one routed WMP message (docs/architecture.md, "Storage"). */
 export interface QueueMessageInput {
   /** The WMP message id (`id`, or the relay-assigned `wmp.message_id`): unique per recipient. */
   readonly id: string;
@@ -70,7 +70,7 @@ export interface QueuedMessage {
   readonly body: string;
   readonly expiresAt: number;
   readonly bytes: number;
-  /** It was written to a live connection of the recipient at least once (DESIGN §3 statuses). */
+  /** It was written to a live connection of the recipient at least once (docs/architecture.md, "Message statuses"). */
   readonly delivered: boolean;
   /** Its sender asked for statuses. */
   readonly notify: boolean;
@@ -112,7 +112,7 @@ export interface QueueLimits {
   readonly maxQueuedPerSender: number;
   /** Bytes one sender may have in one recipient's queue (default a quarter of `maxBytes`). */
   readonly maxBytesPerSender: number;
-  /** Bytes queued in the whole store, every recipient together (DESIGN §7: bound the totals). */
+  /** Bytes queued in the whole store, every recipient together (docs/architecture.md, "Bounds"). */
   readonly maxTotalBytes: number;
 }
 
@@ -125,11 +125,11 @@ export const DEFAULT_QUEUE_LIMITS: QueueLimits = Object.freeze({
 });
 
 /**
- * The durable per-recipient WMP message queue (DESIGN §3). Every routed message is appended here
- * before anything is acknowledged, read back in order, and removed only by the recipient's
- * acknowledgement or by expiry. Every method takes the recipient explicitly and touches only that
- * recipient's queue; the relay passes the authenticated identity, so nobody reads or removes
- * another's messages.
+ * The durable per-recipient WMP message queue (docs/architecture.md, "Storage"). Every routed
+ * message is appended here before anything is acknowledged, read back in order, and removed only by
+ * the recipient's acknowledgement or by expiry. Every method takes the recipient explicitly and
+ * touches only that recipient's queue; the relay passes the authenticated identity, so nobody reads
+ * or removes another's messages.
  *
  * Seqs are per recipient, start at 1, strictly increase and are never reused (not even after the
  * queue empties), so a cursor never points at a different message.

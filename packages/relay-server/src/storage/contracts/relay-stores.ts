@@ -6,7 +6,7 @@ import type { MlsGroupStore } from './mls-group-store.js';
 import type { QueueLimits, QueueStore } from './queue-store.js';
 import type { StoreInventory } from './store-inventory.js';
 
-/** Everything the relay keeps, behind the async interfaces of DESIGN §6, in one handle. */
+/** Everything the relay keeps, behind the async interfaces of docs/architecture.md, "Storage", in one handle. */
 export interface RelayStores {
   readonly queue: QueueStore;
   readonly box: BoxStore;

@@ -1,12 +1,12 @@
 import type { Pool } from 'pg';
 
 /**
- * The OHAN box's PostgreSQL tables (DESIGN §4.6-4.7, §6), one migration of the relay's schema:
- * events until delivered or expired, running totals (box, per recipient with its next seq, per
- * sender, per pair), allow lists and directory cards. Tables are `ohan_*` only, so they sit beside
- * the WMP tables of the same database. Times are ms since the epoch (bigint). Key columns are
- * `COLLATE "C"`: "ties: lowest key" is then byte order, what the memory and SQLite boxes compare,
- * whatever the database's locale.
+ * The OHAN box's PostgreSQL tables (docs/ohan-profile.md; docs/architecture.md, "Storage"), one
+ * migration of the relay's schema: events until delivered or expired, running totals (box, per
+ * recipient with its next seq, per sender, per pair), allow lists and directory cards. Tables are
+ * `ohan_*` only, so they sit beside the WMP tables of the same database. Times are ms since the
+ * epoch (bigint). Key columns are `COLLATE "C"`: "ties: lowest key" is then byte order, what the
+ * memory and SQLite boxes compare, whatever the database's locale.
  *
  * `ohan_box_totals` is a single row that every write of events locks first (`FOR UPDATE`), then
  * the recipient, sender and pair rows it changes: box-wide writes take turns on it, which is what

@@ -39,16 +39,17 @@ async function flushBatch(tx: BoxTx): Promise<void> {
 }
 
 /**
- * The OHAN box on PostgreSQL, for a relay on many nodes (DESIGN §3, §4.7, §6). It is given a
- * `pg.Pool` on a database that has the box's tables (`OHAN_BOX_MIGRATIONS`, or `migrateBoxSchema`)
- * and runs its own transactions on it; the pool stays the caller's (`close` does not end it).
+ * The OHAN box on PostgreSQL, for a relay on many nodes (docs/ohan-profile.md;
+ * docs/architecture.md, "Storage"). It is given a `pg.Pool` on a database that has the box's tables
+ * (`OHAN_BOX_MIGRATIONS`, or `migrateBoxSchema`) and runs its own transactions on it; the pool
+ * stays the caller's (`close` does not end it).
  *
  * Publishes, deliveries and sweeps go through the box's writer (`BoxWriter`): batches of up to
  * 100 in one transaction, in call order, acknowledged after COMMIT, each transaction holding the
  * box totals row first, so the caps hold exactly across nodes. Most publishes take the fast path
  * (`BoxBatch`): one query reads (and locks) the totals of the batch's publishes, each that needs
  * no eviction is decided by `laneWithoutEviction` from them, and one statement writes them all.
- * The others (a refusal, an eviction) run `admitEventAsync`, the §4.7 rules shared with the memory
+ * The others (a refusal, an eviction) run `admitEventAsync`, the box rules shared with the memory
  * and SQLite boxes, over the tables (`PublishLedger`): evictions are deferred to the insert, so a
  * refused publish has changed nothing. Totals change in the same transaction as the events.
  * Reads (fetch, stats, allow lists, cards) use the pool directly and see what committed.

@@ -3,7 +3,7 @@ import { RelayServerError } from '../../errors.js';
 import { StoreClosedError, StoreWriteError } from '../errors.js';
 import { writeFailure } from './postgres-failures.js';
 
-/** Most operations in one transaction (DESIGN §6). */
+/** Most operations in one transaction (docs/architecture.md, "Storage"). */
 export const MAX_BOX_BATCH = 100;
 
 /** A statement run as a named prepared statement (parsed once per connection). */

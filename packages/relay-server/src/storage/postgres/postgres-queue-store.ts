@@ -133,11 +133,11 @@ function markAll(items: readonly SeqsItem[], rows: readonly MarkedRow[]): Settle
 }
 
 /**
- * The WMP queue on PostgreSQL (DESIGN §3 "Cluster"), for any number of nodes on one database.
- * Writes go through the node's `PostgresWriter`: appends, acknowledgements and delivered marks of
- * one batch are each a few set-based statements (`unnest`), under the lock of every recipient
- * they touch, taken at the start of the transaction in recipient order. A recipient's seq comes
- * from its counter row under that lock, held to COMMIT, so seqs are gap-free and seq order is
+ * The WMP queue on PostgreSQL (docs/architecture.md, "Cluster"), for any number of nodes on one
+ * database. Writes go through the node's `PostgresWriter`: appends, acknowledgements and delivered
+ * marks of one batch are each a few set-based statements (`unnest`), under the lock of every
+ * recipient they touch, taken at the start of the transaction in recipient order. A recipient's seq
+ * comes from its counter row under that lock, held to COMMIT, so seqs are gap-free and seq order is
  * commit order: a reader never skips a row that commits later with a lower seq. Every cap of
  * `queueCapRefusal` is checked in the same transaction (the store's bytes in `wmp_totals`, see
  * `TxTotals`). Reads run on the pool and see committed state only.

@@ -63,13 +63,14 @@ class SessionTx {
 const SESSION_TX: TxStateKey<SessionTx> = { name: 'sessions', create: (tx) => new SessionTx(tx) };
 
 /**
- * `SessionStore` of @wmp/session on PostgreSQL, shared by every node of a cluster (DESIGN §3, §6).
- * A record is a JSON row (token hashes only). Every write is one operation of the node's writer,
- * under the session row's lock (`SELECT ... FOR UPDATE`, taken with the batch's other locks), so
- * an `update` reads the current record, applies the change in JS and writes the result with no
- * other node in between: a resumption token or a challenge is used once, whichever nodes race
- * for it. The caps are checked against the totals rows in the same transaction. Reads go to the
- * pool; nothing is cached, so every node reads what the last commit wrote.
+ * `SessionStore` of @wmp/session on PostgreSQL, shared by every node of a cluster
+ * (docs/architecture.md, "Storage"). A record is a JSON row (token hashes only). Every write is one
+ * operation of the node's writer, under the session row's lock (`SELECT ... FOR UPDATE`, taken with
+ * the batch's other locks), so an `update` reads the current record, applies the change in JS and
+ * writes the result with no other node in between: a resumption token or a challenge is used once,
+ * whichever nodes race for it. The caps are checked against the totals rows in the same
+ * transaction. Reads go to the pool; nothing is cached, so every node reads what the last commit
+ * wrote.
  */
 export class PostgresSessionStore implements SessionStore {
   readonly limits: SessionStoreLimits;

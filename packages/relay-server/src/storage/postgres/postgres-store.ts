@@ -41,7 +41,7 @@ export interface PostgresStoreOptions extends PostgresDatabaseOptions {
 }
 
 /**
- * The relay's stores on PostgreSQL for one node of a cluster (DESIGN §3 "Cluster"): queue,
+ * The relay's stores on PostgreSQL for one node of a cluster (docs/architecture.md, "Cluster"): queue,
  * sessions, key packages, MLS group state, the evidence repository (and the box, given `boxStore`) on one
  * `PostgresDatabase`: a read pool and one batching writer connection. Open one per process;
  * any number of processes may open the same database.

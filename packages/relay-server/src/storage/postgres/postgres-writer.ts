@@ -16,7 +16,7 @@ import {
 } from './write-ops.js';
 import { WriteTx } from './write-tx.js';
 
-/** Most operations in one transaction (DESIGN §6). */
+/** Most operations in one transaction (docs/architecture.md, "Storage"). */
 export const MAX_WRITE_BATCH = 100;
 
 export interface WriterStats {
@@ -33,8 +33,8 @@ export interface WriterStats {
 const MAX_ATTEMPTS = 6;
 
 /**
- * The single writer of one node (DESIGN §3 "Cluster", §6): operations queued in the same turn of
- * the event loop (and any arriving while a transaction is in flight) are written in one
+ * The single writer of one node (docs/architecture.md, "Storage"): operations queued in the same
+ * turn of the event loop (and any arriving while a transaction is in flight) are written in one
  * transaction of at most `maxBatch` on one dedicated connection, and each caller's promise
  * settles only after COMMIT returned (with `synchronous_commit=on`, on disk). Each operation
  * runs in its own savepoint unless it is atomic by itself; one that fails (a refusal) is rolled

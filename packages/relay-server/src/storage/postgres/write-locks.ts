@@ -1,4 +1,5 @@
-// What a write transaction locks, and in which order (DESIGN §6): the same order on every node.
+// What a write transaction locks, and in which order (docs/architecture.md, "Storage"): the same
+// order on every node.
 import { createHash } from 'node:crypto';
 
 /**

@@ -27,7 +27,7 @@ const NO_EXPIRY_FILTER = Number.MIN_SAFE_INTEGER;
  * write-back cache (`BoxTotalsCache`, exact, written once per transaction), `laneWithoutEviction`
  * decides that the event fits with no eviction, and the publish is one INSERT, with no savepoint;
  * an id already stored inserts nothing and answers `exists`. Every other publish (a refusal or an
- * eviction) writes the cache first and runs `admitEvent` (the §4.7 rules shared with the memory
+ * eviction) writes the cache first and runs `admitEvent` (the box rules shared with the memory
  * box) over the tables, in its own savepoint: evictions happen as the rules go, and a refusal
  * rolls all of them back. Either way the totals change in the same transaction as the events.
  */

@@ -3,7 +3,7 @@ import { RelayStoreError, StoreLockedError, StoreSchemaError } from '../errors.j
 import { MIGRATIONS, SCHEMA, SCHEMA_VERSION } from './sqlite-schema.js';
 
 export interface OpenDatabaseOptions {
-  /** Page cache in KiB (default 64 MiB, as measured in notes/relay-anchors.md §2.1). */
+  /** Page cache in KiB (default 64 MiB, as measured: docs/architecture.md, "Storage"). */
   readonly cacheKiB?: number;
   /**
    * Hold the file for this connection alone until it closes (SQLite's exclusive locking mode): a

@@ -1,7 +1,7 @@
 /**
  * The relay's SQLite schema: one file for the WMP queue, the OHAN box and sessions. Rowid tables
  * with UNIQUE(recipient, seq), not WITHOUT ROWID (3.3x larger and 2-4x slower with ~1 KB rows,
- * notes/relay-anchors.md §2.1). Running totals live in their own rows and change in the same
+ * docs/architecture.md, "Storage"). Running totals live in their own rows and change in the same
  * transaction as the rows they count, so cap checks read one row. Recipient rows are kept after
  * their queue empties: `next_seq` is what keeps a seq from ever being reused.
  */
@@ -37,9 +37,9 @@ CREATE INDEX mls_groups_expiry ON mls_groups (expires_at);
 `;
 
 /**
- * Version 3 (hardening and statuses, DESIGN §3, §6-§7): a queued message remembers whether it was
- * written to a live connection (`delivered` is sent once, `expired` only for the others);
- * unauthenticated sessions are counted apart (their own cap);
+ * Version 3 (hardening and statuses, docs/architecture.md, "Message statuses"): a queued message
+ * remembers whether it was written to a live connection (`delivered` is sent once, `expired` only
+ * for the others); unauthenticated sessions are counted apart (their own cap);
  * each sender's part of each recipient's queue is counted (a sender holds at most a share of it);
  * directory cards expire when not refreshed and are counted (a cap); one last-resort MLS key
  * package per identity is kept apart (never handed out for good).
@@ -59,7 +59,8 @@ CREATE TABLE wmp_queue_senders (
 );
 INSERT INTO wmp_queue_senders (recipient, sender, count, bytes)
   SELECT recipient, sender, count(*), sum(bytes) FROM wmp_messages GROUP BY recipient, sender;
--- Written to a live connection at least once: its sender was told \`delivered\` (DESIGN §3).
+-- Written to a live connection at least once: its sender was told \`delivered\`
+-- (docs/architecture.md, "Message statuses").
 ALTER TABLE wmp_messages ADD COLUMN delivered INTEGER NOT NULL DEFAULT 0;
 -- Its sender asked for statuses: a terminal one it cannot take live is kept for it.
 ALTER TABLE wmp_messages ADD COLUMN notify INTEGER NOT NULL DEFAULT 0;

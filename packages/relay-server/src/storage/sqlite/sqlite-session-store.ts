@@ -38,8 +38,9 @@ function statements(db: BetterSqlite3.Database) {
 }
 
 /**
- * `SessionStore` of @wmp/session on SQLite, so clients resume across a relay restart (DESIGN §6).
- * A record is stored as JSON: it holds only SHA-256 hashes of resumption tokens, never a token.
+ * `SessionStore` of @wmp/session on SQLite, so clients resume across a relay restart
+ * (docs/architecture.md, "Storage"). A record is stored as JSON: it holds only SHA-256 hashes of
+ * resumption tokens, never a token.
  *
  * Every write runs inside the single writer (`WriteQueue`), synchronously: an `update` reads the
  * current record, applies the change and writes it in one operation, so two changes of one

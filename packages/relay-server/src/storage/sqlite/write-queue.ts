@@ -2,7 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { StoreClosedError, StoreWriteError } from '../errors.js';
 import type { DurableSync } from './wal-sync.js';
 
-/** Most operations in one transaction (DESIGN §6). */
+/** Most operations in one transaction (docs/architecture.md, "Storage"). */
 export const MAX_WRITE_BATCH = 100;
 
 export interface WriteQueueOptions {
@@ -39,12 +39,12 @@ interface Pending {
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
- * The single writer of a SQLite database, with group commit (DESIGN §6): operations queued in the
- * same turn of the event loop (and any arriving before the flush runs) are written in one
- * transaction of at most `maxBatch`, and each caller's promise settles only once the transaction is
- * durable, so an acknowledged write is on disk. One fsync then covers up to 100 writes instead of
- * one: measured 22.5k vs 1.6k stores/s (notes/relay-anchors.md §2.1). With `sync`, that fsync runs
- * off the event loop after COMMIT, and the next batch is written while it runs.
+ * The single writer of a SQLite database, with group commit (docs/architecture.md, "Storage"):
+ * operations queued in the same turn of the event loop (and any arriving before the flush runs) are
+ * written in one transaction of at most `maxBatch`, and each caller's promise settles only once the
+ * transaction is durable, so an acknowledged write is on disk. One fsync then covers up to 100
+ * writes instead of one: measured 22.5k vs 1.6k stores/s. With `sync`, that fsync runs off the
+ * event loop after COMMIT, and the next batch is written while it runs.
  *
  * Each operation runs in its own savepoint: one that throws, or whose result `keep` refuses,
  * is rolled back alone and the rest of the batch still commits. Operations are synchronous

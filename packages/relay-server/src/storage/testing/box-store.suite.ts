@@ -10,8 +10,8 @@ import { event } from './events.js';
 export type { BoxFactory } from './box-suite-context.js';
 
 /**
- * The adapter suite of `BoxStore` (DESIGN §4.6-4.7): every adapter runs exactly this, so memory
- * and SQLite cannot drift apart. `factory` opens a fresh, empty box with the given limits.
+ * The adapter suite of `BoxStore` (docs/ohan-profile.md): every adapter runs exactly this, so
+ * memory and SQLite cannot drift apart. `factory` opens a fresh, empty box with the given limits.
  */
 export function boxStoreSuite(name: string, factory: BoxFactory, durable = false): void {
   describe(`BoxStore: ${name}`, () => {

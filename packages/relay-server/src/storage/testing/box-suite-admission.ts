@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { BIG, type BoxSuite, EXACT, ids, SMALL } from './box-suite-context.js';
 import { event, type Party, party } from './events.js';
 
-/** The §4.7 admission rules of the `BoxStore` suite: lanes, a full recipient, a full box. */
+/** The admission rules (docs/ohan-profile.md) of the `BoxStore` suite: lanes, a full recipient, a full box. */
 export function boxAdmissionTests(s: BoxSuite): void {
   const { open, alice, bob, carol, stored, expectTotals } = s;
-  describe('lanes (§4.7)', () => {
+  describe('lanes', () => {
     it('a stranger needs stamp strength >= stranger_bits; a contact needs none', async () => {
       const box = await open();
       expect(await box.publish(await event(alice, bob))).toEqual({ status: 'refused', code: 'stamp_required' });
@@ -69,7 +69,7 @@ export function boxAdmissionTests(s: BoxSuite): void {
     });
   });
 
-  describe('recipient full, incoming stranger (§4.7)', () => {
+  describe('recipient full, incoming stranger', () => {
     it('evicts weaker-or-equal older strangers, weakest then oldest; never stronger ones', async () => {
       // 3000 bytes per recipient: three small events.
       const box = await open({ recipientBytes: 3000 });
@@ -125,7 +125,7 @@ export function boxAdmissionTests(s: BoxSuite): void {
     });
   });
 
-  describe('recipient full, incoming contact (§4.7)', () => {
+  describe('recipient full, incoming contact', () => {
     it('evicts strangers first, weakest then oldest', async () => {
       // 4000 bytes: four small events.
       const box = await open({ recipientBytes: 4000 });
@@ -181,7 +181,7 @@ export function boxAdmissionTests(s: BoxSuite): void {
     });
   });
 
-  describe('box full (§4.7)', () => {
+  describe('box full', () => {
     it('evicts the oldest events of the sender holding the most bytes in the box; the publisher itself: box_full', async () => {
       // 4900 bytes in the whole box (four events fit, five do not); recipients have room.
       const box = await open({ boxBytes: 4900 });

@@ -29,8 +29,9 @@ function msg(sender = ALICE, id = `msg-${++n}`): QueueMessageInput {
 const later = () => ({ expiresAt: Date.now() + 24 * HOUR });
 
 /**
- * The adapter suite of `QueueStore` (DESIGN §3): the durable per-recipient WMP queue. Every
- * adapter runs exactly this; `factory` opens a fresh, empty queue with the given limits.
+ * The adapter suite of `QueueStore` (docs/architecture.md, "Storage"): the durable per-recipient
+ * WMP queue. Every adapter runs exactly this; `factory` opens a fresh, empty queue with the given
+ * limits.
  */
 export function queueStoreSuite(name: string, factory: QueueFactory, durable = false): void {
   describe(`QueueStore: ${name}`, () => {

@@ -4,7 +4,7 @@
  * running totals live in rows of `wmp_totals` and change in the same transaction as the rows
  * they count, so every cap check reads one row. Recipient rows of `wmp_queues` are kept after
  * their queue empties: `next_seq` is what keeps a seq from ever being reused, and the row's lock
- * is what orders a recipient's appends (DESIGN §3 "Cluster").
+ * is what orders a recipient's appends (docs/architecture.md, "Storage").
  */
 export const V001_INITIAL = `
 CREATE TABLE wmp_totals (
