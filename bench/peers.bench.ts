@@ -32,7 +32,7 @@ const ROUNDS = 4;
 const WARMUP_MS = 600;
 
 const RELAY_DURABILITY =
-  'SQLite WAL, fsync before the message is acknowledged; relay_chain signed; every sender authenticated';
+  'SQLite WAL, fsync before the message is acknowledged; relay_chain entries signed where they carry value (to a peer, under evidence); every sender authenticated';
 
 interface Subject {
   readonly key: 'relay' | 'nats' | 'mosquitto';
