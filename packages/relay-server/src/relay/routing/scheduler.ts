@@ -2,6 +2,7 @@ import { rfc3339 } from '@wmp/jsonrpc-envelope';
 import type { QueueStore } from '../../storage/contracts/queue-store.js';
 import { RelayQueueFullError } from '../../storage/errors.js';
 import type { Logger } from '../support/logger.js';
+import { PeriodicRun } from '../support/periodic-run.js';
 import type { RelayEvents } from '../support/relay-events.js';
 import type { StatusParams } from '../support/status-params.js';
 import type { Forwarder } from './forwarder.js';
@@ -35,31 +36,24 @@ export interface SchedulerDeps {
  */
 export class DueScheduler {
   readonly #s: SchedulerDeps;
-  #timer: ReturnType<typeof setInterval> | undefined;
-  #running: Promise<void> | undefined;
+  readonly #periodic: PeriodicRun;
 
   constructor(deps: SchedulerDeps) {
     this.#s = deps;
+    this.#periodic = new PeriodicRun(() => this.#pass(), deps.intervalMs);
   }
 
   start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => void this.run(), this.#s.intervalMs);
-    (this.#timer as { unref?: () => void }).unref?.();
+    this.#periodic.start();
   }
 
   /** One pass (a pass going on is joined, not doubled). */
   run(): Promise<void> {
-    this.#running ??= this.#pass().finally(() => {
-      this.#running = undefined;
-    });
-    return this.#running;
+    return this.#periodic.run();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#running;
+    await this.#periodic.stop();
   }
 
   async #pass(): Promise<void> {

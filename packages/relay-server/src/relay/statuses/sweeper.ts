@@ -4,6 +4,7 @@ import { isConsentKey, recipientOfHeldKey } from '../routing/held-keys.js';
 import { noEvidenceHooks, type RegisteredEvidenceHooks } from '../support/evidence-hooks.js';
 import type { RelayTimings } from '../support/limits.js';
 import type { Logger } from '../support/logger.js';
+import { PeriodicRun } from '../support/periodic-run.js';
 import type { RelayEvents } from '../support/relay-events.js';
 import type { StatusNotifier } from './statuses.js';
 
@@ -22,8 +23,7 @@ export class Sweeper {
   readonly #timings: RelayTimings;
   readonly #logger: Logger;
   readonly #now: () => number;
-  #timer: ReturnType<typeof setInterval> | undefined;
-  #running: Promise<void> | undefined;
+  readonly #periodic: PeriodicRun;
 
   readonly #evidence: RegisteredEvidenceHooks;
 
@@ -43,27 +43,21 @@ export class Sweeper {
     this.#timings = timings;
     this.#logger = logger;
     this.#now = now;
+    this.#periodic = new PeriodicRun(() => this.#sweep(), timings.sweepIntervalMs);
   }
 
   start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => void this.run(), this.#timings.sweepIntervalMs);
-    (this.#timer as { unref?: () => void }).unref?.();
+    this.#periodic.start();
   }
 
   /** One run (also callable directly); a run already going is joined, not doubled. */
   run(): Promise<void> {
-    this.#running ??= this.#sweep().finally(() => {
-      this.#running = undefined;
-    });
-    return this.#running;
+    return this.#periodic.run();
   }
 
   /** Stops the interval and waits for a run in progress. */
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#running;
+    await this.#periodic.stop();
   }
 
   /** One sweep, on one node of a cluster at a time (the others skip this run). */
