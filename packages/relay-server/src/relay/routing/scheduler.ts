@@ -34,29 +34,15 @@ export interface SchedulerDeps {
  * the claim runs out, until it expires (its sender then hears `expired`). Nothing is lost to a
  * restart or a node's death: what waits is in the store.
  */
-export class DueScheduler {
+export class DueScheduler extends PeriodicRun {
   readonly #s: SchedulerDeps;
-  readonly #periodic: PeriodicRun;
 
   constructor(deps: SchedulerDeps) {
+    super(deps.intervalMs);
     this.#s = deps;
-    this.#periodic = new PeriodicRun(() => this.#pass(), deps.intervalMs);
   }
 
-  start(): void {
-    this.#periodic.start();
-  }
-
-  /** One pass (a pass going on is joined, not doubled). */
-  run(): Promise<void> {
-    return this.#periodic.run();
-  }
-
-  async stop(): Promise<void> {
-    await this.#periodic.stop();
-  }
-
-  async #pass(): Promise<void> {
+  protected override async pass(): Promise<void> {
     const s = this.#s;
     try {
       for (;;) {

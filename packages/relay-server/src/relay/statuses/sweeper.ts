@@ -16,14 +16,13 @@ import type { StatusNotifier } from './statuses.js';
  * an unref'd interval, never two runs at once, so it neither keeps a process alive nor piles up;
  * on stores several nodes share, under their sweep lock (one node sweeps a run).
  */
-export class Sweeper {
+export class Sweeper extends PeriodicRun {
   readonly #stores: RelayStores;
   readonly #statuses: Pick<StatusNotifier, 'terminal'>;
   readonly #events: Pick<RelayEvents, 'expired'>;
   readonly #timings: RelayTimings;
   readonly #logger: Logger;
   readonly #now: () => number;
-  readonly #periodic: PeriodicRun;
 
   readonly #evidence: RegisteredEvidenceHooks;
 
@@ -36,6 +35,7 @@ export class Sweeper {
     now: () => number,
     evidence: RegisteredEvidenceHooks = noEvidenceHooks,
   ) {
+    super(timings.sweepIntervalMs);
     this.#evidence = evidence;
     this.#stores = stores;
     this.#statuses = statuses;
@@ -43,25 +43,10 @@ export class Sweeper {
     this.#timings = timings;
     this.#logger = logger;
     this.#now = now;
-    this.#periodic = new PeriodicRun(() => this.#sweep(), timings.sweepIntervalMs);
-  }
-
-  start(): void {
-    this.#periodic.start();
-  }
-
-  /** One run (also callable directly); a run already going is joined, not doubled. */
-  run(): Promise<void> {
-    return this.#periodic.run();
-  }
-
-  /** Stops the interval and waits for a run in progress. */
-  async stop(): Promise<void> {
-    await this.#periodic.stop();
   }
 
   /** One sweep, on one node of a cluster at a time (the others skip this run). */
-  async #sweep(): Promise<void> {
+  protected override async pass(): Promise<void> {
     try {
       const lock = this.#stores.withSweepLock;
       if (lock === undefined) await this.#sweepAll();
