@@ -49,14 +49,19 @@ function portableCrypto(): Plugin {
 const ssr = { resolve: { conditions: ['@wmp/source', ...defaultServerConditions] } };
 
 // `npm run test:quick` (WMP_TEST_QUICK=1): the unit and in-process tests only, for the run a
-// developer makes often. Left out: the apps (each of their tests starts processes), tests of real
-// PostgreSQL and Redis servers, crash tests (processes killed on purpose), the browser test, and
-// the services harness. `npm test` runs everything.
+// developer makes often. Left out, by file name: the apps (each of
+// their tests starts processes); tests of real PostgreSQL and Redis servers (`*postgres*`,
+// `*redis*`: a file that starts one says so in its name); crash tests (processes killed on
+// purpose); examples run as a reader runs them (`*example*`: a README's example under tsx in a
+// child process, scripts/packed-examples.test.ts from packed tarballs: the slowest files of the
+// quick run, mostly compiling in the child); the browser test, and the services harness.
+// `npm test` runs everything.
 const quick = process.env.WMP_TEST_QUICK === '1';
 const QUICK_EXCLUDE = [
   '**/*postgres*.test.ts',
   '**/*redis*.test.ts',
   '**/*crash*.test.ts',
+  '**/*example*.test.ts',
   '**/browser.test.ts',
   'test-support/services/**',
 ];

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -100,6 +100,14 @@ describe("the order of the relay's rooms", () => {
       .filter((d) => d.isDirectory())
       .map((d) => d.name);
     expect([...present].sort()).toEqual([...RELAY_ROOMS].sort());
+  });
+
+  it('docs/architecture.md lists the rooms in their order, lowest first', () => {
+    const text = readFileSync(join(root, 'docs/architecture.md'), 'utf8');
+    const start = text.indexOf('| room, lowest first |');
+    const table = text.slice(start, text.indexOf('\n\n', start));
+    const listed = [...table.matchAll(/^\| `([a-z-]+)\/` \|/gm)].map((m) => m[1]);
+    expect(listed).toEqual([...RELAY_ROOMS]);
   });
 
   it('takes imports down the rooms, inside a room and from the root', () => {

@@ -15,3 +15,13 @@ export async function codeOf(
     return (error as { code?: unknown } | null)?.code ?? error;
   }
 }
+
+/** What a refused call carried, its `code` and `data` (`data.reason` says which case), or 'ok'. */
+export async function refusal(p: Promise<unknown>): Promise<{ code: unknown; data: unknown } | 'ok'> {
+  try {
+    await p;
+    return 'ok';
+  } catch (e) {
+    return { code: (e as { code?: unknown }).code, data: (e as { data?: unknown }).data };
+  }
+}

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeypair, signMandate } from '@wmp/jcs-signing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { refusal } from '../../../test-support/code-of.js';
 import { freePort } from '../../../test-support/services/index.js';
 import { startCluster, type TestCluster } from './fixtures/cluster.js';
 import { type Client, openClient, type RelayProcess, startRelayProcess, waitFor } from './fixtures/relay-process.js';
@@ -37,15 +38,6 @@ async function client(url: string, keypair = generateKeypair()): Promise<Client>
   const c = await openClient(url, 'ws', keypair);
   clients.push(c);
   return c;
-}
-
-async function refusal(p: Promise<unknown>): Promise<{ code: unknown; data: unknown } | 'ok'> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return { code: (e as { code?: unknown }).code, data: (e as { data?: unknown }).data };
-  }
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();

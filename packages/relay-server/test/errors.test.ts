@@ -11,6 +11,7 @@ import {
   RelayStoreError,
   StoreClosedError,
 } from '../src/index.js';
+import { FederationFetchError } from '../src/relay/federation/bounded-fetch.js';
 import { BoxFastPathError } from '../src/storage/postgres/postgres-box-writer.js';
 
 describe('the relay-server errors', () => {
@@ -23,6 +24,8 @@ describe('the relay-server errors', () => {
       [new RedisFailure('full', cause), 'ERR_REDIS_FULL', 'redis full'],
       [new RedisDeadlineError(), 'ERR_REDIS_DEADLINE', 'redis did not answer in time'],
       [new BoxFastPathError(cause), 'ERR_BOX_FAST_PATH', 'box fast path failed'],
+      [new FederationFetchError('status'), 'status', 'the server did not answer 200'],
+      [new FederationFetchError('too_large'), 'too_large', 'the document is too large'],
     ]);
     expect(new StoreClosedError()).toBeInstanceOf(RelayStoreError);
   });

@@ -5,6 +5,7 @@
 import { generateKeypair, type Keypair, signMandate } from '@wmp/jcs-signing';
 import { ed25519HolderKey, issueSdJwtVc, presentSdJwt, sdJwtDelegationChecker } from '@wmp/session/sd-jwt';
 import { describe, expect, it } from 'vitest';
+import { refusal } from '../../../test-support/code-of.js';
 import type { RelayConfig } from '../src/node.js';
 import { federationTestbed } from './fixtures/federation.js';
 import { waitFor } from './fixtures/relay-clients.js';
@@ -33,15 +34,6 @@ function twoRelays(
       ...(own ? { registered: own } : {}),
     };
   });
-}
-
-async function refusal(p: Promise<unknown>): Promise<{ code: unknown; data: unknown } | 'ok'> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return { code: (e as { code?: unknown }).code, data: (e as { data?: unknown }).data };
-  }
 }
 
 const mandateFor = (p: Keypair, d: string) =>

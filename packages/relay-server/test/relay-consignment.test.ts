@@ -7,6 +7,7 @@ import { generateKeypair, type Keypair, signMessage } from '@wmp/jcs-signing';
 import { WmpSession as Session, type WmpSession } from '@wmp/session';
 import { x509Identity } from '@wmp/session/x509';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { refusal } from '../../../test-support/code-of.js';
 import { makePki, type TestPki } from '../../session/test/pki.js';
 import { type Relay, type RelayConfig, relayAuthenticators, type WitnessedEvent } from '../src/node.js';
 import { type Client, collect, connectPeer, openClient, startRelay, waitFor } from './fixtures/relay-clients.js';
@@ -47,15 +48,6 @@ function notices(session: WmpSession): Record<string, any>[] {
     if (method === 'wmp.message.notice') got.push(params);
   });
   return got;
-}
-
-async function refusal(p: Promise<unknown>): Promise<{ code: unknown; data: unknown } | 'ok'> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return { code: (e as { code?: unknown }).code, data: (e as { data?: unknown }).data };
-  }
 }
 
 /** A signed `wmp.message.accept` (consented_signed): the receipt is the accept's signature. */

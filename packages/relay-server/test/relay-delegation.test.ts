@@ -6,6 +6,7 @@
 import { generateKeypair, type Keypair, type MandateClaims, signMandate } from '@wmp/jcs-signing';
 import { ed25519HolderKey, issueSdJwtVc, presentSdJwt, sdJwtDelegationChecker } from '@wmp/session/sd-jwt';
 import { afterEach, describe, expect, it } from 'vitest';
+import { refusal } from '../../../test-support/code-of.js';
 import type { Relay } from '../src/node.js';
 import { type Client, openClient, startRelay, waitFor } from './fixtures/relay-clients.js';
 
@@ -48,15 +49,6 @@ function deliverAs(d: Client, principal: string, senderDelegate: unknown, to: st
     to: [to],
     body,
   });
-}
-
-async function refusal(p: Promise<unknown>): Promise<{ code: unknown; data: unknown } | 'ok'> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return { code: (e as { code?: unknown }).code, data: (e as { data?: unknown }).data };
-  }
 }
 
 describe('delegation: a delegate sends for its principal', () => {

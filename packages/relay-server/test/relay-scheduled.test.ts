@@ -5,6 +5,7 @@
 // refused before anything is stored. Real WebSocket ports.
 import { generateKeypair } from '@wmp/jcs-signing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { refusal } from '../../../test-support/code-of.js';
 import type { Relay, RelayConfig } from '../src/node.js';
 import { type Client, openClient, startRelay, waitFor } from './fixtures/relay-clients.js';
 
@@ -25,15 +26,6 @@ async function client(url: string): Promise<Client> {
   const c = await openClient(url);
   clients.push(c);
   return c;
-}
-
-async function refusal(p: Promise<unknown>): Promise<{ code: unknown; data: unknown } | 'ok'> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return { code: (e as { code?: unknown }).code, data: (e as { data?: unknown }).data };
-  }
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();

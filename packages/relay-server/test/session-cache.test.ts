@@ -1,38 +1,14 @@
 // A cluster node's copies of session records (src/relay/sessions/session-cache.ts): nodes on one
-// shared store, each with its cache, told of each other's changes through the coordination (a
-// memory hub, and a real Redis of this file's own). A copy is never served once another node
-// changed or deleted the session, nor while Redis is down, nor past its age or its session's life.
-import { MemorySessionStore, type SessionRecord, type SessionStore, tokenHash } from '@wmp/session';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisServer, startRedis } from '../../../test-support/services/index.js';
+// shared store, each with its cache, told of each other's changes through a memory hub
+// (session-cache-redis.test.ts: through a real Redis). A copy is never served once another node
+// changed or deleted the session, nor past its age or its session's life.
+import { MemorySessionStore, type SessionStore, tokenHash } from '@wmp/session';
+import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test-support/wait-for.js';
 import { MemoryCoordinationHub } from '../src/index.js';
-import { connectRedisCoordination, type RedisCoordination } from '../src/redis.js';
-import { CachedSessionStore, type SessionCacheLimits } from '../src/relay/sessions/session-cache.js';
+import { CachedSessionStore } from '../src/relay/sessions/session-cache.js';
 import { sessionStoreSuite } from '../src/storage/testing/session-store.suite.js';
-
-const HOUR = 3600_000;
-const LIMITS: SessionCacheLimits = { maxEntries: 100, maxChars: 1_000_000, maxAgeMs: 60_000 };
-let n = 0;
-
-function record(overrides: Partial<SessionRecord> = {}): SessionRecord {
-  const now = Date.now();
-  return {
-    id: `ses-cache${++n}x`,
-    version: '0.1',
-    initiator: 'did:key:z6MkAlice',
-    participants: ['did:key:z6MkAlice'],
-    capabilities: { messaging: {} },
-    security: { mode: 'tls' },
-    state: 'active',
-    authenticated: ['did:key:z6MkAlice'],
-    challenge: undefined,
-    resumptionTokens: [{ hash: tokenHash('rt-1'), identity: 'did:key:z6MkAlice' }],
-    createdAt: now,
-    expiresAt: now + HOUR,
-    ...overrides,
-  } as SessionRecord;
-}
+import { LIMITS, record } from './fixtures/session-cache.js';
 
 const caches: CachedSessionStore[] = [];
 afterEach(() => {
@@ -156,87 +132,5 @@ describe('CachedSessionStore on a memory hub', () => {
     await node!.get(big.id);
     await node!.get(big.id);
     expect(node!.hits).toBe(2); // larger than the whole budget: never kept
-  });
-});
-
-describe('CachedSessionStore on Redis', () => {
-  let server: RedisServer;
-  const coordinations: RedisCoordination[] = [];
-  let prefixes = 0;
-  beforeAll(async () => {
-    server = await startRedis({ name: 'session-cache' });
-  });
-  afterAll(() => server?.destroy());
-  afterEach(async () => {
-    for (const c of caches.splice(0)) c.stop();
-    for (const c of coordinations.splice(0)) await c.close();
-    if (!server.running) await server.restart();
-  });
-
-  async function redisNodes(
-    count: number,
-    store: SessionStore,
-  ): Promise<{ nodes: CachedSessionStore[]; coordinations: RedisCoordination[] }> {
-    const prefix = `sc${++prefixes}:`;
-    const nodes: CachedSessionStore[] = [];
-    const own: RedisCoordination[] = [];
-    for (let i = 0; i < count; i++) {
-      const coordination = await connectRedisCoordination({
-        url: server.url,
-        nodeId: `node-${i}`,
-        prefix,
-        maxReconnectDelayMs: 50,
-        commandTimeoutMs: 300,
-        pingIntervalMs: 100,
-      });
-      coordinations.push(coordination);
-      own.push(coordination);
-      const cache = new CachedSessionStore(store, coordination, LIMITS);
-      await cache.start();
-      caches.push(cache);
-      nodes.push(cache);
-    }
-    return { nodes, coordinations: own };
-  }
-
-  it('drops a copy when another node deletes the session', async () => {
-    const { nodes } = await redisNodes(2, new MemorySessionStore());
-    const [a, b] = nodes as [CachedSessionStore, CachedSessionStore];
-    const r = record();
-    await a.create(r);
-    await b.get(r.id);
-    expect(await b.get(r.id)).toEqual(r);
-    expect(b.hits).toBe(1);
-    await a.delete(r.id);
-    await waitFor(() => b.size === 0, 5000, 'the change note');
-    expect(await b.get(r.id)).toBeUndefined();
-  });
-
-  it('serves no copy while Redis is down (a change then cannot be told), and keeps copies again once it is back', async () => {
-    const {
-      nodes,
-      coordinations: [, bc],
-    } = await redisNodes(2, new MemorySessionStore());
-    const [a, b] = nodes as [CachedSessionStore, CachedSessionStore];
-    const r = record();
-    await a.create(r);
-    await b.get(r.id);
-    await server.kill();
-    await waitFor(() => bc!.health() === 'degraded', 5000, 'the outage');
-    expect(b.size).toBe(0);
-    const hits = b.hits;
-    expect(await b.get(r.id)).toEqual(r);
-    expect(await b.get(r.id)).toEqual(r);
-    expect(b.hits).toBe(hits); // both read the store
-    await a.delete(r.id); // its note is lost with Redis
-    expect(await b.get(r.id)).toBeUndefined();
-
-    await server.restart();
-    await waitFor(() => bc!.health() === 'ok' && bc!.broadcast.listening('sessions'), 10_000, 'Redis back');
-    const again = record();
-    await a.create(again);
-    await b.get(again.id);
-    expect(await b.get(again.id)).toEqual(again);
-    expect(b.hits).toBe(hits + 1);
   });
 });

@@ -5,15 +5,7 @@ import { importParams, type JwsAlgorithm, type JwsSigner, signJws, webCryptoSign
 import type { Peer } from '../src/index.js';
 import type { TestKey } from './pki.js';
 
-/** What a refused call carried: its code and data (or 'ok'). */
-export async function refusal(p: Promise<unknown>): Promise<{ code: unknown; data: unknown } | 'ok'> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return { code: (e as { code?: unknown }).code, data: (e as { data?: unknown }).data };
-  }
-}
+export { refusal } from '../../../test-support/code-of.js';
 
 /** A WebCrypto signer over a test key, for any algorithm its type allows. */
 export async function signerOf(key: TestKey, alg: JwsAlgorithm): Promise<JwsSigner> {

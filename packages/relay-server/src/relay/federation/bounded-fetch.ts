@@ -1,4 +1,5 @@
 import type { GuardedFetcher } from '@wmp/session/node';
+import { RelayServerError } from '../../errors.js';
 
 /** Why a document could not be fetched; stable codes, fixed messages (never the URL or content). */
 export type FetchFailure = 'not_allowed' | 'unreachable' | 'timeout' | 'status' | 'too_large' | 'not_json';
@@ -12,12 +13,12 @@ const MESSAGES: Readonly<Record<FetchFailure, string>> = {
   not_json: 'the document is not a JSON object',
 };
 
-export class FederationFetchError extends Error {
-  readonly code: FetchFailure;
+/** A document federation could not fetch; one of the package's errors, `code` says which case. */
+export class FederationFetchError extends RelayServerError {
+  declare readonly code: FetchFailure;
   constructor(code: FetchFailure) {
-    super(MESSAGES[code]);
+    super(code, MESSAGES[code]);
     this.name = 'FederationFetchError';
-    this.code = code;
   }
 }
 

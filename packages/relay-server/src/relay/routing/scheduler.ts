@@ -2,6 +2,7 @@ import { rfc3339 } from '@wmp/jsonrpc-envelope';
 import type { QueueStore } from '../../storage/contracts/queue-store.js';
 import { RelayQueueFullError } from '../../storage/errors.js';
 import type { Logger } from '../support/logger.js';
+import { PeriodicRun } from '../support/periodic-run.js';
 import type { RelayEvents } from '../support/relay-events.js';
 import type { StatusParams } from '../support/status-params.js';
 import type { Forwarder } from './forwarder.js';
@@ -33,36 +34,15 @@ export interface SchedulerDeps {
  * the claim runs out, until it expires (its sender then hears `expired`). Nothing is lost to a
  * restart or a node's death: what waits is in the store.
  */
-export class DueScheduler {
+export class DueScheduler extends PeriodicRun {
   readonly #s: SchedulerDeps;
-  #timer: ReturnType<typeof setInterval> | undefined;
-  #running: Promise<void> | undefined;
 
   constructor(deps: SchedulerDeps) {
+    super(deps.intervalMs);
     this.#s = deps;
   }
 
-  start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => void this.run(), this.#s.intervalMs);
-    (this.#timer as { unref?: () => void }).unref?.();
-  }
-
-  /** One pass (a pass going on is joined, not doubled). */
-  run(): Promise<void> {
-    this.#running ??= this.#pass().finally(() => {
-      this.#running = undefined;
-    });
-    return this.#running;
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#running;
-  }
-
-  async #pass(): Promise<void> {
+  protected override async pass(): Promise<void> {
     const s = this.#s;
     try {
       for (;;) {

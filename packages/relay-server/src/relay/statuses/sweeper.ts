@@ -4,6 +4,7 @@ import { isConsentKey, recipientOfHeldKey } from '../routing/held-keys.js';
 import { noEvidenceHooks, type RegisteredEvidenceHooks } from '../support/evidence-hooks.js';
 import type { RelayTimings } from '../support/limits.js';
 import type { Logger } from '../support/logger.js';
+import { PeriodicRun } from '../support/periodic-run.js';
 import type { RelayEvents } from '../support/relay-events.js';
 import type { StatusNotifier } from './statuses.js';
 
@@ -15,15 +16,13 @@ import type { StatusNotifier } from './statuses.js';
  * an unref'd interval, never two runs at once, so it neither keeps a process alive nor piles up;
  * on stores several nodes share, under their sweep lock (one node sweeps a run).
  */
-export class Sweeper {
+export class Sweeper extends PeriodicRun {
   readonly #stores: RelayStores;
   readonly #statuses: Pick<StatusNotifier, 'terminal'>;
   readonly #events: Pick<RelayEvents, 'expired'>;
   readonly #timings: RelayTimings;
   readonly #logger: Logger;
   readonly #now: () => number;
-  #timer: ReturnType<typeof setInterval> | undefined;
-  #running: Promise<void> | undefined;
 
   readonly #evidence: RegisteredEvidenceHooks;
 
@@ -36,6 +35,7 @@ export class Sweeper {
     now: () => number,
     evidence: RegisteredEvidenceHooks = noEvidenceHooks,
   ) {
+    super(timings.sweepIntervalMs);
     this.#evidence = evidence;
     this.#stores = stores;
     this.#statuses = statuses;
@@ -45,29 +45,8 @@ export class Sweeper {
     this.#now = now;
   }
 
-  start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => void this.run(), this.#timings.sweepIntervalMs);
-    (this.#timer as { unref?: () => void }).unref?.();
-  }
-
-  /** One run (also callable directly); a run already going is joined, not doubled. */
-  run(): Promise<void> {
-    this.#running ??= this.#sweep().finally(() => {
-      this.#running = undefined;
-    });
-    return this.#running;
-  }
-
-  /** Stops the interval and waits for a run in progress. */
-  async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#running;
-  }
-
   /** One sweep, on one node of a cluster at a time (the others skip this run). */
-  async #sweep(): Promise<void> {
+  protected override async pass(): Promise<void> {
     try {
       const lock = this.#stores.withSweepLock;
       if (lock === undefined) await this.#sweepAll();

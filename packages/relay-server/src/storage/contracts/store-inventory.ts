@@ -63,6 +63,19 @@ export function arrivalOf(value: number | null | undefined): number | undefined 
   return value === null || value === undefined || value <= 0 ? undefined : value;
 }
 
+/** A queue's or a box recipient's line as the SQL stores read it (`oldest`: its first arrival). */
+export interface OverviewRow {
+  recipient: string;
+  count: number;
+  bytes: number;
+  oldest: number | null;
+}
+
+/** The overview of an `OverviewRow`. */
+export function overviewOf(row: OverviewRow): QueueOverview {
+  return { recipient: row.recipient, count: row.count, bytes: row.bytes, oldestAt: arrivalOf(row.oldest) };
+}
+
 /**
  * Byte order of two keys' UTF-8, what SQLite's BINARY and PostgreSQL's "C" collations compare:
  * code point order (JavaScript's `<` compares UTF-16 units, which differs past U+FFFF).

@@ -1,22 +1,16 @@
 import type { SessionRecord } from '@wmp/session';
 import { decodeSession } from '../contracts/session-json.js';
 import {
-  arrivalOf,
   type BoxOverview,
   type InventoryPage,
   inventoryArgs,
   inventoryPage,
+  type OverviewRow,
+  overviewOf,
   type QueueOverview,
   type StoreInventory,
 } from '../contracts/store-inventory.js';
 import type { PostgresDatabase } from './postgres-database.js';
-
-interface OverviewRow {
-  recipient: string;
-  count: number;
-  bytes: number;
-  oldest: number | null;
-}
 
 // Keys compare as bytes (COLLATE "C"), as on SQLite and in memory, whatever the database's locale.
 const SQL = {
@@ -30,10 +24,6 @@ const SQL = {
   sessions: `SELECT record FROM wmp_sessions WHERE id COLLATE "C" > $1 ORDER BY id COLLATE "C" LIMIT $2`,
 } as const;
 
-function overview(row: OverviewRow): QueueOverview {
-  return { recipient: row.recipient, count: row.count, bytes: row.bytes, oldestAt: arrivalOf(row.oldest) };
-}
-
 /** The operator's lists on a cluster's database: reads on the pool (committed state), any node. */
 export class PostgresInventory implements StoreInventory {
   readonly #db: PostgresDatabase;
@@ -45,13 +35,13 @@ export class PostgresInventory implements StoreInventory {
   async queues(after: string | undefined, limit: number): Promise<InventoryPage<QueueOverview>> {
     const args = inventoryArgs(after, limit);
     const rows = await this.#db.read<OverviewRow>(SQL.queues, [args.after, args.limit + 1], 'wmp_inventory_queues');
-    return inventoryPage(rows.map(overview), args.limit, (r) => r.recipient);
+    return inventoryPage(rows.map(overviewOf), args.limit, (r) => r.recipient);
   }
 
   async boxes(after: string | undefined, limit: number): Promise<InventoryPage<BoxOverview>> {
     const args = inventoryArgs(after, limit);
     const rows = await this.#db.read<OverviewRow>(SQL.boxes, [args.after, args.limit + 1], 'wmp_inventory_boxes');
-    return inventoryPage(rows.map(overview), args.limit, (r) => r.recipient);
+    return inventoryPage(rows.map(overviewOf), args.limit, (r) => r.recipient);
   }
 
   async sessions(after: string | undefined, limit: number): Promise<InventoryPage<SessionRecord>> {

@@ -2,22 +2,16 @@ import type { SessionRecord } from '@wmp/session';
 import type BetterSqlite3 from 'better-sqlite3';
 import { decodeSession } from '../contracts/session-json.js';
 import {
-  arrivalOf,
   type BoxOverview,
   type InventoryPage,
   inventoryArgs,
   inventoryPage,
+  type OverviewRow,
+  overviewOf,
   type QueueOverview,
   type StoreInventory,
 } from '../contracts/store-inventory.js';
 import { StoreClosedError } from '../errors.js';
-
-interface OverviewRow {
-  recipient: string;
-  count: number;
-  bytes: number;
-  oldest: number | null;
-}
 
 function statements(db: BetterSqlite3.Database) {
   return {
@@ -38,10 +32,6 @@ function statements(db: BetterSqlite3.Database) {
   };
 }
 
-function overview(row: OverviewRow): QueueOverview {
-  return { recipient: row.recipient, count: row.count, bytes: row.bytes, oldestAt: arrivalOf(row.oldest) };
-}
-
 /**
  * The operator's lists on the relay's SQLite file: reads on the writer's connection, which only
  * ever sees committed state (see `SqliteQueueStore`).
@@ -57,12 +47,16 @@ export class SqliteInventory implements StoreInventory {
 
   async queues(after: string | undefined, limit: number): Promise<InventoryPage<QueueOverview>> {
     const args = this.#args(after, limit);
-    return inventoryPage(this.#s.queues.all(args.after, args.limit + 1).map(overview), args.limit, (r) => r.recipient);
+    return inventoryPage(
+      this.#s.queues.all(args.after, args.limit + 1).map(overviewOf),
+      args.limit,
+      (r) => r.recipient,
+    );
   }
 
   async boxes(after: string | undefined, limit: number): Promise<InventoryPage<BoxOverview>> {
     const args = this.#args(after, limit);
-    return inventoryPage(this.#s.boxes.all(args.after, args.limit + 1).map(overview), args.limit, (r) => r.recipient);
+    return inventoryPage(this.#s.boxes.all(args.after, args.limit + 1).map(overviewOf), args.limit, (r) => r.recipient);
   }
 
   async sessions(after: string | undefined, limit: number): Promise<InventoryPage<SessionRecord>> {

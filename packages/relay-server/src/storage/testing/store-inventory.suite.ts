@@ -1,4 +1,4 @@
-import { type SessionRecord, tokenHash } from '@wmp/session';
+import type { SessionRecord } from '@wmp/session';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type BoxLimits,
@@ -12,6 +12,7 @@ import {
 import { purgeBox, purgeQueue } from '../contracts/store-purge.js';
 import { event, party } from './events.js';
 import { type Harness, Harnesses } from './harness.js';
+import { aliceSession as session } from './session-records.js';
 
 /** The stores an inventory reads, opened together on one storage. */
 export interface InventoryStores {
@@ -33,25 +34,6 @@ let n = 0;
 function message(sender = 'did:key:z6MkAlice') {
   const id = `inv-${++n}`;
   return { id, sender, body: JSON.stringify({ id, body: 'x'.repeat(n % 7) }) };
-}
-
-function session(id: string, overrides: Partial<SessionRecord> = {}): SessionRecord {
-  const now = Date.now();
-  return {
-    id,
-    version: '0.1',
-    initiator: 'did:key:z6MkAlice',
-    participants: ['did:key:z6MkAlice'],
-    capabilities: { messaging: {} },
-    security: { mode: 'tls' },
-    state: 'active',
-    authenticated: ['did:key:z6MkAlice'],
-    challenge: undefined,
-    resumptionTokens: [{ hash: tokenHash(`rt-${id}`), identity: 'did:key:z6MkAlice' }],
-    createdAt: now,
-    expiresAt: now + HOUR,
-    ...overrides,
-  } as SessionRecord;
 }
 
 /**
