@@ -54,8 +54,8 @@ const ssr = { resolve: { conditions: ['@wmp/source', ...defaultServerConditions]
 // `*redis*`: a file that starts one says so in its name); crash tests (processes killed on
 // purpose); examples run as a reader runs them (`*example*`: a README's example under tsx in a
 // child process, scripts/packed-examples.test.ts from packed tarballs: the slowest files of the
-// quick run, mostly compiling in the child); the browser test, and the services harness.
-// `npm test` runs everything.
+// quick run, mostly compiling in the child); the browser test, the services harness, and the
+// second run of the crypto packages on their portable implementation. `npm test` runs everything.
 const quick = process.env.WMP_TEST_QUICK === '1';
 const QUICK_EXCLUDE = [
   '**/*postgres*.test.ts',
@@ -103,8 +103,15 @@ const packageProjects: TestProjectInlineConfiguration[] = (quick ? quickGroups :
       const include = ['test/**/*.test.ts', 'src/**/*.test.ts'];
       const setup = { ...globalSetupOf(name), ...timeoutOf(name), ...excludeOf() };
       if (!cryptoMap(root)) return [{ extends: true, ssr, test: { name, root, include, ...setup } }];
+      const onNode: TestProjectInlineConfiguration = {
+        extends: true,
+        ssr,
+        test: { name, root, include, ...setup, env: { WMP_CRYPTO_PATH: 'node' } },
+      };
+      // The quick run tests the crypto packages once, on node:crypto; `npm test` adds the portable run.
+      if (quick) return [onNode];
       return [
-        { extends: true, ssr, test: { name, root, include, ...setup, env: { WMP_CRYPTO_PATH: 'node' } } },
+        onNode,
         {
           extends: true,
           ssr,

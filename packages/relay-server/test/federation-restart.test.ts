@@ -30,22 +30,22 @@ describe('federation: the home relay restarts', () => {
     }));
     const alice = await bed.open(u1!, { keypair: aliceKey });
     const { message_id } = (await alice.session.send([bob.did], { n: 1 })) as { message_id: string };
-    await waitFor(() => alice.statuses.some((s) => s.status === 'queued'));
+    await waitFor(() => alice.statuses.some((s) => s.status === 'queued'), 10_000, 'queued at relay 2');
     expect((await bed.relays[1]!.stores.queue.stats(bob.did)).count).toBe(1);
 
     // Relay 2 restarts on its file: what it learnt in memory (Alice came through relay 1) is gone.
     await bed.stop(1);
     await bed.start(1);
     const b = await bed.open(u2!, { keypair: bob });
-    await waitFor(() => b.inbox.length === 1, 20_000);
+    await waitFor(() => b.inbox.length === 1, 20_000, 'the message at Bob');
     expect(b.inbox[0]!.wmp.message_id).toBe(message_id);
-    await waitFor(() => alice.statuses.some((s) => s.status === 'delivered'), 20_000);
+    await waitFor(() => alice.statuses.some((s) => s.status === 'delivered'), 20_000, 'delivered at Alice');
     // Relay 2 holds nothing but Bob's message: no status for Alice kept there, none still to come.
-    await waitFor(async () => (await bed.relays[1]!.stores.queue.totals()).count === 1, 20_000);
+    await waitFor(async () => (await bed.relays[1]!.stores.queue.totals()).count === 1, 20_000, 'relay 2 holding one');
     expect(alice.statuses.filter((s) => s.status === 'delivered')).toEqual([
       expect.objectContaining({ message_id, recipient: bob.did }),
     ]);
-  });
+  }, 60_000);
 
   it('the first relay restarts with a full outbox for a peer it was never configured with: sent once it is back', async () => {
     const [aliceKey, bob] = [generateKeypair(), generateKeypair()];
