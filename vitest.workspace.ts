@@ -97,7 +97,7 @@ const testSupport: TestProjectInlineConfiguration = {
 const packageProjects: TestProjectInlineConfiguration[] = (quick ? quickGroups : groups).flatMap((group) =>
   readdirSync(new URL(`./${group}/`, import.meta.url), { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(new URL(`./${group}/${d.name}/package.json`, import.meta.url)))
-    .flatMap((d) => {
+    .flatMap((d): TestProjectInlineConfiguration[] => {
       const name = `${group}/${d.name}`;
       const root = fileURLToPath(new URL(`./${group}/${d.name}/`, import.meta.url));
       const include = ['test/**/*.test.ts', 'src/**/*.test.ts'];
