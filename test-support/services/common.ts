@@ -34,20 +34,44 @@ export class ServiceStartError extends Error {
   }
 }
 
-/** A port that was free a moment ago: bind port 0 on 127.0.0.1, read it, close. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The lowest port the kernel hands out by itself (bind to port 0, the local end of a connection):
+ * Linux's `ip_local_port_range`, 32768 by default (and where that file is missing).
+ */
+function firstEphemeralPort(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 11_000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+const FIRST_PORT = 10_000;
+
+function bindsOn(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === 'object') resolve(address.port);
-        else reject(new Error('freePort: no port'));
-      });
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A port that was free a moment ago, for a server whose address must be known before it starts
+ * (a federation peer's URL in the other relay's config, a database's port). It is drawn at random
+ * below the kernel's ephemeral range: a port from `bind(0)` would be the very kind the kernel hands
+ * the next client socket or the next `port: 0` server of a test running beside this one (two test
+ * workers on one machine), which then takes it between this probe and the real bind.
+ */
+export async function freePort(): Promise<number> {
+  const span = firstEphemeralPort() - FIRST_PORT;
+  for (let attempt = 0; attempt < 64; attempt++) {
+    const port = FIRST_PORT + Math.floor(Math.random() * span);
+    if (await bindsOn(port)) return port;
+  }
+  throw new Error('freePort: no free port below the ephemeral range');
 }
 
 /** Polls `check` (every `intervalMs`, growing to 100 ms) until it returns a value, or throws after `timeoutMs`. */

@@ -45,8 +45,9 @@ describe('checkpoints on a worker thread', () => {
     }
     // ~4.5 MB committed: without a checkpoint it all stays in the WAL and the database file small.
     await expect.poll(() => statSync(file).size, { timeout: 20_000 }).toBeGreaterThan(3_000_000);
+    // The worker answers once its checkpoint is done, a moment after the pages reached the file.
+    await expect.poll(() => store.checkpointStats!.checkpoints).toBeGreaterThan(0);
     expect(store.checkpointStats).toMatchObject({ failed: false });
-    expect(store.checkpointStats!.checkpoints).toBeGreaterThan(0);
     await store.close();
     const reopened = SqliteStore.open({ path: file, queue: big });
     expect((await reopened.queue.totals()).count).toBe(1500);
