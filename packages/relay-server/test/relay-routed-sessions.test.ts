@@ -1,7 +1,12 @@
 import { generateKeypair } from '@wmp/jcs-signing';
 import { type Peer, WmpSession } from '@wmp/session';
 import { describe, expect, it } from 'vitest';
-import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
+import {
+  deliverToInitiator,
+  expectResponderAnswers,
+  OFFERED,
+  responderFor,
+} from '../../../test-support/routed-parties.js';
 import { type Binding, codeOf, connectPeer, relayTestbed, waitFor } from './fixtures/relay-clients.js';
 
 const testbed = relayTestbed();
@@ -28,15 +33,7 @@ describe.each<[Binding, Binding]>([
     expect(bridge.sessions.has(session.id)).toBe(true);
     expect((await bridge.server.store.get(session.id))?.authenticated).toEqual([alice.keypair.did]);
 
-    const steps: string[] = [];
-    const flow = await session.startFlow('approval', {}, { onProgress: (s) => steps.push(s) });
-    await waitFor(() => steps.length === 1);
-    await session.request('wmp.flow.action', { flow_id: flow.flowId, action: 'approve' });
-    await expect(flow.done).resolves.toEqual({ approved: true });
-    await expect(session.request('wmp.resolve', { uri: 'wmp:b', type: 'endpoint' })).resolves.toMatchObject({
-      metadata: { url: 'wss://b.example/wmp' },
-    });
-    await expect(session.request('org.example.ping', { text: 'hi' })).resolves.toMatchObject({ pong: 'hi' });
+    await expectResponderAnswers(session);
 
     // A deliver on the routed session is stored and forwarded by the relay, to B's responder.
     const sent = (await session.send([bob.keypair.did], { text: 'to B' })) as { message_id: string };
@@ -54,14 +51,7 @@ describe.each<[Binding, Binding]>([
     await expect.poll(async () => (await queue.stats(bob.keypair.did)).count).toBe(0);
 
     // B to A on the same session: B's server notifies its session.
-    const got: unknown[] = [];
-    session.on('message', (m) => got.push(m));
-    await bridge.server.notifySession(session.id, 'wmp.message.deliver', {
-      to: [alice.keypair.did],
-      body: { text: 'to A' },
-      content_type: 'application/json',
-    });
-    await waitFor(() => got.length === 1);
+    await deliverToInitiator(bridge, session, alice.keypair.did, { text: 'to A' });
 
     await session.close();
     await waitFor(() => !bridge.sessions.has(session.id));
