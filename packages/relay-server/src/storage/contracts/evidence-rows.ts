@@ -1,15 +1,14 @@
 import type { EvidenceEntry } from './evidence-store.js';
 
 /**
- * The `evidence_records` columns a read selects, the same in the SQLite and PostgreSQL schemas
- * (`seq` is the page position).
+ * The `evidence_records` columns, the same in the SQLite and PostgreSQL schemas: what a read
+ * selects (`seq` is the page position), and what an insert writes, in the order of
+ * `evidenceRowValues`.
  */
-export const EVIDENCE_COLUMNS =
-  'seq, id, message_id, sender, session_id, event_type, event_time, issuer, parties, expires_at, body';
-
-/** The columns an insert writes, in the order of `evidenceRowValues`. */
-export const EVIDENCE_INSERT_COLUMNS =
-  'id, message_id, sender, session_id, event_type, event_time, issuer, parties, expires_at, bytes, body';
+export const EVIDENCE_COLUMNS = {
+  read: 'seq, id, message_id, sender, session_id, event_type, event_time, issuer, parties, expires_at, body',
+  insert: 'id, message_id, sender, session_id, event_type, event_time, issuer, parties, expires_at, bytes, body',
+} as const;
 
 /**
  * A row of `evidence_records` as a read returns it, once the adapter has decoded `parties` (a
@@ -30,7 +29,7 @@ export interface EvidenceRow {
 }
 
 /** The record a row holds. */
-export function evidenceEntryOfRow(row: EvidenceRow): EvidenceEntry {
+export function evidenceEntryOf(row: EvidenceRow): EvidenceEntry {
   return {
     id: row.id,
     messageId: row.message_id,
@@ -46,7 +45,7 @@ export function evidenceEntryOfRow(row: EvidenceRow): EvidenceEntry {
 }
 
 /**
- * The values of an insert, in the order of `EVIDENCE_INSERT_COLUMNS`: `parties` as the adapter
+ * The values of an insert, in the order of `EVIDENCE_COLUMNS.insert`: `parties` as the adapter
  * stores them, `bytes` the body's UTF-8 length.
  */
 export function evidenceRowValues<P>(e: EvidenceEntry, parties: P, bytes: number) {

@@ -1,14 +1,14 @@
 import { utf8Length } from '@wmp/jsonrpc-envelope';
 import { checkCase, checkEntry, checkQuery, cursorOf } from '../contracts/evidence-input.js';
-import { checkEvidenceLimits } from '../contracts/evidence-limits.js';
-import type {
-  EvidenceCase,
-  EvidenceEntry,
-  EvidenceLimits,
-  EvidenceOverview,
-  EvidencePage,
-  EvidenceQuery,
-  EvidenceStore,
+import {
+  checkEvidenceLimits,
+  type EvidenceCase,
+  type EvidenceEntry,
+  type EvidenceLimits,
+  type EvidenceOverview,
+  type EvidencePage,
+  type EvidenceQuery,
+  type EvidenceStore,
 } from '../contracts/evidence-store.js';
 import { clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import type { Totals } from '../contracts/totals.js';

@@ -1,21 +1,15 @@
 import { utf8Length } from '@wmp/jsonrpc-envelope';
 import { checkCase, checkEntry, checkQuery, cursorOf, decodeCase } from '../contracts/evidence-input.js';
-import { checkEvidenceLimits } from '../contracts/evidence-limits.js';
+import { EVIDENCE_COLUMNS, type EvidenceRow, evidenceEntryOf, evidenceRowValues } from '../contracts/evidence-rows.js';
 import {
-  EVIDENCE_COLUMNS,
-  EVIDENCE_INSERT_COLUMNS,
-  type EvidenceRow,
-  evidenceEntryOfRow,
-  evidenceRowValues,
-} from '../contracts/evidence-rows.js';
-import type {
-  EvidenceCase,
-  EvidenceEntry,
-  EvidenceLimits,
-  EvidenceOverview,
-  EvidencePage,
-  EvidenceQuery,
-  EvidenceStore,
+  checkEvidenceLimits,
+  type EvidenceCase,
+  type EvidenceEntry,
+  type EvidenceLimits,
+  type EvidenceOverview,
+  type EvidencePage,
+  type EvidenceQuery,
+  type EvidenceStore,
 } from '../contracts/evidence-store.js';
 import { clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import type { Totals } from '../contracts/totals.js';
@@ -29,17 +23,17 @@ const BY_MESSAGE = 'message_id = $1 AND $2 = ANY(parties)';
 const BY_SESSION = 'session_id = $1 AND event_time >= $2 AND event_time <= $3 AND $4 = ANY(parties)';
 
 const SQL = {
-  get: `SELECT ${EVIDENCE_COLUMNS} FROM evidence_records WHERE id = $1`,
+  get: `SELECT ${EVIDENCE_COLUMNS.read} FROM evidence_records WHERE id = $1`,
   has: 'SELECT 1 FROM evidence_records WHERE id = $1',
   // A record another node inserted since the check is `exists` here (nothing returned).
-  insert: `INSERT INTO evidence_records (${EVIDENCE_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+  insert: `INSERT INTO evidence_records (${EVIDENCE_COLUMNS.insert}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
            ON CONFLICT (id) DO NOTHING RETURNING seq`,
   caseOf: 'SELECT record FROM evidence_cases WHERE message_id = $1 AND sender = $2',
   insertCase: `INSERT INTO evidence_cases (message_id, sender, expires_at, record) VALUES ($1, $2, $3, $4)
                ON CONFLICT (message_id, sender) DO NOTHING RETURNING 1 AS opened`,
-  byMessage: `SELECT ${EVIDENCE_COLUMNS} FROM evidence_records WHERE ${BY_MESSAGE} AND seq > $3 ORDER BY seq LIMIT $4`,
+  byMessage: `SELECT ${EVIDENCE_COLUMNS.read} FROM evidence_records WHERE ${BY_MESSAGE} AND seq > $3 ORDER BY seq LIMIT $4`,
   countByMessage: `SELECT count(*)::bigint AS n FROM evidence_records WHERE ${BY_MESSAGE}`,
-  bySession: `SELECT ${EVIDENCE_COLUMNS} FROM evidence_records WHERE ${BY_SESSION} AND seq > $5 ORDER BY seq LIMIT $6`,
+  bySession: `SELECT ${EVIDENCE_COLUMNS.read} FROM evidence_records WHERE ${BY_SESSION} AND seq > $5 ORDER BY seq LIMIT $6`,
   countBySession: `SELECT count(*)::bigint AS n FROM evidence_records WHERE ${BY_SESSION}`,
   sweepRecords: `DELETE FROM evidence_records WHERE seq = ANY(ARRAY(
                    SELECT seq FROM evidence_records WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED))
@@ -97,7 +91,7 @@ export class PostgresEvidenceStore implements EvidenceStore {
   async get(id: string): Promise<EvidenceEntry | undefined> {
     this.#open();
     const row = (await this.#db.read<EvidenceRow>(SQL.get, [id], 'wmp_evidence_get'))[0];
-    return row && evidenceEntryOfRow(row);
+    return row && evidenceEntryOf(row);
   }
 
   async find(query: EvidenceQuery, party: string, cursor: string | undefined, limit: number): Promise<EvidencePage> {
@@ -125,7 +119,7 @@ export class PostgresEvidenceStore implements EvidenceStore {
           ]);
     const page = rows.slice(0, n);
     return {
-      entries: page.map(evidenceEntryOfRow),
+      entries: page.map(evidenceEntryOf),
       total: Number(counted[0]!.n),
       next: rows.length > n ? String(page.at(-1)!.seq) : undefined,
     };

@@ -8,22 +8,16 @@ import {
   cursorOf,
   decodeCase,
 } from '../contracts/evidence-input.js';
-import { checkEvidenceLimits } from '../contracts/evidence-limits.js';
+import { EVIDENCE_COLUMNS, type EvidenceRow, evidenceEntryOf, evidenceRowValues } from '../contracts/evidence-rows.js';
 import {
-  EVIDENCE_COLUMNS,
-  EVIDENCE_INSERT_COLUMNS,
-  type EvidenceRow,
-  evidenceEntryOfRow,
-  evidenceRowValues,
-} from '../contracts/evidence-rows.js';
-import type {
-  EvidenceCase,
-  EvidenceEntry,
-  EvidenceLimits,
-  EvidenceOverview,
-  EvidencePage,
-  EvidenceQuery,
-  EvidenceStore,
+  checkEvidenceLimits,
+  type EvidenceCase,
+  type EvidenceEntry,
+  type EvidenceLimits,
+  type EvidenceOverview,
+  type EvidencePage,
+  type EvidenceQuery,
+  type EvidenceStore,
 } from '../contracts/evidence-store.js';
 import { clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import type { Totals } from '../contracts/totals.js';
@@ -40,10 +34,10 @@ const BY_SESSION = `r.session_id = ? AND r.event_time >= ? AND r.event_time <= ?
 
 function statements(db: BetterSqlite3.Database) {
   return {
-    get: db.prepare<[string], Row>(`SELECT ${EVIDENCE_COLUMNS} FROM evidence_records WHERE id = ?`),
+    get: db.prepare<[string], Row>(`SELECT ${EVIDENCE_COLUMNS.read} FROM evidence_records WHERE id = ?`),
     has: db.prepare<[string], number>('SELECT 1 FROM evidence_records WHERE id = ?').pluck(),
     insert: db.prepare(
-      `INSERT INTO evidence_records (${EVIDENCE_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO evidence_records (${EVIDENCE_COLUMNS.insert}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     party: db.prepare('INSERT OR IGNORE INTO evidence_parties (party, record) VALUES (?, ?)'),
     totals: db.prepare<[], Totals>("SELECT count, bytes FROM totals WHERE name = 'evidence'"),
@@ -55,13 +49,13 @@ function statements(db: BetterSqlite3.Database) {
       'INSERT OR IGNORE INTO evidence_cases (message_id, sender, expires_at, record) VALUES (?, ?, ?, ?)',
     ),
     byMessage: db.prepare<[string, string, number, number], Row>(
-      `SELECT ${EVIDENCE_COLUMNS} FROM evidence_records AS r WHERE ${BY_MESSAGE} AND r.seq > ? ORDER BY r.seq LIMIT ?`,
+      `SELECT ${EVIDENCE_COLUMNS.read} FROM evidence_records AS r WHERE ${BY_MESSAGE} AND r.seq > ? ORDER BY r.seq LIMIT ?`,
     ),
     countByMessage: db
       .prepare<[string, string], number>(`SELECT count(*) FROM evidence_records AS r WHERE ${BY_MESSAGE}`)
       .pluck(),
     bySession: db.prepare<[string, number, number, string, number, number], Row>(
-      `SELECT ${EVIDENCE_COLUMNS} FROM evidence_records AS r WHERE ${BY_SESSION} AND r.seq > ? ORDER BY r.seq LIMIT ?`,
+      `SELECT ${EVIDENCE_COLUMNS.read} FROM evidence_records AS r WHERE ${BY_SESSION} AND r.seq > ? ORDER BY r.seq LIMIT ?`,
     ),
     countBySession: db
       .prepare<[string, number, number, string], number>(
@@ -191,5 +185,5 @@ export class SqliteEvidenceStore implements EvidenceStore {
 }
 
 function entryOf(row: Row): EvidenceEntry {
-  return evidenceEntryOfRow({ ...row, parties: JSON.parse(row.parties) as string[] });
+  return evidenceEntryOf({ ...row, parties: JSON.parse(row.parties) as string[] });
 }
