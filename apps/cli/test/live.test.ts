@@ -11,6 +11,10 @@ import { json, runWmp, startWmp } from './fixtures/wmp-process.js';
 const world = relayWithAliceAndBob();
 const { homes } = world;
 
+/** Alice's `wmp send` of "hi" to Bob through `relay`, with `--retries`. */
+const sendHiVia = (relay: string, retries: string) =>
+  runWmp(['--home', world.alice.home, 'send', world.bob.did, 'hi', '--relay', relay, '--retries', retries]);
+
 describe('wmp send and listen', () => {
   it('a listening recipient gets the message at once; --wait sees it delivered; Ctrl-C ends listen with 0', async () => {
     const listen = await sendWaitToListener(world.alice, world.bob, world.relay, ['hello', 'live'], 15);
@@ -68,17 +72,7 @@ describe('wmp send and listen', () => {
   it('a relay that accepts the connection and closes it (a balancer before a dead node) is exit 4, said', async () => {
     const closer = await acceptAndClose();
     try {
-      const sent = await runWmp([
-        '--home',
-        world.alice.home,
-        'send',
-        world.bob.did,
-        'hi',
-        '--relay',
-        closer.url,
-        '--retries',
-        '0',
-      ]);
+      const sent = await sendHiVia(closer.url, '0');
       expect(sent).toMatchObject({ code: 4, stdout: '' });
       expect(sent.stderr).toBe(
         `wmp: relay unreachable: ${closer.url} (ECONNRESET)\n` +
@@ -149,17 +143,7 @@ describe('wmp send and listen', () => {
 
   it('a relay that cannot be reached is retried, then exit 4 with what to check', async () => {
     const nowhere = await closedUrl();
-    const down = await runWmp([
-      '--home',
-      world.alice.home,
-      'send',
-      world.bob.did,
-      'hi',
-      '--relay',
-      nowhere,
-      '--retries',
-      '1',
-    ]);
+    const down = await sendHiVia(nowhere, '1');
     expect(down.code).toBe(4);
     expect(down.stderr).toBe(
       `wmp: relay unreachable: ${nowhere} (ECONNREFUSED; 2 attempts)\n` +
