@@ -5,6 +5,7 @@ import {
   deliverToInitiator,
   expectResponderAnswers,
   OFFERED,
+  openRoutedSession,
   responderFor,
 } from '../../../test-support/routed-parties.js';
 import { type Binding, codeOf, connectPeer, relayTestbed, waitFor } from './fixtures/relay-clients.js';
@@ -21,14 +22,7 @@ describe.each<[Binding, Binding]>([
     const url = await setup();
     const alice = await open(url, { binding: aBinding });
     const bob = await open(url, { binding: bBinding });
-    const { bridge, received } = await responderFor(bob.keypair, bob.peer);
-
-    const session = await WmpSession.open(alice.peer, {
-      signer: alice.keypair,
-      participants: [bob.keypair.did],
-      capabilities: OFFERED,
-      verifyResponder: { id: bob.keypair.did },
-    });
+    const { bridge, received, session } = await openRoutedSession(alice, bob, { verifyResponder: true });
     expect(session.responder).toBe(bob.keypair.did);
     expect(bridge.sessions.has(session.id)).toBe(true);
     expect((await bridge.server.store.get(session.id))?.authenticated).toEqual([alice.keypair.did]);
