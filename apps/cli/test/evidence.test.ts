@@ -6,6 +6,7 @@ import { connect } from '@wmp/client-sdk/node';
 import { EVIDENCE_EVENT_TYPES } from '@wmp/jsonrpc-envelope';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test-support/wait-for.js';
+import { publishedUser } from './fixtures/cli-users.js';
 import { startTestRelay, type TestRelay } from './fixtures/relay.js';
 import { buildWmp, json, removeWmpBuild, runWmp, tempHomes } from './fixtures/wmp-process.js';
 
@@ -13,12 +14,7 @@ const homes = tempHomes();
 let relay: TestRelay;
 let alice: WmpClient;
 
-async function user(name: string): Promise<{ home: string; did: string }> {
-  const home = homes.make(name);
-  const made = json(await runWmp(['--home', home, '--json', 'keys', 'new']));
-  expect((await runWmp(['--home', home, 'card', 'publish', '--relay', relay.url])).code).toBe(0);
-  return { home, did: made.did };
-}
+const user = (name: string) => publishedUser(homes, name, relay.url);
 
 beforeAll(async () => {
   [relay] = await Promise.all([startTestRelay(), buildWmp()]);

@@ -4,20 +4,14 @@
 // own relay only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test-support/services/index.js';
+import { type CliUser, publishedUser, sendWaitToListener } from './fixtures/cli-users.js';
 import { startTestRelay, type TestRelay } from './fixtures/relay.js';
 import { buildWmp, json, removeWmpBuild, runWmp, startWmp, tempHomes } from './fixtures/wmp-process.js';
 
 const homes = tempHomes();
 let relays: [TestRelay, TestRelay];
-let alice: { home: string; did: string };
-let bob: { home: string; did: string };
-
-async function user(name: string, relay: string): Promise<{ home: string; did: string }> {
-  const home = homes.make(name);
-  const made = json(await runWmp(['--home', home, '--json', 'keys', 'new']));
-  expect((await runWmp(['--home', home, 'card', 'publish', '--relay', relay])).code).toBe(0);
-  return { home, did: made.did };
-}
+let alice: CliUser;
+let bob: CliUser;
 
 beforeAll(async () => {
   const ports = [await freePort(), await freePort()];
@@ -29,7 +23,10 @@ beforeAll(async () => {
     });
   const [r1, r2] = await Promise.all([start(0), start(1), buildWmp()]);
   relays = [r1!, r2!];
-  [alice, bob] = await Promise.all([user('alice', relays[0].url), user('bob', relays[1].url)]);
+  [alice, bob] = await Promise.all([
+    publishedUser(homes, 'alice', relays[0].url),
+    publishedUser(homes, 'bob', relays[1].url),
+  ]);
 }, 120_000);
 afterAll(async () => {
   for (const r of relays ?? []) await r.close();
@@ -39,30 +36,7 @@ afterAll(async () => {
 
 describe('wmp send to another relay', () => {
   it('a listener at relay 2 gets it at once; --wait at relay 1 sees it delivered', async () => {
-    const listen = startWmp(['--home', bob.home, 'listen']);
-    await listen.waitForStderr(/^listening as did:key:\S+ on http:\/\/127\.0\.0\.1:\d+ \(Ctrl-C to stop\)$/m);
-    const sent = await runWmp([
-      '--home',
-      alice.home,
-      '--json',
-      'send',
-      bob.did,
-      'hello',
-      'across',
-      '--wait',
-      '--timeout',
-      '30',
-    ]);
-    expect(sent.code).toBe(0);
-    expect(json(sent)).toEqual({
-      to: bob.did,
-      relay: relays[0].url,
-      relay_id: relays[0].id,
-      message_id: expect.stringMatching(/^msg-/),
-      status: 'delivered',
-    });
-    await listen.waitForStdout(/hello across\n/);
-    expect(listen.stdout()).toMatch(/^did:key:z6Mk\S+\.\.\.\S{4}: hello across\n$/);
+    const listen = await sendWaitToListener(alice, bob, relays[0], ['hello', 'across'], 30);
     listen.child.kill('SIGINT');
     expect((await listen.ended()).code).toBe(0);
   }, 120_000);

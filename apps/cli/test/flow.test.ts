@@ -15,6 +15,11 @@ let server: WmpServer;
 let url: string;
 const started: Record<string, unknown>[] = [];
 
+/** `wmp --json flow …` from `home`. */
+const jsonFlow = (home: string, ...args: string[]) => runWmp(['--home', home, '--json', 'flow', ...args]);
+/** `wmp --json flow start approval` at the responder, with more arguments. */
+const startApproval = (home: string, ...args: string[]) => jsonFlow(home, 'start', 'approval', '--relay', url, ...args);
+
 beforeAll(async () => {
   // approval: progress on start, complete on approve, fail on reject, a progress step per comment.
   const flows = new FlowManager({
@@ -52,15 +57,8 @@ describe('wmp flow', () => {
   it('start with parameters, comment and approve in later runs, and the refusals', async () => {
     const home = homes.make('alice');
     await runWmp(['--home', home, 'keys', 'new']);
-    const start = await runWmp([
-      '--home',
+    const start = await startApproval(
       home,
-      '--json',
-      'flow',
-      'start',
-      'approval',
-      '--relay',
-      url,
       '--param',
       'subject=Pay invoice 42',
       '--param',
@@ -69,24 +67,12 @@ describe('wmp flow', () => {
       'urgent=true',
       '--id',
       'flow-42',
-    ]);
+    );
     expect(start.code).toBe(0);
     expect(json(start)).toMatchObject({ flow_id: 'flow-42', type: 'approval', state: 'in_progress', relay: url });
     expect(started).toEqual([{ subject: 'Pay invoice 42', amount: 120, urgent: true }]);
 
-    const comment = await runWmp([
-      '--home',
-      home,
-      '--json',
-      'flow',
-      'act',
-      'flow-42',
-      'comment',
-      '--relay',
-      url,
-      '--param',
-      'text=ok',
-    ]);
+    const comment = await jsonFlow(home, 'act', 'flow-42', 'comment', '--relay', url, '--param', 'text=ok');
     expect(comment.code).toBe(0);
     expect(json(comment)).toEqual({ flow_id: 'flow-42', action: 'comment', status: 'in_progress' });
 
@@ -107,28 +93,14 @@ describe('wmp flow', () => {
     const bad = await runWmp(['--home', home, 'flow', 'start', 'approval', '--relay', url, '--param', 'no-equals']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--param "no-equals": give key=value');
-    const cancelled = await runWmp(['--home', home, '--json', 'flow', 'cancel', 'flow-43', '--relay', url]);
+    const cancelled = await jsonFlow(home, 'cancel', 'flow-43', '--relay', url);
     expect(json(cancelled)).toEqual({ flow_id: 'flow-43', state: 'cancelled' });
   });
 
   it('--wait shows the progress and the end of the flow (here its timeout)', async () => {
     const home = homes.make('bob');
     await runWmp(['--home', home, 'keys', 'new']);
-    const waited = await runWmp([
-      '--home',
-      home,
-      '--json',
-      'flow',
-      'start',
-      'approval',
-      '--relay',
-      url,
-      '--param',
-      'subject=x',
-      '--wait',
-      '--timeout',
-      '1',
-    ]);
+    const waited = await startApproval(home, '--param', 'subject=x', '--wait', '--timeout', '1');
     expect(waited.code).toBe(1);
     expect(JSON.parse(waited.stdout.trim().split('\n')[0]!)).toMatchObject({
       type: 'flow_progress',

@@ -2,6 +2,7 @@
 // the others), join, an encrypted message read by listen, a removal, and what the removed member
 // can no longer do.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishedUser } from './fixtures/cli-users.js';
 import { startTestRelay, type TestRelay } from './fixtures/relay.js';
 import { buildWmp, json, removeWmpBuild, runWmp, tempHomes } from './fixtures/wmp-process.js';
 
@@ -17,12 +18,7 @@ afterAll(async () => {
   removeWmpBuild();
 });
 
-async function user(name: string): Promise<{ home: string; did: string }> {
-  const home = homes.make(name);
-  const made = json(await runWmp(['--home', home, '--json', 'keys', 'new']));
-  expect((await runWmp(['--home', home, 'card', 'publish', '--relay', relay.url])).code).toBe(0);
-  return { home, did: made.did };
-}
+const user = (name: string) => publishedUser(homes, name, relay.url);
 
 /** The JSON lines a `--json listen` printed. */
 function lines(stdout: string): any[] {

@@ -3,6 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishedUser } from './fixtures/cli-users.js';
 import { startTestRelay, type TestRelay } from './fixtures/relay.js';
 import { buildWmp, json, removeWmpBuild, runWmp, startWmp, tempHomes } from './fixtures/wmp-process.js';
 
@@ -23,14 +24,7 @@ afterAll(async () => {
   removeWmpBuild();
 });
 
-/** A home with keys and a card on `url`; its did. */
-async function user(name: string, url: string): Promise<{ home: string; did: string }> {
-  const home = homes.make(name);
-  const made = json(await runWmp(['--home', home, '--json', 'keys', 'new']));
-  const published = await runWmp(['--home', home, 'card', 'publish', '--relay', url]);
-  expect(published.code).toBe(0);
-  return { home, did: made.did };
-}
+const user = (name: string, url: string) => publishedUser(homes, name, url);
 
 describe('wmp mail', () => {
   it('a stranger mails with a stamp, the recipient fetches once, allows the sender, gets contact mail', async () => {

@@ -10,9 +10,10 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { relayServerCertificate } from '../../../packages/relay-server/test/fixtures/tls-clients.js';
 import { issue, makePki, newKey, type TestPki } from '../../../packages/session/test/pki.js';
-import { type RelayProcess, startRelayProcess } from '../../relay/test/fixtures/relay-process.js';
+import type { RelayProcess } from '../../relay/test/fixtures/relay-process.js';
+import { startTlsRelayProcess } from '../../relay/test/fixtures/tls-relay-process.js';
+import { publishedUser } from './fixtures/cli-users.js';
 import { buildWmp, json, removeWmpBuild, runWmp, startWmp, tempHomes } from './fixtures/wmp-process.js';
 
 const homes = tempHomes();
@@ -28,13 +29,7 @@ function file(name: string, text: string): string {
   return path;
 }
 
-async function user(name: string): Promise<{ home: string; did: string }> {
-  const home = homes.make(name);
-  const made = json(await runWmp(['--home', home, '--json', 'keys', 'new']));
-  const published = await runWmp(['--home', home, '--ca-file', ca, 'card', 'publish', '--relay', relay.url]);
-  expect(published.code, published.stderr).toBe(0);
-  return { home, did: made.did };
-}
+const user = (name: string) => publishedUser(homes, name, relay.url, ['--ca-file', ca]);
 
 /** An HTTPS server in this process with `cert` (PEM chain) and `key`; answers 404 to anything. */
 async function tlsServer(cert: string, key: string): Promise<{ url: string; server: Server }> {
@@ -46,22 +41,8 @@ async function tlsServer(cert: string, key: string): Promise<{ url: string; serv
 beforeAll(async () => {
   [pki] = await Promise.all([makePki(), buildWmp()]);
   files = homes.make('pki');
-  const tls = await relayServerCertificate(pki);
   ca = file('ca.pem', pki.root.pem);
-  relay = await startRelayProcess(
-    [
-      '--ephemeral',
-      '--port',
-      '0',
-      '--tls-cert',
-      file('relay-chain.pem', tls.cert),
-      '--tls-key',
-      file('relay-key.pem', tls.key),
-      '--tls-client-ca',
-      file('clients.pem', pki.root.pem),
-    ],
-    { timeoutMs: 60_000 },
-  );
+  ({ relay } = await startTlsRelayProcess(pki, file));
 }, 120_000);
 
 afterAll(async () => {

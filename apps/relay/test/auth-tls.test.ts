@@ -11,13 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   clientCredentials,
   connectTlsPeer,
-  relayServerCertificate,
   tlsFetch,
 } from '../../../packages/relay-server/test/fixtures/tls-clients.js';
 import { issue, makePki, newKey, type TestCert, type TestPki } from '../../../packages/session/test/pki.js';
 import { authSettings } from '../src/auth-config.js';
 import { type ParseResult, parseConfig } from '../src/config.js';
-import { type RelayProcess, runRelay, startRelayProcess } from './fixtures/relay-process.js';
+import { type RelayProcess, runRelay } from './fixtures/relay-process.js';
+import { startTlsRelayProcess } from './fixtures/tls-relay-process.js';
 
 let pki: TestPki;
 let serverLeaf: TestCert;
@@ -32,24 +32,10 @@ const file = (name: string, text: string) => {
 beforeAll(async () => {
   pki = await makePki();
   dir = mkdtempSync(join(tmpdir(), 'wmp-relay-tls-'));
-  const tls = await relayServerCertificate(pki);
-  serverLeaf = tls.leaf;
-  relay = await startRelayProcess(
-    [
-      '--ephemeral',
-      '--port',
-      '0',
-      '--tls-cert',
-      file('relay-chain.pem', tls.cert),
-      '--tls-key',
-      file('relay-key.pem', tls.key),
-      '--tls-client-ca',
-      file('clients.pem', pki.root.pem),
-      '--trust-anchors',
-      file('anchors.pem', pki.root.pem),
-    ],
-    { timeoutMs: 60_000 },
-  );
+  ({ relay, leaf: serverLeaf } = await startTlsRelayProcess(pki, file, [
+    '--trust-anchors',
+    file('anchors.pem', pki.root.pem),
+  ]));
 }, 120_000);
 
 afterAll(async () => {

@@ -7,7 +7,7 @@ import { createEvent, generateEncKeypair, signRequest } from '@wmp/ohan-seal';
 import { Peer, WmpSession } from '@wmp/session';
 import { HttpClientTransport } from '@wmp/transports/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
+import { openRoutedSession } from '../../../test-support/routed-parties.js';
 import { health, startCluster, type TestCluster } from './fixtures/cluster.js';
 import { CLIENT_CAPABILITIES, type Client, connectPeer, disconnect, openClient } from './fixtures/relay-process.js';
 
@@ -297,13 +297,7 @@ describe('sessions routed end to end across the nodes (transport §6.2)', () => 
   it('A on one node, B on another over HTTP+SSE: B answers, authenticates A, runs a flow, resolve and messages', async () => {
     const alice = await client(0);
     const bob = await client(1, 'http');
-    const { bridge, received } = await responderFor(bob.keypair, bob.peer);
-    const session = await WmpSession.open(alice.peer, {
-      signer: alice.keypair,
-      participants: [bob.keypair.did],
-      capabilities: OFFERED,
-      verifyResponder: { id: bob.keypair.did },
-    });
+    const { bridge, received, session } = await openRoutedSession(alice, bob, { verifyResponder: true });
     expect(session.relayHosted).toBe(false);
     expect((await bridge.server.store.get(session.id))?.authenticated).toEqual([alice.keypair.did]);
     const steps: string[] = [];
@@ -325,12 +319,7 @@ describe('sessions routed end to end across the nodes (transport §6.2)', () => 
     const alice = await client(0);
     const bob = await openClient(spare.url, 'ws');
     clients.push(bob);
-    const { bridge, received } = await responderFor(bob.keypair, bob.peer);
-    const session = await WmpSession.open(alice.peer, {
-      signer: alice.keypair,
-      participants: [bob.keypair.did],
-      capabilities: OFFERED,
-    });
+    const { bridge, received, session } = await openRoutedSession(alice, bob);
     await expect(session.request('org.example.ping', { text: 'before' })).resolves.toMatchObject({ pong: 'before' });
 
     spare.child.kill('SIGKILL');

@@ -10,6 +10,7 @@ import {
   type Lane,
   type Totals,
 } from '../src/index.js';
+import { BOX_LEDGER_MEMBERS } from '../src/storage/contracts/box-rules.js';
 
 // `admitEventAsync` runs `admitEvent` itself over an asynchronous ledger by replaying it. Over the
 // same state it must answer what `admitEvent` answers, leave the same state, and ask the ledger
@@ -121,22 +122,7 @@ class ArrayLedger implements BoxLedger<Row> {
 function asynchronous(ledger: ArrayLedger, promised: (i: number) => boolean): AsyncBoxLedger<Row> {
   let i = 0;
   const face: Record<string, (a: unknown, b: unknown) => unknown> = {};
-  for (const member of [
-    'hasEvent',
-    'hasCard',
-    'isContact',
-    'pair',
-    'sender',
-    'recipient',
-    'box',
-    'weakestStranger',
-    'largestOtherSender',
-    'oldestOfPair',
-    'largestOtherSenderInBox',
-    'oldestOfSender',
-    'remove',
-    'insert',
-  ]) {
+  for (const member of BOX_LEDGER_MEMBERS) {
     face[member] = (a, b) => {
       const value = (ledger as unknown as Record<string, (a: unknown, b: unknown) => unknown>)[member]!.call(
         ledger,

@@ -1,6 +1,5 @@
-import { WmpSession } from '@wmp/session';
 import { describe, expect, it } from 'vitest';
-import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
+import { openRoutedSession } from '../../../test-support/routed-parties.js';
 import { cluster } from './fixtures/cluster-nodes.js';
 import { type Binding, openClient, waitFor } from './fixtures/relay-clients.js';
 
@@ -12,14 +11,7 @@ describe.each<Binding>(['ws', 'http'])('a routed session across the nodes of a c
     const alice = await openClient(c.urls[0]!, { binding });
     const bob = await openClient(c.urls[1]!, { binding });
     clients.push(alice, bob);
-    const { bridge, received } = await responderFor(bob.keypair, bob.peer);
-
-    const session = await WmpSession.open(alice.peer, {
-      signer: alice.keypair,
-      participants: [bob.keypair.did],
-      capabilities: OFFERED,
-      verifyResponder: { id: bob.keypair.did },
-    });
+    const { bridge, received, session } = await openRoutedSession(alice, bob, { verifyResponder: true });
     expect(session.responder).toBe(bob.keypair.did);
     expect((await bridge.server.store.get(session.id))?.authenticated).toEqual([alice.keypair.did]);
     await expect(session.request('org.example.ping', { text: 'across' })).resolves.toMatchObject({ pong: 'across' });

@@ -7,7 +7,7 @@ import { type Peer, WmpSession } from '@wmp/session';
 import { describe, expect, it } from 'vitest';
 import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
 import { type Client, codeOf, waitFor } from './fixtures/relay-clients.js';
-import { linksUp, routedPair } from './fixtures/routed-federation.js';
+import { linksUp, openRoute as openRouteOfPair, routedPair } from './fixtures/routed-federation.js';
 
 const pair = routedPair();
 const { bed } = pair;
@@ -17,17 +17,9 @@ const relayKey = (i: number): Keypair => keypairFromSeed(new Uint8Array(32).fill
 
 /** Alice at relay 1 opens a session routed to Bob at relay 2, who answers with a responder. */
 async function openRoute(u1: string, u2: string) {
-  const alice = await bed.open(u1, { keypair: pair.alice });
-  const bob = await bed.open(u2, { keypair: pair.bob });
-  const { bridge } = await responderFor(bob.keypair, bob.peer);
-  const session = await WmpSession.open(alice.peer, {
-    signer: alice.keypair,
-    participants: [bob.keypair.did],
-    capabilities: OFFERED,
-    verifyResponder: { id: bob.keypair.did },
-  });
-  expect(session.relayHosted).toBe(false);
-  return { alice, bob, bridge, session };
+  const route = await openRouteOfPair(pair, u1, u2, { verifyResponder: true });
+  expect(route.session.relayHosted).toBe(false);
+  return route;
 }
 
 /** A frame on `session` from `peer`, naming `sender` (or none). */

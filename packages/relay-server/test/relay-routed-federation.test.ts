@@ -7,13 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifyRelayChain } from '@wmp/jcs-signing';
-import { WmpSession } from '@wmp/session';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
+import { deliverToInitiator, expectResponderAnswers } from '../../../test-support/routed-parties.js';
 import type { RelayConfig } from '../src/node.js';
 import { SqliteStore } from '../src/sqlite.js';
 import { asMessage, type Binding, connectPeer, waitFor } from './fixtures/relay-clients.js';
-import { linksUp, routedPair } from './fixtures/routed-federation.js';
+import { linksUp, openRoute, routedPair } from './fixtures/routed-federation.js';
 
 const pair = routedPair();
 const { bed } = pair;
@@ -28,15 +27,10 @@ describe.each<[Binding, Binding, Binding]>([
 ])('a session routed across two federated relays (A on %s, B on %s, the links on %s)', (aBinding, bBinding, link) => {
   it('B answers the create, authenticates A, runs a flow, resolve, its own method, deliveries both ways and close', async () => {
     const [u1, u2] = await pair.setup(link);
-    const alice = await bed.open(u1, { keypair: pair.alice, binding: aBinding });
-    const bob = await bed.open(u2, { keypair: pair.bob, binding: bBinding });
-    const { bridge, received } = await responderFor(bob.keypair, bob.peer);
-
-    const session = await WmpSession.open(alice.peer, {
-      signer: alice.keypair,
-      participants: [bob.keypair.did],
-      capabilities: OFFERED,
-      verifyResponder: { id: bob.keypair.did },
+    const { alice, bob, bridge, received, session } = await openRoute(pair, u1, u2, {
+      aBinding,
+      bBinding,
+      verifyResponder: true,
     });
     expect(session.relayHosted).toBe(false);
     expect(session.responder).toBe(bob.keypair.did);
@@ -50,15 +44,7 @@ describe.each<[Binding, Binding, Binding]>([
       route: { initiator: alice.keypair.did, responder: bob.keypair.did, initiatorVia: { peer: r1.id, origin: u1 } },
     });
 
-    const steps: string[] = [];
-    const flow = await session.startFlow('approval', {}, { onProgress: (s) => steps.push(s) });
-    await waitFor(() => steps.length === 1);
-    await session.request('wmp.flow.action', { flow_id: flow.flowId, action: 'approve' });
-    await expect(flow.done).resolves.toEqual({ approved: true });
-    await expect(session.request('wmp.resolve', { uri: 'wmp:b', type: 'endpoint' })).resolves.toMatchObject({
-      metadata: { url: 'wss://b.example/wmp' },
-    });
-    await expect(session.request('org.example.ping', { text: 'hi' })).resolves.toMatchObject({ pong: 'hi' });
+    await expectResponderAnswers(session);
 
     // A to B: stored at relay 1 (its outbox to relay 2), then at relay 2, naming the routed session.
     const sent = (await session.send([bob.keypair.did], { text: 'to B' })) as { message_id: string };
@@ -89,15 +75,7 @@ describe.each<[Binding, Binding, Binding]>([
     ]);
 
     // B to A on the same session: through relay 2's outbox to relay 1, with both entries.
-    const got: Record<string, unknown>[] = [];
-    session.on('message', (m) => got.push(m));
-    await bridge.server.notifySession(session.id, 'wmp.message.deliver', {
-      to: [alice.keypair.did],
-      body: { text: 'to A' },
-      content_type: 'application/json',
-    });
-    await waitFor(() => got.length === 1, 20_000);
-    const toA = got[0]!;
+    const toA = await deliverToInitiator(bridge, session, alice.keypair.did, { text: 'to A' }, 20_000);
     expect(toA).toMatchObject({ body: { text: 'to A' }, wmp: { sender: bob.keypair.did, session_id: session.id } });
     expect((toA.wmp as { relay_chain: { relay_id: string }[] }).relay_chain.map((e) => e.relay_id)).toEqual([
       r2.id,
@@ -114,14 +92,7 @@ describe.each<[Binding, Binding, Binding]>([
 describe('a session routed across two relays: the responder closes it', () => {
   it("Bob's close ends the route at relay 2 and, over relay 1's link, at relay 1; Alice hears it", async () => {
     const [u1, u2] = await pair.setup();
-    const alice = await bed.open(u1, { keypair: pair.alice });
-    const bob = await bed.open(u2, { keypair: pair.bob });
-    const { bridge } = await responderFor(bob.keypair, bob.peer);
-    const session = await WmpSession.open(alice.peer, {
-      signer: alice.keypair,
-      participants: [bob.keypair.did],
-      capabilities: OFFERED,
-    });
+    const { bridge, session } = await openRoute(pair, u1, u2);
     const ended: unknown[] = [];
     session.on('notification', (n) => {
       if (n.method === 'wmp.session.close') ended.push(n);
@@ -143,14 +114,7 @@ describe.each([
     const sqlite = (path: string): RelayConfig => ({ store: (limits) => SqliteStore.open({ path, ...limits }) });
     const stores = [sqlite(join(dir, `${restarted}-relay-1.db`)), sqlite(join(dir, `${restarted}-relay-2.db`))];
     const [u1, u2] = await pair.setup('ws', (i) => stores[i]!);
-    const alice = await bed.open(u1, { keypair: pair.alice });
-    const bob = await bed.open(u2, { keypair: pair.bob });
-    const { bridge } = await responderFor(bob.keypair, bob.peer);
-    const session = await WmpSession.open(alice.peer, {
-      signer: alice.keypair,
-      participants: [bob.keypair.did],
-      capabilities: OFFERED,
-    });
+    const { alice, bob, bridge, session } = await openRoute(pair, u1, u2);
     await expect(session.request('org.example.ping', { text: 'before' })).resolves.toMatchObject({ pong: 'before' });
 
     await bed.stop(restarted);
@@ -169,14 +133,7 @@ describe.each([
     await linksUp(u1);
 
     await expect(session.request('org.example.ping', { text: 'after' })).resolves.toMatchObject({ pong: 'after' });
-    const got: Record<string, unknown>[] = [];
-    session.on('message', (m) => got.push(m));
-    await bridge.server.notifySession(session.id, 'wmp.message.deliver', {
-      to: [alice.keypair.did],
-      body: { text: 'after the restart' },
-      content_type: 'application/json',
-    });
-    await waitFor(() => got.length === 1, 20_000);
+    await deliverToInitiator(bridge, session, alice.keypair.did, { text: 'after the restart' }, 20_000);
     await moved.close();
   });
 });

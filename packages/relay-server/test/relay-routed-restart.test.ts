@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from '@wmp/jcs-signing';
-import { WmpSession } from '@wmp/session';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
+import { openRoutedSession } from '../../../test-support/routed-parties.js';
 import { createRelay, type RelayConfig } from '../src/node.js';
 import { SqliteStore } from '../src/sqlite.js';
 import { type Client, connectPeer, openClient, waitFor } from './fixtures/relay-clients.js';
@@ -25,12 +24,7 @@ describe('a routed session and a restart of the relay (SQLite)', () => {
       const alice = await openClient(url);
       const bob = await openClient(url);
       clients.push(alice, bob);
-      const { bridge, received } = await responderFor(bob.keypair, bob.peer);
-      const session = await WmpSession.open(alice.peer, {
-        signer: alice.keypair,
-        participants: [bob.keypair.did],
-        capabilities: OFFERED,
-      });
+      const { bridge, received, session } = await openRoutedSession(alice, bob);
       await expect(session.request('org.example.ping', { text: 'before' })).resolves.toMatchObject({ pong: 'before' });
 
       await relay.close();

@@ -1,7 +1,13 @@
 import { generateKeypair } from '@wmp/jcs-signing';
 import { type Peer, WmpSession } from '@wmp/session';
 import { describe, expect, it } from 'vitest';
-import { OFFERED, responderFor } from '../../../test-support/routed-parties.js';
+import {
+  deliverToInitiator,
+  expectResponderAnswers,
+  OFFERED,
+  openRoutedSession,
+  responderFor,
+} from '../../../test-support/routed-parties.js';
 import { type Binding, codeOf, connectPeer, relayTestbed, waitFor } from './fixtures/relay-clients.js';
 
 const testbed = relayTestbed();
@@ -16,27 +22,12 @@ describe.each<[Binding, Binding]>([
     const url = await setup();
     const alice = await open(url, { binding: aBinding });
     const bob = await open(url, { binding: bBinding });
-    const { bridge, received } = await responderFor(bob.keypair, bob.peer);
-
-    const session = await WmpSession.open(alice.peer, {
-      signer: alice.keypair,
-      participants: [bob.keypair.did],
-      capabilities: OFFERED,
-      verifyResponder: { id: bob.keypair.did },
-    });
+    const { bridge, received, session } = await openRoutedSession(alice, bob, { verifyResponder: true });
     expect(session.responder).toBe(bob.keypair.did);
     expect(bridge.sessions.has(session.id)).toBe(true);
     expect((await bridge.server.store.get(session.id))?.authenticated).toEqual([alice.keypair.did]);
 
-    const steps: string[] = [];
-    const flow = await session.startFlow('approval', {}, { onProgress: (s) => steps.push(s) });
-    await waitFor(() => steps.length === 1);
-    await session.request('wmp.flow.action', { flow_id: flow.flowId, action: 'approve' });
-    await expect(flow.done).resolves.toEqual({ approved: true });
-    await expect(session.request('wmp.resolve', { uri: 'wmp:b', type: 'endpoint' })).resolves.toMatchObject({
-      metadata: { url: 'wss://b.example/wmp' },
-    });
-    await expect(session.request('org.example.ping', { text: 'hi' })).resolves.toMatchObject({ pong: 'hi' });
+    await expectResponderAnswers(session);
 
     // A deliver on the routed session is stored and forwarded by the relay, to B's responder.
     const sent = (await session.send([bob.keypair.did], { text: 'to B' })) as { message_id: string };
@@ -54,14 +45,7 @@ describe.each<[Binding, Binding]>([
     await expect.poll(async () => (await queue.stats(bob.keypair.did)).count).toBe(0);
 
     // B to A on the same session: B's server notifies its session.
-    const got: unknown[] = [];
-    session.on('message', (m) => got.push(m));
-    await bridge.server.notifySession(session.id, 'wmp.message.deliver', {
-      to: [alice.keypair.did],
-      body: { text: 'to A' },
-      content_type: 'application/json',
-    });
-    await waitFor(() => got.length === 1);
+    await deliverToInitiator(bridge, session, alice.keypair.did, { text: 'to A' });
 
     await session.close();
     await waitFor(() => !bridge.sessions.has(session.id));

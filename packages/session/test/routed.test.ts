@@ -94,14 +94,20 @@ function router() {
   };
 }
 
+/** A router with Alice (`a`) and Bob (`b`) connected, Bob's responder bridge answering his sessions. */
+async function aliceAndBobAtRouter() {
+  const relay = router();
+  const a = generateKeypair();
+  const b = generateKeypair();
+  const alice = await relay.connect(a);
+  const bob = await relay.connect(b);
+  const { bridge } = await responderFor(b, bob.peer);
+  return { relay, a, b, alice, bob, bridge };
+}
+
 describe('sessions routed through a responder that does not answer them (transport §6.2)', () => {
   it('the other party answers the create, authenticates the initiator and runs flows, resolve and its own methods', async () => {
-    const relay = router();
-    const a = generateKeypair();
-    const b = generateKeypair();
-    const alice = await relay.connect(a);
-    const bob = await relay.connect(b);
-    const { bridge } = await responderFor(b, bob.peer);
+    const { relay, a, b, alice, bridge } = await aliceAndBobAtRouter();
 
     const session = await WmpSession.open(alice.peer, {
       signer: a,
@@ -139,12 +145,7 @@ describe('sessions routed through a responder that does not answer them (transpo
   });
 
   it('moves with the client: a bridge attached to a new connection answers the same sessions', async () => {
-    const relay = router();
-    const a = generateKeypair();
-    const b = generateKeypair();
-    const alice = await relay.connect(a);
-    const bob = await relay.connect(b);
-    const { bridge } = await responderFor(b, bob.peer);
+    const { relay, a, b, alice, bob, bridge } = await aliceAndBobAtRouter();
     const session = await WmpSession.open(alice.peer, {
       signer: a,
       participants: [b.did],

@@ -10,11 +10,14 @@ import {
   type ProofExpectations,
   proofSignerOf,
   type ResponderIdentity,
+  requestSignature,
+  type SignatureResult,
   type SignConsent,
+  type SignRequest,
   signProof,
   signRequestOf,
 } from '@wmp/session';
-import type { FlowHandle } from './flows.js';
+import type { SessionCalls } from './session-calls.js';
 import type { FlowEvent } from './types.js';
 
 /** The application's consent to the built-in flows that ask it something. */
@@ -39,25 +42,34 @@ export interface SignatureRequestOptions
   readonly onProgress?: (step: string, payload: Record<string, unknown> | undefined) => void;
 }
 
-/** A `FlowStarter` over the client's `startFlow` (its own session or a group session). */
-export function flowStarter(
-  id: string,
-  start: (
-    type: string,
-    params: Record<string, unknown>,
-    options: { timeout?: number; onProgress?: (s: string, p: Record<string, unknown> | undefined) => void },
-  ) => Promise<FlowHandle>,
-): FlowStarter {
+/** A `FlowStarter` over the calls of one of the client's sessions (its own or a group session). */
+export function flowStarter(id: string, calls: Pick<SessionCalls, 'startFlow'>): FlowStarter {
   return {
     id,
     async startFlow(type, params, options = {}) {
-      const handle = await start(type, params, {
+      const handle = await calls.startFlow(type, params, {
         ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       });
       return { flowId: handle.id, done: handle.done };
     },
   };
+}
+
+/**
+ * The built-in `sign` flow (core §6.4) with the SDK's options: what the proof is verified
+ * against (`signer`, trust anchors, ages) apart from the flow's own `timeout` and `onProgress`.
+ */
+export function requestSignatureWith(
+  starter: FlowStarter,
+  request: SignRequest,
+  options: SignatureRequestOptions & { readonly signer: string },
+): Promise<SignatureResult> {
+  const { timeout, onProgress, ...verify } = options;
+  return requestSignature(starter, request, verify, {
+    ...(timeout === undefined ? {} : { timeout }),
+    ...(onProgress ? { onProgress } : {}),
+  });
 }
 
 /** Flows answered, remembered so that a repeated step (a comment, a resume) is answered once. */

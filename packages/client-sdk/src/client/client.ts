@@ -5,7 +5,6 @@ import {
   ConnectionClosedError,
   openPresenting,
   requestApproval,
-  requestSignature,
   type SessionBindingInfo,
   type SignatureResult,
   type SignRequest,
@@ -19,6 +18,7 @@ import {
   answerFlows,
   type FlowConsent,
   flowStarter,
+  requestSignatureWith,
   type SignatureRequestOptions,
 } from './built-in-flows.js';
 import { CallRunner } from './call-runner.js';
@@ -362,11 +362,7 @@ export class WmpClient {
 
   /** The built-in `approval` flow (core §6.3) on the client's session, answered by its responder. */
   requestApproval(request: ApprovalRequest, options: ApprovalRequestOptions = {}): Promise<ApprovalResult> {
-    return requestApproval(
-      flowStarter(this.sessionId ?? '', (t, p, o) => this.startFlow(t, p, o)),
-      request,
-      options,
-    );
+    return requestApproval(flowStarter(this.sessionId ?? '', this.#calls), request, options);
   }
 
   /** The built-in `sign` flow (core §6.4) on the client's session: `signer`'s proof, verified. */
@@ -374,16 +370,7 @@ export class WmpClient {
     request: SignRequest,
     options: SignatureRequestOptions & { readonly signer: string },
   ): Promise<SignatureResult> {
-    const { timeout, onProgress, ...verify } = options;
-    return requestSignature(
-      flowStarter(this.sessionId ?? '', (t, p, o) => this.startFlow(t, p, o)),
-      request,
-      verify,
-      {
-        ...(timeout === undefined ? {} : { timeout }),
-        ...(onProgress ? { onProgress } : {}),
-      },
-    );
+    return requestSignatureWith(flowStarter(this.sessionId ?? '', this.#calls), request, options);
   }
 
   /**

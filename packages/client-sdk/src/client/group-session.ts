@@ -2,12 +2,16 @@ import {
   type ApprovalRequest,
   type ApprovalResult,
   requestApproval,
-  requestSignature,
   type SessionCipher,
   type SignatureResult,
   type SignRequest,
 } from '@wmp/session';
-import { type ApprovalRequestOptions, flowStarter, type SignatureRequestOptions } from './built-in-flows.js';
+import {
+  type ApprovalRequestOptions,
+  flowStarter,
+  requestSignatureWith,
+  type SignatureRequestOptions,
+} from './built-in-flows.js';
 import type { FlowActionResult, FlowHandle } from './flows.js';
 import type { SessionCalls, StartFlowOptions } from './session-calls.js';
 import type { ClientCallOptions, ClientSendOptions, ClientSendResult } from './types.js';
@@ -93,11 +97,7 @@ export class GroupSession {
 
   /** The built-in `approval` flow (core §6.3), reviewed by another participant (`from`, when given). */
   requestApproval(request: ApprovalRequest, options: ApprovalRequestOptions = {}): Promise<ApprovalResult> {
-    return requestApproval(
-      flowStarter(this.id, (t, p, o) => this.startFlow(t, p, o)),
-      request,
-      options,
-    );
+    return requestApproval(flowStarter(this.id, this.#calls), request, options);
   }
 
   /** The built-in `sign` flow (core §6.4), signed by the participant `signer`: the proof, verified. */
@@ -105,16 +105,7 @@ export class GroupSession {
     request: SignRequest,
     options: SignatureRequestOptions & { readonly signer: string },
   ): Promise<SignatureResult> {
-    const { timeout, onProgress, ...verify } = options;
-    return requestSignature(
-      flowStarter(this.id, (t, p, o) => this.startFlow(t, p, o)),
-      request,
-      verify,
-      {
-        ...(timeout === undefined ? {} : { timeout }),
-        ...(onProgress ? { onProgress } : {}),
-      },
-    );
+    return requestSignatureWith(flowStarter(this.id, this.#calls), request, options);
   }
 
   /**

@@ -40,34 +40,40 @@ function requestedUrl(uri: string, options: DocumentFetchOptions): URL {
   return url;
 }
 
-/**
- * The document at `url` if it is one that `accept` takes; null when the server has none (or did
- * not answer: what is not found is not found, core §5.8), kept in `cache`.
- */
-async function cachedDocument(
-  cache: DocumentCache<Record<string, unknown> | null>,
-  url: string,
-  options: DocumentFetchOptions,
-  accept: (doc: Record<string, unknown>) => boolean,
-): Promise<Record<string, unknown> | null> {
-  return cache.get(url, async () => {
-    try {
-      const doc = await fetchJsonObject(url, options);
-      return accept(doc) ? doc : null;
-    } catch (e) {
-      if (e instanceof DocumentFetchError) return null;
-      throw e;
-    }
-  });
+/** What one resolver fetches with: the fetch options, and its own cache of what it fetched. */
+interface ResolverFetching {
+  readonly options: DocumentFetchOptions;
+  /**
+   * The document at `url` if it is one that `accept` takes; null when the server has none (or did
+   * not answer: what is not found is not found, core §5.8), answers and failures kept in the cache.
+   */
+  document(url: string, accept: (doc: Record<string, unknown>) => boolean): Promise<Record<string, unknown> | null>;
 }
 
-/** `endpoint`: the WMP well-known document of an identifier's domain (or known here). */
-export function endpointResolver(options: BuiltInResolverOptions): Resolver {
+function resolverFetching(options: BuiltInResolverOptions): ResolverFetching {
   const fetching: DocumentFetchOptions = {
     fetch: options.fetch,
     ...(options.httpOrigins ? { httpOrigins: options.httpOrigins } : {}),
   };
   const cache = new DocumentCache<Record<string, unknown> | null>(options.now ? { now: options.now } : {});
+  return {
+    options: fetching,
+    document: (url, accept) =>
+      cache.get(url, async () => {
+        try {
+          const doc = await fetchJsonObject(url, fetching);
+          return accept(doc) ? doc : null;
+        } catch (e) {
+          if (e instanceof DocumentFetchError) return null;
+          throw e;
+        }
+      }),
+  };
+}
+
+/** `endpoint`: the WMP well-known document of an identifier's domain (or known here). */
+export function endpointResolver(options: BuiltInResolverOptions): Resolver {
+  const fetched = resolverFetching(options);
   return async (uri) => {
     const local = options.localEndpoint?.(uri);
     if (local !== undefined)
@@ -75,27 +81,19 @@ export function endpointResolver(options: BuiltInResolverOptions): Resolver {
     const host = identifierDomain(uri);
     if (host === undefined || options.fetch === undefined) return null;
     const origin = (options.httpOrigins ?? []).find((o) => new URL(o).host === host) ?? `https://${host}`;
-    const doc = await cachedDocument(cache, `${origin}${WELL_KNOWN}`, fetching, (d) =>
-      Array.isArray(d.supported_versions),
-    );
+    const doc = await fetched.document(`${origin}${WELL_KNOWN}`, (d) => Array.isArray(d.supported_versions));
     return outcome('application/json', doc);
   };
 }
 
 /** `issuer_metadata`: a credential issuer's `/.well-known/openid-credential-issuer` (its own issuer id inside). */
 export function issuerMetadataResolver(options: BuiltInResolverOptions): Resolver {
-  const fetching: DocumentFetchOptions = {
-    fetch: options.fetch,
-    ...(options.httpOrigins ? { httpOrigins: options.httpOrigins } : {}),
-  };
-  const cache = new DocumentCache<Record<string, unknown> | null>(options.now ? { now: options.now } : {});
+  const fetched = resolverFetching(options);
   return async (uri) => {
-    const url = requestedUrl(uri, fetching);
+    const url = requestedUrl(uri, fetched.options);
     const path = url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, '');
-    const doc = await cachedDocument(
-      cache,
+    const doc = await fetched.document(
       `${url.origin}/.well-known/openid-credential-issuer${path}`,
-      fetching,
       (d) => d.credential_issuer === uri,
     );
     return outcome('application/json', doc);
@@ -104,14 +102,10 @@ export function issuerMetadataResolver(options: BuiltInResolverOptions): Resolve
 
 /** `vctm`: the SD-JWT VC type metadata at the type's own URL (its `vct` must be that URL). */
 export function vctmResolver(options: BuiltInResolverOptions): Resolver {
-  const fetching: DocumentFetchOptions = {
-    fetch: options.fetch,
-    ...(options.httpOrigins ? { httpOrigins: options.httpOrigins } : {}),
-  };
-  const cache = new DocumentCache<Record<string, unknown> | null>(options.now ? { now: options.now } : {});
+  const fetched = resolverFetching(options);
   return async (uri) => {
-    const url = requestedUrl(uri, fetching);
-    const doc = await cachedDocument(cache, url.href, fetching, (d) => d.vct === uri);
+    const url = requestedUrl(uri, fetched.options);
+    const doc = await fetched.document(url.href, (d) => d.vct === uri);
     return outcome('application/vctm+json', doc);
   };
 }

@@ -4,12 +4,11 @@ import {
   type ApprovalResult,
   type Peer,
   requestApproval,
-  requestSignature,
   type SignatureResult,
   type SignRequest,
   type WmpSession,
 } from '@wmp/session';
-import type { ApprovalRequestOptions, SignatureRequestOptions } from '../built-in-flows.js';
+import { type ApprovalRequestOptions, requestSignatureWith, type SignatureRequestOptions } from '../built-in-flows.js';
 import type { Listener } from '../emitter.js';
 import type { FlowActionResult } from '../flows.js';
 import type { MessageProver } from '../proofs/message-prover.js';
@@ -156,16 +155,7 @@ export class PeerSession {
    */
   async requestSignature(request: SignRequest, options: SignatureRequestOptions = {}): Promise<SignatureResult> {
     await this.#deps.whenConnected();
-    const { timeout, onProgress, ...verify } = options;
-    return requestSignature(
-      this.#session,
-      request,
-      { ...verify, signer: this.peer },
-      {
-        ...(timeout === undefined ? {} : { timeout }),
-        ...(onProgress ? { onProgress } : {}),
-      },
-    );
+    return requestSignatureWith(this.#session, request, { ...options, signer: this.peer });
   }
 
   /** `wmp.flow.action` on a flow of this session. */

@@ -178,7 +178,7 @@ export function laneWithoutEviction(view: BoxTotalsView, event: BoxEventRecord, 
 }
 
 /** Every member of `BoxLedger`: the replay forwards exactly these (checked against the type). */
-const LEDGER_MEMBERS = [
+export const BOX_LEDGER_MEMBERS = [
   'hasEvent',
   'hasCard',
   'isContact',
@@ -195,7 +195,7 @@ const LEDGER_MEMBERS = [
   'insert',
 ] as const satisfies readonly (keyof BoxLedger<unknown>)[];
 // Fails to compile when BoxLedger gains a member the list above lacks.
-const _allMembers: Exclude<keyof BoxLedger<unknown>, (typeof LEDGER_MEMBERS)[number]> extends never ? true : never =
+const _allMembers: Exclude<keyof BoxLedger<unknown>, (typeof BOX_LEDGER_MEMBERS)[number]> extends never ? true : never =
   true;
 
 /** Thrown through `admitEvent` when the async ledger answered with a promise: await it, then replay. */
@@ -211,7 +211,7 @@ class AwaitAnswer {
 function replaying<R>(ledger: AsyncBoxLedger<R>, calls: string[], answers: unknown[]): BoxLedger<R> {
   let next = 0;
   const face: Record<string, (a?: unknown, b?: unknown) => unknown> = {};
-  for (const member of LEDGER_MEMBERS) {
+  for (const member of BOX_LEDGER_MEMBERS) {
     face[member] = (a, b) => {
       const i = next++;
       if (i < answers.length) {

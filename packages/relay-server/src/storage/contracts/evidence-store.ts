@@ -1,3 +1,4 @@
+import { checkCap } from './limits.js';
 import type { Totals } from './totals.js';
 
 /**
@@ -84,6 +85,11 @@ export interface EvidenceLimits {
 }
 
 export const DEFAULT_EVIDENCE_LIMITS: EvidenceLimits = Object.freeze({ maxRecords: 10_000_000 });
+
+/** Validates an evidence configuration once, at construction: a bad cap is a startup error. */
+export function checkEvidenceLimits(limits: Partial<EvidenceLimits>): EvidenceLimits {
+  return { maxRecords: checkCap(limits.maxRecords ?? DEFAULT_EVIDENCE_LIMITS.maxRecords, 'maxRecords') };
+}
 
 /**
  * The evidence repository (wmp-tables §9): signed records of what the relay witnessed, kept for

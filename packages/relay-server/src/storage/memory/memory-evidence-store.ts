@@ -1,7 +1,7 @@
 import { utf8Length } from '@wmp/jsonrpc-envelope';
 import { checkCase, checkEntry, checkQuery, cursorOf } from '../contracts/evidence-input.js';
 import {
-  DEFAULT_EVIDENCE_LIMITS,
+  checkEvidenceLimits,
   type EvidenceCase,
   type EvidenceEntry,
   type EvidenceLimits,
@@ -10,7 +10,7 @@ import {
   type EvidenceQuery,
   type EvidenceStore,
 } from '../contracts/evidence-store.js';
-import { checkCap, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import { clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import type { Totals } from '../contracts/totals.js';
 import { StoreClosedError } from '../errors.js';
 
@@ -34,7 +34,7 @@ export class MemoryEvidenceStore implements EvidenceStore {
   #closed = false;
 
   constructor(limits: Partial<EvidenceLimits> = {}) {
-    this.limits = { maxRecords: checkCap(limits.maxRecords ?? DEFAULT_EVIDENCE_LIMITS.maxRecords, 'maxRecords') };
+    this.limits = checkEvidenceLimits(limits);
   }
 
   async open(evidenceCase: EvidenceCase): Promise<'opened' | 'exists'> {

@@ -1,7 +1,8 @@
 import { utf8Length } from '@wmp/jsonrpc-envelope';
 import { checkCase, checkEntry, checkQuery, cursorOf, decodeCase } from '../contracts/evidence-input.js';
+import { EVIDENCE_COLUMNS, type EvidenceRow, evidenceEntryOf, evidenceRowValues } from '../contracts/evidence-rows.js';
 import {
-  DEFAULT_EVIDENCE_LIMITS,
+  checkEvidenceLimits,
   type EvidenceCase,
   type EvidenceEntry,
   type EvidenceLimits,
@@ -10,7 +11,7 @@ import {
   type EvidenceQuery,
   type EvidenceStore,
 } from '../contracts/evidence-store.js';
-import { checkCap, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import { clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import type { Totals } from '../contracts/totals.js';
 import { StoreClosedError } from '../errors.js';
 import type { PostgresDatabase } from './postgres-database.js';
@@ -18,37 +19,21 @@ import type { WriteTx } from './write-tx.js';
 
 const TOTALS = 'evidence';
 
-interface Row {
-  seq: number;
-  id: string;
-  message_id: string;
-  sender: string;
-  session_id: string | null;
-  event_type: string;
-  event_time: number;
-  issuer: string;
-  parties: string[];
-  expires_at: number;
-  body: string;
-}
-
-const COLUMNS = 'seq, id, message_id, sender, session_id, event_type, event_time, issuer, parties, expires_at, body';
 const BY_MESSAGE = 'message_id = $1 AND $2 = ANY(parties)';
 const BY_SESSION = 'session_id = $1 AND event_time >= $2 AND event_time <= $3 AND $4 = ANY(parties)';
 
 const SQL = {
-  get: `SELECT ${COLUMNS} FROM evidence_records WHERE id = $1`,
+  get: `SELECT ${EVIDENCE_COLUMNS.read} FROM evidence_records WHERE id = $1`,
   has: 'SELECT 1 FROM evidence_records WHERE id = $1',
   // A record another node inserted since the check is `exists` here (nothing returned).
-  insert: `INSERT INTO evidence_records (id, message_id, sender, session_id, event_type, event_time, issuer, parties,
-             expires_at, bytes, body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+  insert: `INSERT INTO evidence_records (${EVIDENCE_COLUMNS.insert}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
            ON CONFLICT (id) DO NOTHING RETURNING seq`,
   caseOf: 'SELECT record FROM evidence_cases WHERE message_id = $1 AND sender = $2',
   insertCase: `INSERT INTO evidence_cases (message_id, sender, expires_at, record) VALUES ($1, $2, $3, $4)
                ON CONFLICT (message_id, sender) DO NOTHING RETURNING 1 AS opened`,
-  byMessage: `SELECT ${COLUMNS} FROM evidence_records WHERE ${BY_MESSAGE} AND seq > $3 ORDER BY seq LIMIT $4`,
+  byMessage: `SELECT ${EVIDENCE_COLUMNS.read} FROM evidence_records WHERE ${BY_MESSAGE} AND seq > $3 ORDER BY seq LIMIT $4`,
   countByMessage: `SELECT count(*)::bigint AS n FROM evidence_records WHERE ${BY_MESSAGE}`,
-  bySession: `SELECT ${COLUMNS} FROM evidence_records WHERE ${BY_SESSION} AND seq > $5 ORDER BY seq LIMIT $6`,
+  bySession: `SELECT ${EVIDENCE_COLUMNS.read} FROM evidence_records WHERE ${BY_SESSION} AND seq > $5 ORDER BY seq LIMIT $6`,
   countBySession: `SELECT count(*)::bigint AS n FROM evidence_records WHERE ${BY_SESSION}`,
   sweepRecords: `DELETE FROM evidence_records WHERE seq = ANY(ARRAY(
                    SELECT seq FROM evidence_records WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED))
@@ -70,7 +55,7 @@ export class PostgresEvidenceStore implements EvidenceStore {
   readonly #db: PostgresDatabase;
 
   constructor(db: PostgresDatabase, limits: Partial<EvidenceLimits> = {}) {
-    this.limits = { maxRecords: checkCap(limits.maxRecords ?? DEFAULT_EVIDENCE_LIMITS.maxRecords, 'maxRecords') };
+    this.limits = checkEvidenceLimits(limits);
     this.#db = db;
   }
 
@@ -105,8 +90,8 @@ export class PostgresEvidenceStore implements EvidenceStore {
 
   async get(id: string): Promise<EvidenceEntry | undefined> {
     this.#open();
-    const row = (await this.#db.read<Row>(SQL.get, [id], 'wmp_evidence_get'))[0];
-    return row && entryOf(row);
+    const row = (await this.#db.read<EvidenceRow>(SQL.get, [id], 'wmp_evidence_get'))[0];
+    return row && evidenceEntryOf(row);
   }
 
   async find(query: EvidenceQuery, party: string, cursor: string | undefined, limit: number): Promise<EvidencePage> {
@@ -117,11 +102,11 @@ export class PostgresEvidenceStore implements EvidenceStore {
     const [rows, counted] =
       'messageId' in q
         ? await Promise.all([
-            this.#db.read<Row>(SQL.byMessage, [q.messageId, party, after, n + 1], 'wmp_evidence_by_message'),
+            this.#db.read<EvidenceRow>(SQL.byMessage, [q.messageId, party, after, n + 1], 'wmp_evidence_by_message'),
             this.#db.read<{ n: number }>(SQL.countByMessage, [q.messageId, party], 'wmp_evidence_count'),
           ])
         : await Promise.all([
-            this.#db.read<Row>(
+            this.#db.read<EvidenceRow>(
               SQL.bySession,
               [q.sessionId, q.since, q.until, party, after, n + 1],
               'wmp_evidence_by_session',
@@ -134,7 +119,7 @@ export class PostgresEvidenceStore implements EvidenceStore {
           ]);
     const page = rows.slice(0, n);
     return {
-      entries: page.map(entryOf),
+      entries: page.map(evidenceEntryOf),
       total: Number(counted[0]!.n),
       next: rows.length > n ? String(page.at(-1)!.seq) : undefined,
     };
@@ -177,23 +162,7 @@ export class PostgresEvidenceStore implements EvidenceStore {
     const totals = await tx.totals();
     if (!totals.fits(TOTALS, 'count', 1, this.limits.maxRecords)) return 'full';
     const bytes = utf8Length(e.body);
-    const { rows } = await tx.query(
-      SQL.insert,
-      [
-        e.id,
-        e.messageId,
-        e.sender,
-        e.sessionId ?? null,
-        e.eventType,
-        e.eventTime,
-        e.issuer,
-        e.parties,
-        e.expiresAt,
-        bytes,
-        e.body,
-      ],
-      'wmp_evidence_insert',
-    );
+    const { rows } = await tx.query(SQL.insert, evidenceRowValues(e, e.parties, bytes), 'wmp_evidence_insert');
     if (rows.length === 0) return 'exists';
     totals.add(TOTALS, 1, bytes);
     return 'stored';
@@ -202,19 +171,4 @@ export class PostgresEvidenceStore implements EvidenceStore {
   #open(): void {
     if (this.#db.closed) throw new StoreClosedError();
   }
-}
-
-function entryOf(row: Row): EvidenceEntry {
-  return {
-    id: row.id,
-    messageId: row.message_id,
-    sender: row.sender,
-    sessionId: row.session_id ?? undefined,
-    eventType: row.event_type,
-    eventTime: Number(row.event_time),
-    issuer: row.issuer,
-    parties: row.parties,
-    body: row.body,
-    expiresAt: Number(row.expires_at),
-  };
 }

@@ -8,8 +8,9 @@ import {
   cursorOf,
   decodeCase,
 } from '../contracts/evidence-input.js';
+import { EVIDENCE_COLUMNS, type EvidenceRow, evidenceEntryOf, evidenceRowValues } from '../contracts/evidence-rows.js';
 import {
-  DEFAULT_EVIDENCE_LIMITS,
+  checkEvidenceLimits,
   type EvidenceCase,
   type EvidenceEntry,
   type EvidenceLimits,
@@ -18,26 +19,14 @@ import {
   type EvidenceQuery,
   type EvidenceStore,
 } from '../contracts/evidence-store.js';
-import { checkCap, clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
+import { clampCount, MAX_PAGE, MAX_SWEEP_BATCH } from '../contracts/limits.js';
 import type { Totals } from '../contracts/totals.js';
 import { StoreClosedError } from '../errors.js';
 import type { WriteQueue } from './write-queue.js';
 
-interface Row {
-  seq: number;
-  id: string;
-  message_id: string;
-  sender: string;
-  session_id: string | null;
-  event_type: string;
-  event_time: number;
-  issuer: string;
-  parties: string;
-  expires_at: number;
-  body: string;
-}
+/** A row as SQLite returns it: `parties` is the JSON text of the array. */
+type Row = Omit<EvidenceRow, 'parties'> & { readonly parties: string };
 
-const COLUMNS = 'seq, id, message_id, sender, session_id, event_type, event_time, issuer, parties, expires_at, body';
 // Only records the party may read: the parties table is the index of that.
 const READABLE = 'EXISTS (SELECT 1 FROM evidence_parties AS p WHERE p.party = ? AND p.record = r.seq)';
 const BY_MESSAGE = `r.message_id = ? AND ${READABLE}`;
@@ -45,11 +34,10 @@ const BY_SESSION = `r.session_id = ? AND r.event_time >= ? AND r.event_time <= ?
 
 function statements(db: BetterSqlite3.Database) {
   return {
-    get: db.prepare<[string], Row>(`SELECT ${COLUMNS} FROM evidence_records WHERE id = ?`),
+    get: db.prepare<[string], Row>(`SELECT ${EVIDENCE_COLUMNS.read} FROM evidence_records WHERE id = ?`),
     has: db.prepare<[string], number>('SELECT 1 FROM evidence_records WHERE id = ?').pluck(),
     insert: db.prepare(
-      `INSERT INTO evidence_records (id, message_id, sender, session_id, event_type, event_time, issuer, parties,
-         expires_at, bytes, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO evidence_records (${EVIDENCE_COLUMNS.insert}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     party: db.prepare('INSERT OR IGNORE INTO evidence_parties (party, record) VALUES (?, ?)'),
     totals: db.prepare<[], Totals>("SELECT count, bytes FROM totals WHERE name = 'evidence'"),
@@ -61,13 +49,13 @@ function statements(db: BetterSqlite3.Database) {
       'INSERT OR IGNORE INTO evidence_cases (message_id, sender, expires_at, record) VALUES (?, ?, ?, ?)',
     ),
     byMessage: db.prepare<[string, string, number, number], Row>(
-      `SELECT ${COLUMNS} FROM evidence_records AS r WHERE ${BY_MESSAGE} AND r.seq > ? ORDER BY r.seq LIMIT ?`,
+      `SELECT ${EVIDENCE_COLUMNS.read} FROM evidence_records AS r WHERE ${BY_MESSAGE} AND r.seq > ? ORDER BY r.seq LIMIT ?`,
     ),
     countByMessage: db
       .prepare<[string, string], number>(`SELECT count(*) FROM evidence_records AS r WHERE ${BY_MESSAGE}`)
       .pluck(),
     bySession: db.prepare<[string, number, number, string, number, number], Row>(
-      `SELECT ${COLUMNS} FROM evidence_records AS r WHERE ${BY_SESSION} AND r.seq > ? ORDER BY r.seq LIMIT ?`,
+      `SELECT ${EVIDENCE_COLUMNS.read} FROM evidence_records AS r WHERE ${BY_SESSION} AND r.seq > ? ORDER BY r.seq LIMIT ?`,
     ),
     countBySession: db
       .prepare<[string, number, number, string], number>(
@@ -98,7 +86,7 @@ export class SqliteEvidenceStore implements EvidenceStore {
   readonly #s: ReturnType<typeof statements>;
 
   constructor(db: BetterSqlite3.Database, writer: WriteQueue, limits: Partial<EvidenceLimits> = {}) {
-    this.limits = { maxRecords: checkCap(limits.maxRecords ?? DEFAULT_EVIDENCE_LIMITS.maxRecords, 'maxRecords') };
+    this.limits = checkEvidenceLimits(limits);
     this.#writer = writer;
     this.#s = statements(db);
   }
@@ -186,19 +174,7 @@ export class SqliteEvidenceStore implements EvidenceStore {
   #insert(e: EvidenceEntry): void {
     const s = this.#s;
     const bytes = utf8Length(e.body);
-    const { lastInsertRowid } = s.insert.run(
-      e.id,
-      e.messageId,
-      e.sender,
-      e.sessionId ?? null,
-      e.eventType,
-      e.eventTime,
-      e.issuer,
-      JSON.stringify(e.parties),
-      e.expiresAt,
-      bytes,
-      e.body,
-    );
+    const { lastInsertRowid } = s.insert.run(...evidenceRowValues(e, JSON.stringify(e.parties), bytes));
     for (const party of e.parties) s.party.run(party, lastInsertRowid);
     s.addTotals.run(1, bytes);
   }
@@ -209,16 +185,5 @@ export class SqliteEvidenceStore implements EvidenceStore {
 }
 
 function entryOf(row: Row): EvidenceEntry {
-  return {
-    id: row.id,
-    messageId: row.message_id,
-    sender: row.sender,
-    sessionId: row.session_id ?? undefined,
-    eventType: row.event_type,
-    eventTime: row.event_time,
-    issuer: row.issuer,
-    parties: JSON.parse(row.parties) as string[],
-    body: row.body,
-    expiresAt: row.expires_at,
-  };
+  return evidenceEntryOf({ ...row, parties: JSON.parse(row.parties) as string[] });
 }
