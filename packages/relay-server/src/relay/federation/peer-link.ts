@@ -10,6 +10,7 @@ import { ConnectionClosedError, type ForwardedAnswer, Peer, WmpSession } from '@
 import { ReconnectPolicy } from '@wmp/transports';
 import { type BoundedFetchOptions, fetchJsonObject } from './bounded-fetch.js';
 import { type PeerEndpoints, type PeerTransportFactory, relayOriginOf } from './federation-config.js';
+import { StatusAcks } from './status-acks.js';
 
 /** What a peer relay's well-known document says about it. */
 export interface PeerDocument {
@@ -222,8 +223,9 @@ export class PeerLink {
       link.divert = (message) => this.#routed(link, session.id, message);
       // One at a time, in the order they came: a `queued` is never passed on after its `delivered`.
       let statuses = Promise.resolve();
+      const acks = new StatusAcks((ids) => session.notify('wmp.message.ack', { message_ids: ids, status: 'received' }));
       session.on('status', (params) => {
-        statuses = statuses.then(() => this.#status(session, params as Record<string, unknown>));
+        statuses = statuses.then(() => this.#status(acks, params as Record<string, unknown>));
       });
       session.on('notification', ({ method, params }) => {
         if (method !== 'wmp.evidence.notify') return;
@@ -279,18 +281,17 @@ export class PeerLink {
 
   /**
    * Hands a status on, then acknowledges one the peer kept for us (it has a message id): else the
-   * peer would replay it to every link of ours that registers later, until it expires.
+   * peer would replay it to every link of ours that registers later, until it expires. The
+   * acknowledgements of a turn's statuses go in one frame (`StatusAcks`).
    */
-  async #status(session: WmpSession, params: Record<string, unknown>): Promise<void> {
+  async #status(acks: StatusAcks, params: Record<string, unknown>): Promise<void> {
     try {
       await this.#options.onstatus(params);
     } catch {
       // Passed on or not, a kept status is acknowledged: the handler logs its own failures.
     }
     const id = (params.wmp as { message_id?: unknown } | undefined)?.message_id;
-    if (typeof id === 'string') {
-      await session.notify('wmp.message.ack', { message_ids: [id], status: 'received' }).catch(() => undefined);
-    }
+    if (typeof id === 'string') acks.add(id);
   }
 
   /**
