@@ -103,7 +103,7 @@ export async function federationAb(trees: readonly string[], rounds: number): Pr
     const reference = median(singleRates);
     console.log(
       `federation, ${rounds} rounds of ${ROUND_MS} ms; Ed25519 sign ${sign.toFixed(1)} µs CPU; ` +
-        `single relay (SQLite, this checkout) ${Math.round(reference)} msg/s`,
+        `single relay (SQLite, this checkout) ${Math.round(reference)} msg/s (rounds ${singleRates.map(Math.round).join(' ')})`,
     );
     const base = arms[0]!;
     const perMessage = (arm: Arm, j: 0 | 1) => arm.cpu[j] / Math.max(1, arm.messages);
