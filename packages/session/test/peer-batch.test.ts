@@ -24,8 +24,9 @@ describe('Peer.requestBatch', () => {
   it('sends one frame and settles each entry with its own answer, in order', async () => {
     const { client, server, frames } = await pair();
     server.setRequestHandler('take', (params) => {
-      if (params.n === 2) throw new InvalidParamsError({ reason: 'two' });
-      return { took: params.n };
+      const { n } = params as { n: number };
+      if (n === 2) throw new InvalidParamsError({ reason: 'two' });
+      return { took: n };
     });
     const answers = client.requestBatch(
       'take',
