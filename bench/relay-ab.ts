@@ -8,9 +8,11 @@
 //
 //   tsx --conditions=@wmp/source bench/relay-ab.ts [--store sqlite|memory] [--rounds N] TREE...
 //   tsx --conditions=@wmp/source bench/relay-ab.ts --cluster [--rounds N] TREE...
+//   tsx --conditions=@wmp/source bench/relay-ab.ts --federation [--rounds N] TREE...
 //
 // With --cluster, each checkout runs as a three-node cluster on PostgreSQL + Redis under
-// relay-cluster's load instead (bench/servers/cluster-ab.ts).
+// relay-cluster's load instead (bench/servers/cluster-ab.ts); with --federation, as a pair of
+// federated relays under relay-federation's load (bench/servers/federation-ab.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,6 +20,7 @@ import { ed25519SignRate } from './ed25519-rate.js';
 import { median } from './lib.js';
 import { type BenchChild, startChild } from './servers/child.js';
 import { clusterAb } from './servers/cluster-ab.js';
+import { federationAb } from './servers/federation-ab.js';
 import { closedLoop, type Fleet, relayFleet } from './servers/routing-load.js';
 
 const ROUND_MS = 1500;
@@ -35,23 +38,26 @@ function parseArgs(argv: readonly string[]) {
   let store: 'sqlite' | 'memory' = 'sqlite';
   let rounds = 6;
   let cluster = false;
+  let federation = false;
   const trees: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--store') store = argv[++i] === 'memory' ? 'memory' : 'sqlite';
     else if (arg === '--rounds') rounds = Number(argv[++i]);
     else if (arg === '--cluster') cluster = true;
+    else if (arg === '--federation') federation = true;
     else trees.push(resolve(arg));
   }
   if (trees.length === 0 || !(rounds > 0)) {
-    throw new Error('usage: relay-ab [--store sqlite|memory | --cluster] [--rounds N] TREE...');
+    throw new Error('usage: relay-ab [--store sqlite|memory | --cluster | --federation] [--rounds N] TREE...');
   }
-  return { store, rounds, trees, cluster };
+  return { store, rounds, trees, cluster, federation };
 }
 
 async function main(): Promise<void> {
-  const { store, rounds, trees, cluster } = parseArgs(process.argv.slice(2));
+  const { store, rounds, trees, cluster, federation } = parseArgs(process.argv.slice(2));
   if (cluster) return clusterAb(trees, rounds);
+  if (federation) return federationAb(trees, rounds);
   const dir = mkdtempSync(join(tmpdir(), 'wmp-bench-ab-'));
   const limits = JSON.stringify({ requestsPerSecond: 1_000_000, requestBurst: 1_000_000 });
   const arms: Arm[] = [];

@@ -69,3 +69,72 @@ describe('federation: the outbox in pages that follow each other', () => {
     expect(seen!.most).toBeLessThanOrEqual(200);
   });
 });
+
+/** Relay 2's queue holds every append until `release()` (a commit that does not end yet). */
+function heldCommits(stores: MemoryRelayStores) {
+  let open = false;
+  const waiters: (() => void)[] = [];
+  const held = {
+    waiting: 0,
+    release(): void {
+      open = true;
+      for (const go of waiters.splice(0)) go();
+    },
+  };
+  const append = stores.queue.append.bind(stores.queue);
+  stores.queue.append = async (...args) => {
+    held.waiting++;
+    if (!open) await new Promise<void>((go) => waiters.push(go));
+    return append(...args);
+  };
+  return held;
+}
+
+describe('federation: a page of forwards in batches, answered after the peer commits', () => {
+  it('removes no entry before relay 2 committed it; then Bob gets each once, in the order sent', {
+    timeout: 60_000,
+  }, async () => {
+    const [alice, bob] = [generateKeypair(), generateKeypair()];
+    const roomy = { maxQueued: 1000, maxQueuedPerSender: 1000 };
+    let held: ReturnType<typeof heldCommits> | undefined;
+    const [u1, u2] = await bed.setup(2, (i, urls) => ({
+      limits: roomy,
+      ...(i === 1
+        ? {
+            store: (limits) => {
+              const stores = new MemoryRelayStores(limits);
+              held = heldCommits(stores);
+              return stores;
+            },
+          }
+        : {}),
+      federation: {
+        peers: [urls[1 - i]!],
+        routes: [{ pattern: i === 0 ? bob.did : alice.did, url: urls[1 - i]! }],
+        timings: { reconnectInitialMs: 50, reconnectMaxMs: 500 },
+      },
+    }));
+    const a = await bed.open(u1!, { keypair: alice });
+    const outbox = `relay:${u2}`;
+    const sent = await Promise.all(
+      Array.from(
+        { length: 120 },
+        async (_, n) => ((await a.session.send([bob.did], { n })) as { message_id: string }).message_id,
+      ),
+    );
+    // Every forward reached relay 2 and waits for its commit: none was answered, so relay 1's
+    // outbox still holds every entry.
+    await waitFor(() => held!.waiting === 120, 20_000, 'all 120 forwards at relay 2');
+    expect((await bed.relays[0]!.stores.queue.stats(outbox)).count).toBe(120);
+    held!.release();
+    await waitFor(async () => (await bed.relays[0]!.stores.queue.stats(outbox)).count === 0, 20_000);
+    expect((await bed.relays[1]!.stores.queue.stats(bob.did)).count).toBe(120);
+    const b = await bed.open(u2!, { keypair: bob });
+    await waitFor(() => b.inbox.length >= 120, 20_000);
+    const order = new Map(sent.map((id, n) => [id, n]));
+    // Alice's sends ran concurrently: the outbox's order is the order relay 1 committed them.
+    const got = b.inbox.map((m) => m.wmp.message_id as string);
+    expect(new Set(got).size).toBe(120);
+    expect(got.every((id) => order.has(id))).toBe(true);
+  });
+});

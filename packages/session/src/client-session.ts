@@ -237,6 +237,21 @@ export class WmpSession {
     return this.#peer.request(method, out instanceof Promise ? await out : out, options);
   }
 
+  /**
+   * Calls a method once per params in one frame (a JSON-RPC batch: `Peer.requestBatch`), each with
+   * the session's metadata (and encrypted as `request` would): one promise per entry, in order.
+   * For a responder that takes batches of this many entries (a relay parses up to 100).
+   */
+  async requestBatch(
+    method: string,
+    paramsList: readonly Record<string, unknown>[],
+    options?: RequestOptions,
+  ): Promise<Promise<unknown>[]> {
+    const out = paramsList.map((params) => this.#outgoing(method, params));
+    const sealed = out.some((o) => o instanceof Promise) ? await Promise.all(out) : (out as Record<string, unknown>[]);
+    return this.#peer.requestBatch(method, sealed, options);
+  }
+
   async notify(method: string, params: Record<string, unknown> = {}): Promise<void> {
     const out = this.#outgoing(method, params);
     await this.#peer.notify(method, out instanceof Promise ? await out : out, this.id);

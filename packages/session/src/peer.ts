@@ -253,15 +253,59 @@ export class Peer<C extends BaseContext = BaseContext> {
     options: RequestOptions,
     raw: boolean,
   ): Promise<unknown> {
+    const refused = this.#refuseRequest(1, options);
+    if (refused !== undefined) return refused;
+    const message = this.#message(method, params);
+    const answer = this.#await(message.id, options, raw);
+    this.#transport.send(message).catch((e: unknown) => this.#failSend([message.id], e));
+    return answer;
+  }
+
+  /**
+   * Sends requests of one method in one frame (a JSON-RPC batch), each answered on its own: one
+   * promise per entry, in order, each settled as `request`'s is (its result, its error, its own
+   * timeout). The peer answers a batch once every entry is handled (its answers come together).
+   * The peer must accept batches of this many entries; over `maxPendingRequests` all are refused.
+   */
+  requestBatch(
+    method: string,
+    paramsList: readonly Record<string, unknown>[],
+    options: RequestOptions = {},
+  ): Promise<unknown>[] {
+    const refused = this.#refuseRequest(paramsList.length, options);
+    if (refused !== undefined) return paramsList.map(() => refused);
+    const messages = paramsList.map((params) => this.#message(method, params));
+    const answers = messages.map((m) => this.#await(m.id, options, false));
+    this.#transport.send(messages).catch((e: unknown) =>
+      this.#failSend(
+        messages.map((m) => m.id),
+        e,
+      ),
+    );
+    return answers;
+  }
+
+  /**
+   * A rejection for requests that may not be sent now (closed, too many pending), else undefined;
+   * an aborted signal throws at once, as it always did.
+   */
+  #refuseRequest(count: number, options: RequestOptions): Promise<never> | undefined {
     if (this.closed) return Promise.reject(new ConnectionClosedError());
-    if (this.#pending !== undefined && this.#pending.size >= this.#maxPending) {
+    if ((this.#pending?.size ?? 0) + count > this.#maxPending) {
       return Promise.reject(new PeerError('ERR_TOO_MANY_PENDING'));
     }
     options.signal?.throwIfAborted();
+    return undefined;
+  }
+
+  #message(method: string, params: Record<string, unknown> | undefined): JsonRpcRequest & { id: string } {
     this.#nextId ??= requestIdSequence();
     const id = this.#nextId();
-    const message: JsonRpcRequest =
-      params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+    return params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+  }
+
+  /** Waits for the answer to request `id`: its own timeout, the caller's abort signal. */
+  #await(id: string, options: RequestOptions, raw: boolean): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
         () => settle(() => reject(new RequestTimeoutError())),
@@ -280,10 +324,18 @@ export class Peer<C extends BaseContext = BaseContext> {
       };
       this.#pending ??= new Map();
       this.#pending.set(id, raw ? { raw, resolve, reject, cleanup } : { resolve, reject, cleanup });
-      this.#transport
-        .send(message)
-        .catch((e: unknown) => settle(() => reject(this.closed ? new ConnectionClosedError() : e)));
     });
+  }
+
+  /** The frame of these requests could not be sent: each still waiting fails. */
+  #failSend(ids: readonly string[], e: unknown): void {
+    const error = this.closed ? new ConnectionClosedError() : e;
+    for (const id of ids) {
+      const pending = this.#pending?.get(id);
+      if (pending === undefined) continue;
+      pending.cleanup();
+      pending.reject(error);
+    }
   }
 
   /** Sends a notification (no answer). */

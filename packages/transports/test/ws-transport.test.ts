@@ -116,6 +116,46 @@ describe('WebSocket binding over a real server', () => {
     expect(serverSeen.closes).toBe(1);
   });
 
+  it('client: frames sent in one turn leave in one write, in order; later turns write again', async () => {
+    const h = await harness();
+    const sockets: WebSocket[] = [];
+    class Recorded extends WebSocket {
+      constructor(...args: ConstructorParameters<typeof WebSocket>) {
+        super(...args);
+        sockets.push(this);
+      }
+    }
+    const client = new WebSocketClientTransport({ url: h.url, WebSocket: Recorded });
+    const accepted = h.next();
+    await client.start();
+    const server = await accepted;
+    const serverSeen = record(server);
+    await server.start();
+    // The TCP socket's writes (`_write` for one chunk, `_writev` for several corked together).
+    const raw = (sockets[0] as unknown as { _socket: Record<'_write' | '_writev', (...a: unknown[]) => unknown> })
+      ._socket;
+    let writes = 0;
+    for (const name of ['_write', '_writev'] as const) {
+      const original = raw[name].bind(raw);
+      raw[name] = (...a: unknown[]) => {
+        writes++;
+        return original(...a);
+      };
+    }
+    for (let i = 1; i <= 20; i++) void client.send(request(i));
+    await waitFor(() => serverSeen.frames.length === 20);
+    expect(writes).toBe(1);
+    expect(serverSeen.frames.map((f) => (JSON.parse(f) as { id: number }).id)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
+    // A send in a later turn is not held back by the last turn's cork.
+    await client.send(request(21));
+    await waitFor(() => serverSeen.frames.length === 21);
+    expect(writes).toBe(2);
+    await client.close();
+    await expect(client.send(request(22))).rejects.toMatchObject({ code: 'ERR_WS_NOT_OPEN' });
+  });
+
   it('connects without a subprotocol when the client offers none', async () => {
     const h = await harness();
     const ws = new WebSocket(h.url);

@@ -46,6 +46,12 @@ export interface WebSocketClientTransportOptions {
 const OPEN = 1;
 const CLOSED = 3;
 
+/** The TCP socket under `ws`'s WebSocket in Node (`ws` keeps it as `_socket`); browsers have none. */
+type Corkable = { cork(): void; uncork(): void; destroyed?: boolean };
+
+/** Node's `process`, for its `nextTick`; undefined in browsers, where frames are not corked. */
+const nodeProcess = (globalThis as { process?: { nextTick?: (run: () => void) => void } }).process;
+
 /**
  * WMP over one outgoing WebSocket (transport §3). Browser-safe. Each text frame carries one
  * message or one batch; a binary frame is a protocol error and closes the connection with 1003.
@@ -66,6 +72,7 @@ export class WebSocketClientTransport implements Transport {
   #closed = false;
   /** Set once a bad frame was seen: later frames of the closing connection are dropped. */
   #refused = false;
+  #corked = false;
   readonly #closedSignal: Promise<void>;
   #resolveClosed!: () => void;
 
@@ -122,7 +129,26 @@ export class WebSocketClientTransport implements Transport {
   async send(message: JsonRpcMessage | readonly JsonRpcMessage[], _options?: TransportSendOptions): Promise<void> {
     const socket = this.#socket;
     if (this.#closed || !socket || socket.readyState !== OPEN) throw new WebSocketTransportError('ERR_WS_NOT_OPEN');
+    this.#cork(socket);
     socket.send(JSON.stringify(message));
+  }
+
+  /**
+   * Frames sent in one turn of the event loop (a relay's peer link sends a page of forwards, or
+   * the acknowledgements of a burst of statuses) leave in one write: `ws` writes every frame with
+   * its own syscall otherwise. In Node only (a socket to cork, `process.nextTick` to uncork once
+   * the turn's callbacks and microtasks ran); a browser's WebSocket writes as it does.
+   */
+  #cork(socket: WebSocketLike): void {
+    if (this.#corked || nodeProcess?.nextTick === undefined) return;
+    const raw = (socket as unknown as { _socket?: Partial<Corkable> })._socket;
+    if (raw === undefined || raw.destroyed || typeof raw.cork !== 'function') return;
+    this.#corked = true;
+    raw.cork();
+    nodeProcess.nextTick(() => {
+      this.#corked = false;
+      (raw as Corkable).uncork();
+    });
   }
 
   async close(): Promise<void> {

@@ -234,16 +234,28 @@ export class OutboxPump {
     this.#failures = 0;
   }
 
-  /** Sends one page at once; removes what the peer took or refused. False: some must be sent again. */
+  /**
+   * Sends one page at once, in as few frames as the peer takes (`PeerLink.forwardPage`: its
+   * answers come together once the batch is on the peer's disk); removes what the peer took or
+   * refused. False: some must be sent again.
+   */
   async #send(entries: readonly QueuedMessage[]): Promise<boolean> {
+    const parsed = entries.map((entry) => {
+      const { recipient, messageId } = parseOutboxEntryId(entry.id);
+      const params = (JSON.parse(entry.body) as { params: Record<string, unknown> }).params;
+      return { entry, recipient, messageId, params, refused: this.#o.check?.(params, entry) };
+    });
+    const going = parsed.filter((p) => p.refused === undefined);
+    const sent = this.#o.link.forwardPage(
+      going.map((p) => ({ params: p.params, bytes: Buffer.byteLength(p.entry.body) })),
+    );
+    const answers = new Map(going.map((p, i) => [p, sent[i]!]));
     const outcomes = await Promise.all(
-      entries.map(async (entry) => {
-        const { recipient, messageId } = parseOutboxEntryId(entry.id);
-        const params = (JSON.parse(entry.body) as { params: Record<string, unknown> }).params;
-        const refused = this.#o.check?.(params, entry);
+      parsed.map(async (p) => {
+        const { entry, recipient, messageId, params, refused } = p;
         if (refused !== undefined) return { entry, recipient, messageId, code: refused };
         try {
-          await this.#o.link.forward(params);
+          await answers.get(p);
           return { entry, recipient, messageId, code: 0 };
         } catch (e) {
           const { code, data } = e as { code?: unknown; data?: { reason?: unknown } };

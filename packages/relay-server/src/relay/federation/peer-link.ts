@@ -4,12 +4,15 @@ import {
   type JsonRpcMessage,
   type JsonRpcNotification,
   type JsonRpcRequest,
+  MIN_MESSAGE_BYTES,
   toWmpError,
 } from '@wmp/jsonrpc-envelope';
 import { ConnectionClosedError, type ForwardedAnswer, Peer, WmpSession } from '@wmp/session';
 import { ReconnectPolicy } from '@wmp/transports';
 import { type BoundedFetchOptions, fetchJsonObject } from './bounded-fetch.js';
 import { type PeerEndpoints, type PeerTransportFactory, relayOriginOf } from './federation-config.js';
+import { forwardBatches } from './forward-batches.js';
+import { StatusAcks } from './status-acks.js';
 
 /** What a peer relay's well-known document says about it. */
 export interface PeerDocument {
@@ -177,11 +180,35 @@ export class PeerLink {
     });
   }
 
-  /** Sends a forwarded message as a request; resolves with the peer's result. */
-  forward(params: Record<string, unknown>): Promise<unknown> {
+  /**
+   * Sends forwarded messages as requests in as few frames as the peer takes (JSON-RPC batches of
+   * at most `MAX_FORWARD_BATCH` entries and, by the sizes given, within the frame size the peer
+   * negotiated): one promise per entry, in order, each resolving with the peer's result for it.
+   * The peer answers a batch once all of its entries are on its disk (decision 0710).
+   */
+  forwardPage(
+    entries: readonly { readonly params: Record<string, unknown>; readonly bytes: number }[],
+  ): Promise<unknown>[] {
     const session = this.#session;
-    if (session === undefined || session.peer.closed) return Promise.reject(new Error('peer link down'));
-    return session.request('wmp.message.deliver', params, { timeoutMs: this.#options.requestTimeoutMs });
+    if (session === undefined || session.peer.closed)
+      return entries.map(() => Promise.reject(new Error('peer link down')));
+    const options = { timeoutMs: this.#options.requestTimeoutMs };
+    const maxSize = (session.capabilities.messaging as { max_size?: unknown } | undefined)?.max_size;
+    const frameBytes = typeof maxSize === 'number' && maxSize > 0 ? maxSize : MIN_MESSAGE_BYTES;
+    const answers: Promise<unknown>[] = [];
+    for (const batch of forwardBatches(entries, frameBytes)) {
+      if (batch.length === 1) {
+        answers.push(session.request('wmp.message.deliver', batch[0]!.params, options));
+        continue;
+      }
+      const sent = session.requestBatch(
+        'wmp.message.deliver',
+        batch.map((e) => e.params),
+        options,
+      );
+      for (let i = 0; i < batch.length; i++) answers.push(sent.then((all) => all[i]!));
+    }
+    return answers;
   }
 
   /**
@@ -222,8 +249,9 @@ export class PeerLink {
       link.divert = (message) => this.#routed(link, session.id, message);
       // One at a time, in the order they came: a `queued` is never passed on after its `delivered`.
       let statuses = Promise.resolve();
+      const acks = new StatusAcks((ids) => session.notify('wmp.message.ack', { message_ids: ids, status: 'received' }));
       session.on('status', (params) => {
-        statuses = statuses.then(() => this.#status(session, params as Record<string, unknown>));
+        statuses = statuses.then(() => this.#status(acks, params as Record<string, unknown>));
       });
       session.on('notification', ({ method, params }) => {
         if (method !== 'wmp.evidence.notify') return;
@@ -279,18 +307,17 @@ export class PeerLink {
 
   /**
    * Hands a status on, then acknowledges one the peer kept for us (it has a message id): else the
-   * peer would replay it to every link of ours that registers later, until it expires.
+   * peer would replay it to every link of ours that registers later, until it expires. The
+   * acknowledgements of a turn's statuses go in one frame (`StatusAcks`).
    */
-  async #status(session: WmpSession, params: Record<string, unknown>): Promise<void> {
+  async #status(acks: StatusAcks, params: Record<string, unknown>): Promise<void> {
     try {
       await this.#options.onstatus(params);
     } catch {
       // Passed on or not, a kept status is acknowledged: the handler logs its own failures.
     }
     const id = (params.wmp as { message_id?: unknown } | undefined)?.message_id;
-    if (typeof id === 'string') {
-      await session.notify('wmp.message.ack', { message_ids: [id], status: 'received' }).catch(() => undefined);
-    }
+    if (typeof id === 'string') acks.add(id);
   }
 
   /**
