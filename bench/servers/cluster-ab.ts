@@ -17,6 +17,8 @@ import { closedLoop, relayFleet } from './routing-load.js';
 
 const ROUND_MS = 1500;
 const WARMUP_MS = 800;
+/** As relay-cluster's: three nodes take longer to a steady state than one. */
+const CLUSTER_WARMUP_MS = 3000;
 
 interface Arm {
   readonly name: string;
@@ -49,7 +51,7 @@ export async function clusterAb(trees: readonly string[], rounds: number): Promi
       });
       arms.push({ name: root ?? 'this checkout', cluster, rates: [], cpu: [0, 0, 0], messages: 0, perRound: [] });
     }
-    for (const arm of arms) await closedLoop(arm.cluster.fleet.traffic, WARMUP_MS);
+    for (const arm of arms) await closedLoop(arm.cluster.fleet.traffic, CLUSTER_WARMUP_MS);
     await closedLoop(singleFleet.traffic, WARMUP_MS);
     const signs: number[] = [];
     const singleRates: number[] = [];
