@@ -40,6 +40,9 @@ describe('a relay restarted mid-session (same SQLite file, same port)', () => {
     bob.client.on('state', (s) => {
       states.bob!.push(s);
     });
+    // Senders listen for statuses, as an application does: a `delivered` the relay kept while its
+    // sender was reconnecting waits for a `status` listener, unacknowledged, in the relay's queue.
+    for (const who of [alice, bob]) who.client.on('status', () => undefined);
 
     const count = 30;
     const a = { sent: 0 };
