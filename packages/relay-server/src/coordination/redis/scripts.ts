@@ -174,7 +174,9 @@ for i = 3, #KEYS do
   redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
   if redis.call('ZCARD', KEYS[i]) >= tonumber(ARGV[i + 2]) then return -3 end
 end
-redis.call('SET', KEYS[1], '1', 'PXAT', ARGV[1])
+-- Redis keeps a key through its PXAT millisecond; the entry has expired at \`at\` (the shares drop
+-- it then, as the memory cache does), so the key goes a millisecond earlier.
+redis.call('SET', KEYS[1], '1', 'PXAT', string.format('%d', at - 1))
 local ttl = at - now
 for i = 3, #KEYS do
   redis.call('ZADD', KEYS[i], at, ARGV[4])
