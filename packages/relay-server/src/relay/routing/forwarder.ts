@@ -1,4 +1,5 @@
-import type { QueueStore } from '../../storage/contracts/queue-store.js';
+import { chainUnderEvidence } from '@wmp/jcs-signing';
+import type { QueueRemoval, QueueStore } from '../../storage/contracts/queue-store.js';
 import type { Presence } from '../presence/presence.js';
 import { isAssuranceLevel, meetsAssurance } from '../support/assurance.js';
 import { type Endpoint, reachable } from '../support/endpoint.js';
@@ -29,6 +30,12 @@ export interface ForwarderDeps {
   readonly ops: OpsLog;
   readonly logger: Logger;
   readonly now: () => number;
+  /**
+   * How long a message written to a live connection waits for its `delivered` mark (decision
+   * 0730): an acknowledgement within it removes the message and says `delivered` itself, so the
+   * mark (a row rewritten, a write of the group commit) is not made at all.
+   */
+  readonly markDelayMs: number;
 }
 
 /**
@@ -46,9 +53,13 @@ export class Forwarder {
   readonly #ops: OpsLog;
   readonly #logger: Logger;
   readonly #now: () => number;
-  /** Seqs written to a live connection, per recipient, marked delivered together once per turn. */
-  #written = new Map<string, number[]>();
-  #marking = false;
+  readonly #markDelayMs: number;
+  /** Seqs written to a live connection, per recipient, marked delivered together (`markDelayMs`). */
+  #written = new Map<string, Set<number>>();
+  /** The flush of `#written` scheduled: on the next turn (`soon`, a message under evidence) or after the delay. */
+  #marking: { readonly soon: boolean; readonly cancel: () => void } | undefined;
+  /** The flushes begun so far, settled (their failures are logged, never thrown). */
+  #flushed: Promise<void> = Promise.resolve();
 
   constructor(deps: ForwarderDeps) {
     this.#queue = deps.queue;
@@ -58,6 +69,7 @@ export class Forwarder {
     this.#ops = deps.ops;
     this.#logger = deps.logger;
     this.#now = deps.now;
+    this.#markDelayMs = deps.markDelayMs;
   }
 
   /**
@@ -249,30 +261,62 @@ export class Forwarder {
     }
     // A kept status or evidence notification is no message: it has no `delivered` of its own.
     if (message.method === STATUS_METHOD || message.method === EVIDENCE_METHOD) return;
-    this.#markWritten(endpoint.identity, seq);
+    this.#markWritten(endpoint.identity, seq, chainUnderEvidence(message.params.wmp.relay_chain));
     this.#ops.event('message.delivered', { on: target.session === endpoint.hopSession ? 'hop' : 'session' });
   }
 
   /**
    * Written to a live connection: `delivered` (docs/architecture.md, "Message statuses"), recorded
    * in the queue so that it is sent once whatever connection (or, in a cluster, node) wrote it.
-   * Marks of one turn go together.
+   * Marks go together, `markDelayMs` later: an acknowledgement that comes first removes the
+   * message and says `delivered` instead, and the mark finds nothing to mark. A message under
+   * evidence is marked on the next turn, so that its handover is recorded before its
+   * acknowledgement, as when it was written.
    */
-  #markWritten(identity: string, seq: number): void {
+  #markWritten(identity: string, seq: number, soon: boolean): void {
     const seqs = this.#written.get(identity);
-    if (seqs) seqs.push(seq);
-    else this.#written.set(identity, [seq]);
-    if (this.#marking) return;
-    this.#marking = true;
-    setImmediate(() => void this.#flushMarks());
+    if (seqs) seqs.add(seq);
+    else this.#written.set(identity, new Set([seq]));
+    if (this.#marking !== undefined && (this.#marking.soon || !soon)) return;
+    this.#marking?.cancel();
+    if (soon) {
+      const immediate = setImmediate(() => void this.flushMarks());
+      this.#marking = { soon, cancel: () => clearImmediate(immediate) };
+    } else {
+      const timer = setTimeout(() => void this.flushMarks(), this.#markDelayMs);
+      timer.unref();
+      this.#marking = { soon, cancel: () => clearTimeout(timer) };
+    }
   }
 
-  async #flushMarks(): Promise<void> {
-    this.#marking = false;
-    const written = this.#written;
-    this.#written = new Map();
+  /** Messages acknowledged (and so removed): nothing is left to mark of them. */
+  acknowledged(removed: readonly QueueRemoval[]): void {
+    for (const r of removed) {
+      const seqs = this.#written.get(r.recipient);
+      if (seqs?.delete(r.seq) && seqs.size === 0) this.#written.delete(r.recipient);
+    }
+  }
+
+  /**
+   * Marks now what was written and not marked yet, and waits for it: before a count of what an
+   * identity missed (a resume), and when the relay stops (its store closes next).
+   */
+  async flushMarks(): Promise<void> {
+    this.#marking?.cancel();
+    this.#marking = undefined;
+    if (this.#written.size > 0) {
+      const written = this.#written;
+      this.#written = new Map();
+      // Waits for the flushes begun before this one too: what was written before is marked.
+      this.#flushed = Promise.all([this.#flushed, this.#mark(written)]).then(() => undefined);
+    }
+    await this.#flushed;
+  }
+
+  async #mark(written: ReadonlyMap<string, ReadonlySet<number>>): Promise<void> {
     await Promise.all(
-      [...written].map(async ([identity, seqs]) => {
+      [...written].map(async ([identity, set]) => {
+        const seqs = [...set];
         try {
           for (let i = 0; i < seqs.length; i += 500) {
             const marked = await this.#queue.markDelivered(identity, seqs.slice(i, i + 500));

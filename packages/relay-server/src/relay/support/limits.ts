@@ -151,6 +151,11 @@ export interface RelayTimings {
   readonly scheduleIntervalMs: number;
   /** How long a node's claim of a due message holds: one that died with it leaves it due again after this. */
   readonly scheduleLeaseMs: number;
+  /**
+   * How long a message written to a live connection waits for its `delivered` mark: an
+   * acknowledgement within it says `delivered` and no mark is written (decision 0730).
+   */
+  readonly deliveredMarkDelayMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -219,6 +224,7 @@ export const DEFAULT_RELAY_TIMINGS: RelayTimings = Object.freeze({
   sessionCacheMs: 1_000,
   scheduleIntervalMs: 1_000,
   scheduleLeaseMs: 30_000,
+  deliveredMarkDelayMs: 100,
 });
 
 export interface ResolvedConfig {
