@@ -7,6 +7,7 @@ import type { Logger } from '../support/logger.js';
 import type { RelayMetrics } from '../support/metrics.js';
 import type { OpsLog } from '../support/ops-events.js';
 import type { RelayEvents } from '../support/relay-events.js';
+import { forwardFrame } from './forward-frame.js';
 import { consignmentEvent } from './handover.js';
 import { EVIDENCE_METHOD, type RoutedMessage, STATUS_METHOD } from './routed-message.js';
 
@@ -19,6 +20,8 @@ const PAGE = 100;
 interface Target {
   readonly session: string;
   readonly params: RoutedMessage['params'];
+  /** The same frame written from the stored text, when the caller had it (`forwardFrame`). */
+  readonly text?: string | undefined;
 }
 
 /** What the forwarder reads, and what it tells: commits (the other nodes), first writes (the senders). */
@@ -78,7 +81,7 @@ export class Forwarder {
    * it (0: the recipient is offline, or online on another node only).
    */
   offer(identity: string, seq: number, message: RoutedMessage, body?: string): number {
-    const live = this.#offerHere(identity, seq, message);
+    const live = this.#offerHere(identity, seq, message, body);
     void this.#events.committed(identity, seq, body);
     return live;
   }
@@ -91,7 +94,7 @@ export class Forwarder {
    * node needs no read.
    */
   async offerRouted(identity: string, seq: number, message: RoutedMessage, body?: string): Promise<boolean> {
-    const live = this.#offerHere(identity, seq, message);
+    const live = this.#offerHere(identity, seq, message, body);
     const woken = this.#events.committed(identity, seq, body);
     if (live > 0) return false;
     // This node's own subscription (endpoints here that take nothing now) is no other node.
@@ -99,13 +102,14 @@ export class Forwarder {
     return (await woken) - here <= 0;
   }
 
-  #offerHere(identity: string, seq: number, message: RoutedMessage): number {
+  /** `body`, when given, is `JSON.stringify(message)`: the frames are written from it. */
+  #offerHere(identity: string, seq: number, message: RoutedMessage, body: string | undefined): number {
     let live = 0;
     for (const endpoint of this.#presence.endpoints(identity)) {
       // Not reachable now (an HTTP session without a stream): it is not online; the queue keeps
       // the message and a pump sends it when the connection is reachable again.
       if (!reachable(endpoint)) continue;
-      const target = this.#target(endpoint, message);
+      const target = this.#target(endpoint, message, undefined, body);
       if (target !== undefined) live++;
       if (endpoint.running || endpoint.cursor !== seq - 1) {
         void this.pump(endpoint);
@@ -215,7 +219,7 @@ export class Forwarder {
    * notification when it negotiated evidence. While a join replays the
    * queue, only the joined groups' messages go out of the part read before.
    */
-  #target(endpoint: Endpoint, message: RoutedMessage, seq?: number): Target | undefined {
+  #target(endpoint: Endpoint, message: RoutedMessage, seq?: number, body?: string): Target | undefined {
     const group = message.params.wmp.session_id;
     const replay = endpoint.replay;
     if (replay && seq !== undefined && seq <= replay.until && (group === undefined || !replay.sessions.has(group))) {
@@ -223,15 +227,17 @@ export class Forwarder {
     }
     const sessions = endpoint.connection.sessions;
     if (group !== undefined && sessions.get(group)?.identity === endpoint.identity) {
-      return this.#assured(endpoint, message) ? { session: group, params: message.params } : undefined;
+      return this.#assured(endpoint, message) ? targetAt(group, message.params, frameOf(body, message)) : undefined;
     }
     const hop = endpoint.hopSession;
     if (hop === undefined || endpoint.registeredUntil <= this.#now() || !sessions.has(hop)) return undefined;
     if (!this.#assured(endpoint, message)) return undefined;
-    if (group !== undefined) return { session: hop, params: message.params };
+    if (group !== undefined) return targetAt(hop, message.params, frameOf(body, message));
     if (message.method === STATUS_METHOD && !endpoint.statuses) return undefined;
     if (message.method === EVIDENCE_METHOD && !endpoint.evidence) return undefined;
-    return { session: hop, params: { ...message.params, wmp: { ...message.params.wmp, session_id: hop } } };
+    // The copy stays: a binding that sends no text (an HTTP session) writes the frame from it.
+    const params = { ...message.params, wmp: { ...message.params.wmp, session_id: hop } };
+    return targetAt(hop, params, frameOf(body, message, hop));
   }
 
   /**
@@ -254,7 +260,7 @@ export class Forwarder {
   async #send(endpoint: Endpoint, target: Target, message: RoutedMessage, seq: number): Promise<void> {
     this.#metrics.deliveries++;
     try {
-      await endpoint.connection.peer.notify(message.method, target.params, target.session);
+      await endpoint.connection.peer.notify(message.method, target.params, target.session, target.text);
     } catch {
       // A connection that went away keeps the message in the queue: it is replayed on resume.
       return;
@@ -328,6 +334,14 @@ export class Forwarder {
       }),
     );
   }
+}
+
+function targetAt(session: string, params: RoutedMessage['params'], text: string | undefined): Target {
+  return { session, params, text };
+}
+
+function frameOf(body: string | undefined, message: RoutedMessage, session?: string): string | undefined {
+  return body === undefined ? undefined : forwardFrame(body, message, session);
 }
 
 /** A stored message's text as the queue holds it, or undefined when it is not one (the queue is read instead). */
