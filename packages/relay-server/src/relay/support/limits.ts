@@ -152,8 +152,9 @@ export interface RelayTimings {
   /** How long a node's claim of a due message holds: one that died with it leaves it due again after this. */
   readonly scheduleLeaseMs: number;
   /**
-   * How long a message written to a live connection waits for its `delivered` mark: an
-   * acknowledgement within it says `delivered` and no mark is written (decision 0730).
+   * Longest a message written to a live connection waits for its `delivered` mark (marks are
+   * written together, this long after the first that waits): an acknowledgement before it says
+   * `delivered` and no mark is written (decision 0730).
    */
   readonly deliveredMarkDelayMs: number;
 }
