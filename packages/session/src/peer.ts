@@ -338,12 +338,19 @@ export class Peer<C extends BaseContext = BaseContext> {
     }
   }
 
-  /** Sends a notification (no answer). */
-  async notify(method: string, params?: Record<string, unknown>, sessionId?: string): Promise<void> {
+  /**
+   * Sends a notification (no answer). `text`, when given, is the same notification already JSON text (as
+   * `JSON.stringify` of `{ jsonrpc, method, params }` writes it): a binding that sends text
+   * (`Transport.sendText`) sends it as it is, so a relay forwarding a stored message does not
+   * write it again; any other binding gets `method` and `params`.
+   */
+  async notify(method: string, params?: Record<string, unknown>, sessionId?: string, text?: string): Promise<void> {
     if (this.closed) throw new ConnectionClosedError();
+    const options = sessionId === undefined ? {} : { sessionId };
+    if (text !== undefined && this.#transport.sendText) return this.#transport.sendText(text, options);
     const message: JsonRpcNotification =
       params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
-    await this.#transport.send(message, sessionId === undefined ? {} : { sessionId });
+    await this.#transport.send(message, options);
   }
 
   /** Sends any prepared message (used by servers that route others' messages). */

@@ -35,6 +35,12 @@ export interface Transport {
   start(): Promise<void>;
   /** Sends one message or a batch as one frame. Rejects if the connection is closed. */
   send(message: JsonRpcMessage | readonly JsonRpcMessage[], options?: TransportSendOptions): Promise<void>;
+  /**
+   * Sends one message that is already JSON text (what `send` would write for it, e.g. a stored
+   * message a relay forwards), without parsing and writing it again. Optional: `Peer.notify`
+   * calls `send` on a binding without it.
+   */
+  sendText?(text: string, options?: TransportSendOptions): Promise<void>;
   /** Closes the connection; `onclose` fires once. */
   close(reason?: CloseReason): Promise<void>;
   /** One received frame, as text (or bytes, which the Peer decodes as strict UTF-8). */

@@ -44,6 +44,31 @@ describe('Peer', () => {
     expect(seen).toEqual([{ x: 1 }]);
   });
 
+  it('sends a notification given as text through a binding that sends text, and from its params otherwise', async () => {
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const texts: string[] = [];
+    // A binding that sends text: it gets the text as it is, never the params.
+    const withText = Object.assign(a, {
+      sendText: async (text: string) => {
+        texts.push(text);
+      },
+    });
+    const sender = new Peer(withText);
+    await sender.start();
+    await b.start();
+    await sender.notify('note', { x: 1 }, undefined, '{"jsonrpc":"2.0","method":"note","params":{"x":1,"y":2}}');
+    expect(texts).toEqual(['{"jsonrpc":"2.0","method":"note","params":{"x":1,"y":2}}']);
+    // Without `sendText` (InMemoryTransport has none), the frame is written from the params.
+    const [c, d] = InMemoryTransport.createLinkedPair();
+    const plain = new Peer(c);
+    await plain.start();
+    const seen = capture(d);
+    await d.start();
+    await plain.notify('note', { x: 1 }, undefined, '{"jsonrpc":"2.0","method":"note","params":{"x":1,"y":2}}');
+    await waitFor(() => seen.length === 1);
+    expect(seen).toEqual([{ jsonrpc: '2.0', method: 'note', params: { x: 1 } }]);
+  });
+
   it('answers an unknown method with -32601 and a WmpError with itself', async () => {
     const { client, server } = await pair();
     server.setRequestHandler('bad', () => {

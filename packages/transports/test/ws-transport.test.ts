@@ -156,6 +156,32 @@ describe('WebSocket binding over a real server', () => {
     await expect(client.send(request(22))).rejects.toMatchObject({ code: 'ERR_WS_NOT_OPEN' });
   });
 
+  it('sends a message that is already JSON text as it is, and refuses it once closed like send', async () => {
+    const h = await harness();
+    const client = new WebSocketClientTransport({ url: h.url, WebSocket });
+    const clientSeen = record(client);
+    const accepted = h.next();
+    await client.start();
+    const server = await accepted;
+    record(server);
+    await server.start();
+    // Byte for byte, whatever JSON.stringify would have written (key order, spacing).
+    const text = '{"jsonrpc":"2.0","method":"wmp.note","params":{"b":1,"a":"é"}}';
+    await server.sendText(text);
+    await waitFor(() => clientSeen.frames.length === 1);
+    expect(clientSeen.frames[0]).toBe(text);
+    await client.close();
+    await waitFor(() => clientSeen.closes === 1);
+    await waitFor(
+      async () =>
+        (await server.sendText(text).then(
+          () => 'sent',
+          (e: unknown) => e,
+        )) !== 'sent',
+    );
+    await expect(server.sendText(text)).rejects.toMatchObject({ code: 'ERR_WS_NOT_OPEN' });
+  });
+
   it('connects without a subprotocol when the client offers none', async () => {
     const h = await harness();
     const ws = new WebSocket(h.url);

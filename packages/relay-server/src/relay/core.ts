@@ -245,7 +245,16 @@ export function createRelayCore(input: RelayConfig): RelayCore {
   const presence = new Presence(limits.maxConnectionsPerIdentity, events);
 
   // routing/: the forwarder and the wake-ups (the router comes once federation is there).
-  const forwarder = new Forwarder({ queue: stores.queue, presence, events, metrics, ops, logger, now });
+  const forwarder = new Forwarder({
+    queue: stores.queue,
+    presence,
+    events,
+    metrics,
+    ops,
+    logger,
+    now,
+    markDelayMs: timings.deliveredMarkDelayMs,
+  });
   const wakeUps = new QueueWakeUps({
     coordination,
     presence,
@@ -401,7 +410,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       const { message_ids } = coreMethods.validateParams('wmp.message.ack', params) as ParamsOf<'wmp.message.ack'>;
       const removed = await stores.queue.ack(identity, message_ids);
       ops.event('message.acked', { count: removed.length });
-      acknowledged({ statuses, evidence: witness }, removed);
+      acknowledged({ statuses, evidence: witness, forwarder }, removed);
     },
     refusals,
     metrics,
@@ -525,7 +534,7 @@ export function createRelayCore(input: RelayConfig): RelayCore {
     keyPackages: stores.keyPackages,
     keyPackageBudget: coordination.keyPackageBudgets({ perTarget: limits.keyPackageFetchesPerTarget, now }),
     federation,
-    acks: { statuses, evidence: witness, queue: stores.queue },
+    acks: { statuses, evidence: witness, forwarder, queue: stores.queue },
     limits,
     timings,
     limiters,
@@ -581,6 +590,8 @@ export function createRelayCore(input: RelayConfig): RelayCore {
       wakeUps.stop();
       await scheduler.stop();
       await sweeper.stop();
+      // What was written to connections and not marked yet is marked before the store closes.
+      await forwarder.flushMarks();
       if (!cluster) await coordination.close();
     },
     logger,

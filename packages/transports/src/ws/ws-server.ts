@@ -181,9 +181,17 @@ export class WebSocketServerTransport implements Transport {
   }
 
   async send(message: JsonRpcMessage | readonly JsonRpcMessage[], _options?: TransportSendOptions): Promise<void> {
+    this.#sendText(JSON.stringify(message));
+  }
+
+  /** One message already JSON text: sent as it is, under the same buffer bounds as `send`. */
+  async sendText(text: string, _options?: TransportSendOptions): Promise<void> {
+    this.#sendText(text);
+  }
+
+  #sendText(text: string): void {
     const socket = this.#socket;
     if (this.#closed || socket.readyState !== OPEN) throw new WebSocketTransportError('ERR_WS_NOT_OPEN');
-    const text = JSON.stringify(message);
     // UTF-16 length: a bound on the UTF-8 bytes within a factor of 3, without encoding twice.
     const size = text.length;
     // A peer that never reads would otherwise grow this queue without bound, and many such peers

@@ -1,4 +1,5 @@
-import type { QueueStore } from '../../storage/contracts/queue-store.js';
+import { chainUnderEvidence } from '@wmp/jcs-signing';
+import type { QueueRemoval, QueueStore } from '../../storage/contracts/queue-store.js';
 import type { Presence } from '../presence/presence.js';
 import { isAssuranceLevel, meetsAssurance } from '../support/assurance.js';
 import { type Endpoint, reachable } from '../support/endpoint.js';
@@ -6,6 +7,7 @@ import type { Logger } from '../support/logger.js';
 import type { RelayMetrics } from '../support/metrics.js';
 import type { OpsLog } from '../support/ops-events.js';
 import type { RelayEvents } from '../support/relay-events.js';
+import { forwardFrame } from './forward-frame.js';
 import { consignmentEvent } from './handover.js';
 import { EVIDENCE_METHOD, type RoutedMessage, STATUS_METHOD } from './routed-message.js';
 
@@ -18,6 +20,8 @@ const PAGE = 100;
 interface Target {
   readonly session: string;
   readonly params: RoutedMessage['params'];
+  /** The same frame written from the stored text, when the caller had it (`forwardFrame`). */
+  readonly text?: string | undefined;
 }
 
 /** What the forwarder reads, and what it tells: commits (the other nodes), first writes (the senders). */
@@ -29,6 +33,12 @@ export interface ForwarderDeps {
   readonly ops: OpsLog;
   readonly logger: Logger;
   readonly now: () => number;
+  /**
+   * How long a message written to a live connection waits for its `delivered` mark (decision
+   * 0730): an acknowledgement within it removes the message and says `delivered` itself, so the
+   * mark (a row rewritten, a write of the group commit) is not made at all.
+   */
+  readonly markDelayMs: number;
 }
 
 /**
@@ -46,9 +56,13 @@ export class Forwarder {
   readonly #ops: OpsLog;
   readonly #logger: Logger;
   readonly #now: () => number;
-  /** Seqs written to a live connection, per recipient, marked delivered together once per turn. */
-  #written = new Map<string, number[]>();
-  #marking = false;
+  readonly #markDelayMs: number;
+  /** Seqs written to a live connection, per recipient, marked delivered together (`markDelayMs`). */
+  #written = new Map<string, Set<number>>();
+  /** The flush of `#written` scheduled: on the next turn (`soon`, a message under evidence) or after the delay. */
+  #marking: { readonly soon: boolean; readonly cancel: () => void } | undefined;
+  /** The flushes begun so far, settled (their failures are logged, never thrown). */
+  #flushed: Promise<void> = Promise.resolve();
 
   constructor(deps: ForwarderDeps) {
     this.#queue = deps.queue;
@@ -58,6 +72,7 @@ export class Forwarder {
     this.#ops = deps.ops;
     this.#logger = deps.logger;
     this.#now = deps.now;
+    this.#markDelayMs = deps.markDelayMs;
   }
 
   /**
@@ -66,7 +81,7 @@ export class Forwarder {
    * it (0: the recipient is offline, or online on another node only).
    */
   offer(identity: string, seq: number, message: RoutedMessage, body?: string): number {
-    const live = this.#offerHere(identity, seq, message);
+    const live = this.#offerHere(identity, seq, message, body);
     void this.#events.committed(identity, seq, body);
     return live;
   }
@@ -79,7 +94,7 @@ export class Forwarder {
    * node needs no read.
    */
   async offerRouted(identity: string, seq: number, message: RoutedMessage, body?: string): Promise<boolean> {
-    const live = this.#offerHere(identity, seq, message);
+    const live = this.#offerHere(identity, seq, message, body);
     const woken = this.#events.committed(identity, seq, body);
     if (live > 0) return false;
     // This node's own subscription (endpoints here that take nothing now) is no other node.
@@ -87,13 +102,14 @@ export class Forwarder {
     return (await woken) - here <= 0;
   }
 
-  #offerHere(identity: string, seq: number, message: RoutedMessage): number {
+  /** `body`, when given, is `JSON.stringify(message)`: the frames are written from it. */
+  #offerHere(identity: string, seq: number, message: RoutedMessage, body: string | undefined): number {
     let live = 0;
     for (const endpoint of this.#presence.endpoints(identity)) {
       // Not reachable now (an HTTP session without a stream): it is not online; the queue keeps
       // the message and a pump sends it when the connection is reachable again.
       if (!reachable(endpoint)) continue;
-      const target = this.#target(endpoint, message);
+      const target = this.#target(endpoint, message, undefined, body);
       if (target !== undefined) live++;
       if (endpoint.running || endpoint.cursor !== seq - 1) {
         void this.pump(endpoint);
@@ -203,7 +219,7 @@ export class Forwarder {
    * notification when it negotiated evidence. While a join replays the
    * queue, only the joined groups' messages go out of the part read before.
    */
-  #target(endpoint: Endpoint, message: RoutedMessage, seq?: number): Target | undefined {
+  #target(endpoint: Endpoint, message: RoutedMessage, seq?: number, body?: string): Target | undefined {
     const group = message.params.wmp.session_id;
     const replay = endpoint.replay;
     if (replay && seq !== undefined && seq <= replay.until && (group === undefined || !replay.sessions.has(group))) {
@@ -211,15 +227,17 @@ export class Forwarder {
     }
     const sessions = endpoint.connection.sessions;
     if (group !== undefined && sessions.get(group)?.identity === endpoint.identity) {
-      return this.#assured(endpoint, message) ? { session: group, params: message.params } : undefined;
+      return this.#assured(endpoint, message) ? targetAt(group, message.params, frameOf(body, message)) : undefined;
     }
     const hop = endpoint.hopSession;
     if (hop === undefined || endpoint.registeredUntil <= this.#now() || !sessions.has(hop)) return undefined;
     if (!this.#assured(endpoint, message)) return undefined;
-    if (group !== undefined) return { session: hop, params: message.params };
+    if (group !== undefined) return targetAt(hop, message.params, frameOf(body, message));
     if (message.method === STATUS_METHOD && !endpoint.statuses) return undefined;
     if (message.method === EVIDENCE_METHOD && !endpoint.evidence) return undefined;
-    return { session: hop, params: { ...message.params, wmp: { ...message.params.wmp, session_id: hop } } };
+    // The copy stays: a binding that sends no text (an HTTP session) writes the frame from it.
+    const params = { ...message.params, wmp: { ...message.params.wmp, session_id: hop } };
+    return targetAt(hop, params, frameOf(body, message, hop));
   }
 
   /**
@@ -242,37 +260,69 @@ export class Forwarder {
   async #send(endpoint: Endpoint, target: Target, message: RoutedMessage, seq: number): Promise<void> {
     this.#metrics.deliveries++;
     try {
-      await endpoint.connection.peer.notify(message.method, target.params, target.session);
+      await endpoint.connection.peer.notify(message.method, target.params, target.session, target.text);
     } catch {
       // A connection that went away keeps the message in the queue: it is replayed on resume.
       return;
     }
     // A kept status or evidence notification is no message: it has no `delivered` of its own.
     if (message.method === STATUS_METHOD || message.method === EVIDENCE_METHOD) return;
-    this.#markWritten(endpoint.identity, seq);
+    this.#markWritten(endpoint.identity, seq, chainUnderEvidence(message.params.wmp.relay_chain));
     this.#ops.event('message.delivered', { on: target.session === endpoint.hopSession ? 'hop' : 'session' });
   }
 
   /**
    * Written to a live connection: `delivered` (docs/architecture.md, "Message statuses"), recorded
    * in the queue so that it is sent once whatever connection (or, in a cluster, node) wrote it.
-   * Marks of one turn go together.
+   * Marks go together, `markDelayMs` later: an acknowledgement that comes first removes the
+   * message and says `delivered` instead, and the mark finds nothing to mark. A message under
+   * evidence is marked on the next turn, so that its handover is recorded before its
+   * acknowledgement, as when it was written.
    */
-  #markWritten(identity: string, seq: number): void {
+  #markWritten(identity: string, seq: number, soon: boolean): void {
     const seqs = this.#written.get(identity);
-    if (seqs) seqs.push(seq);
-    else this.#written.set(identity, [seq]);
-    if (this.#marking) return;
-    this.#marking = true;
-    setImmediate(() => void this.#flushMarks());
+    if (seqs) seqs.add(seq);
+    else this.#written.set(identity, new Set([seq]));
+    if (this.#marking !== undefined && (this.#marking.soon || !soon)) return;
+    this.#marking?.cancel();
+    if (soon) {
+      const immediate = setImmediate(() => void this.flushMarks());
+      this.#marking = { soon, cancel: () => clearImmediate(immediate) };
+    } else {
+      const timer = setTimeout(() => void this.flushMarks(), this.#markDelayMs);
+      timer.unref();
+      this.#marking = { soon, cancel: () => clearTimeout(timer) };
+    }
   }
 
-  async #flushMarks(): Promise<void> {
-    this.#marking = false;
-    const written = this.#written;
-    this.#written = new Map();
+  /** Messages acknowledged (and so removed): nothing is left to mark of them. */
+  acknowledged(removed: readonly QueueRemoval[]): void {
+    for (const r of removed) {
+      const seqs = this.#written.get(r.recipient);
+      if (seqs?.delete(r.seq) && seqs.size === 0) this.#written.delete(r.recipient);
+    }
+  }
+
+  /**
+   * Marks now what was written and not marked yet, and waits for it: before a count of what an
+   * identity missed (a resume), and when the relay stops (its store closes next).
+   */
+  async flushMarks(): Promise<void> {
+    this.#marking?.cancel();
+    this.#marking = undefined;
+    if (this.#written.size > 0) {
+      const written = this.#written;
+      this.#written = new Map();
+      // Waits for the flushes begun before this one too: what was written before is marked.
+      this.#flushed = Promise.all([this.#flushed, this.#mark(written)]).then(() => undefined);
+    }
+    await this.#flushed;
+  }
+
+  async #mark(written: ReadonlyMap<string, ReadonlySet<number>>): Promise<void> {
     await Promise.all(
-      [...written].map(async ([identity, seqs]) => {
+      [...written].map(async ([identity, set]) => {
+        const seqs = [...set];
         try {
           for (let i = 0; i < seqs.length; i += 500) {
             const marked = await this.#queue.markDelivered(identity, seqs.slice(i, i + 500));
@@ -284,6 +334,14 @@ export class Forwarder {
       }),
     );
   }
+}
+
+function targetAt(session: string, params: RoutedMessage['params'], text: string | undefined): Target {
+  return { session, params, text };
+}
+
+function frameOf(body: string | undefined, message: RoutedMessage, session?: string): string | undefined {
+  return body === undefined ? undefined : forwardFrame(body, message, session);
 }
 
 /** A stored message's text as the queue holds it, or undefined when it is not one (the queue is read instead). */

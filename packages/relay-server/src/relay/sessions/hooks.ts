@@ -24,7 +24,7 @@ import { registrationsOf, routeEndpoint } from './registration.js';
 export interface HookDeps {
   readonly queue: Pick<QueueStore, 'ack' | 'ackThrough' | 'after' | 'undelivered'>;
   readonly presence: Pick<Presence, 'ensure' | 'setHop' | 'connectionClosed' | 'dropSession'>;
-  readonly forwarder: Pick<Forwarder, 'pump' | 'rewind'>;
+  readonly forwarder: Pick<Forwarder, 'pump' | 'rewind' | 'flushMarks' | 'acknowledged'>;
   readonly statuses: Pick<StatusNotifier, 'terminal'>;
   /** Acknowledged messages under evidence: their retrieval is recorded. */
   readonly evidence: Pick<EvidenceWitness, 'queueEvent'>;
@@ -43,7 +43,11 @@ export interface HookDeps {
 }
 
 /** Messages a recipient acknowledged: `delivered` to their senders (unless sent already), retrieval to evidence. */
-export function acknowledged(s: Pick<HookDeps, 'statuses' | 'evidence'>, removed: readonly QueueRemoval[]): void {
+export function acknowledged(
+  s: Pick<HookDeps, 'statuses' | 'evidence' | 'forwarder'>,
+  removed: readonly QueueRemoval[],
+): void {
+  s.forwarder.acknowledged(removed);
   s.statuses.terminal(removed, 'delivered');
   s.evidence.queueEvent({ kind: 'acknowledged', entries: removed });
 }
@@ -148,7 +152,8 @@ export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
       }
       const endpoints = restoreRoutes(s, session, identity, connection, 'relay.resume_unrouted');
       // What it missed: messages never written to any of its connections (the rest it had; they
-      // are sent again, as unacknowledged, and deduplicated by id).
+      // are sent again, as unacknowledged, and deduplicated by id). Written ones are marked first.
+      await s.forwarder.flushMarks();
       const count = await s.queue.undelivered(identity, s.now(), s.relayId);
       // After the resume answer, so the client knows its session before the replay arrives.
       for (const endpoint of endpoints) setTimeout(() => void s.forwarder.pump(endpoint), 0);

@@ -18,7 +18,7 @@ export type RelayMethodsDeps = RegistrationDeps &
     /** Where the relay would route to an identity (`ohan.relay.resolve`), when federation is on. */
     readonly federation: Pick<Federation, 'resolve'> | undefined;
     /** What an acknowledgement tells (`wmp.evidence.ack` removes notifications as `wmp.message.ack` does). */
-    readonly acks: Pick<HookDeps, 'statuses' | 'evidence' | 'queue'>;
+    readonly acks: Pick<HookDeps, 'statuses' | 'evidence' | 'forwarder' | 'queue'>;
   };
 
 function identityOf(ctx: WmpContext): string {

@@ -151,6 +151,12 @@ export interface RelayTimings {
   readonly scheduleIntervalMs: number;
   /** How long a node's claim of a due message holds: one that died with it leaves it due again after this. */
   readonly scheduleLeaseMs: number;
+  /**
+   * Longest a message written to a live connection waits for its `delivered` mark (marks are
+   * written together, this long after the first that waits): an acknowledgement before it says
+   * `delivered` and no mark is written (decision 0730).
+   */
+  readonly deliveredMarkDelayMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -219,6 +225,7 @@ export const DEFAULT_RELAY_TIMINGS: RelayTimings = Object.freeze({
   sessionCacheMs: 1_000,
   scheduleIntervalMs: 1_000,
   scheduleLeaseMs: 30_000,
+  deliveredMarkDelayMs: 100,
 });
 
 export interface ResolvedConfig {

@@ -27,6 +27,9 @@ export class ObservedTransport implements Transport {
     if (inner.maxMessageBytes !== undefined) this.maxMessageBytes = inner.maxMessageBytes;
     if (inner.remoteAddress !== undefined) this.remoteAddress = inner.remoteAddress;
     if (inner.peerCertificates !== undefined) this.peerCertificates = inner.peerCertificates;
+    // A notification already JSON text (no error answer to count), when the binding sends text.
+    const sendText = inner.sendText?.bind(inner);
+    if (sendText !== undefined) this.sendText = sendText;
     inner.onclose = () => {
       this.end();
       this.#onclose?.();
@@ -42,6 +45,7 @@ export class ObservedTransport implements Transport {
 
   readonly maxMessageBytes?: number;
   readonly remoteAddress?: string;
+  readonly sendText?: (text: string, options?: TransportSendOptions) => Promise<void>;
   /** The TLS client certificate chain of the binding, for `mtls`. */
   readonly peerCertificates?: readonly Uint8Array[];
 
