@@ -52,6 +52,41 @@ describe('CachedSessionStore on a memory hub', () => {
     expect(b!.hits).toBe(1);
   });
 
+  it('resolves a write only once a node whose notes come late dropped its copy', async () => {
+    const shared = new MemorySessionStore();
+    const hub = new MemoryCoordinationHub();
+    const late = hub.node('late');
+    // The change notes reach this node a while after they were sent (a busy node, a slow link).
+    const subscribe: typeof late.broadcast.subscribe = (topic, handler) =>
+      late.broadcast.subscribe(topic, (seq, note, body) => {
+        setTimeout(() => handler(seq, note, body), 50);
+      });
+    const broadcast = new Proxy(late.broadcast, {
+      get(target, key) {
+        if (key === 'subscribe') return subscribe;
+        const value = Reflect.get(target, key, target) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const [writer, reader] = [
+      new CachedSessionStore(shared, hub.node('writer'), LIMITS),
+      new CachedSessionStore(shared, { ...late, broadcast }, LIMITS),
+    ];
+    for (const c of [writer, reader]) {
+      await c.start();
+      caches.push(c);
+    }
+    const r = record();
+    await writer.create(r);
+    await reader.get(r.id);
+    expect(await reader.get(r.id)).toEqual(r);
+    expect(reader.hits).toBe(1);
+    const closed = await writer.update(r.id, (s) => ({ ...s, state: 'closed' }));
+    // The very next read there, once the close resolved: the copy went before it did.
+    expect(await reader.get(r.id)).toEqual(closed);
+    expect(reader.hits).toBe(1);
+  });
+
   it('keeps no answer of a read that a change on another node overtook', async () => {
     const shared = new MemorySessionStore();
     let release: (() => void) | undefined;

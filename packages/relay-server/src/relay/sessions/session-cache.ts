@@ -14,6 +14,15 @@ export const SESSION_CHANGES_TOPIC = 'sessions';
 /** Most ids one change note names (a note with more is cut short: its writer sends more notes). */
 const MAX_IDS_PER_NOTE = 100;
 
+/**
+ * How long a write waits for the other nodes to say they dropped their copies. A node that says
+ * nothing by then (stalled, cut off from Redis) serves its copy for at most `maxAgeMs`.
+ */
+export const SESSION_CHANGE_ACK_MS = 250;
+
+/** The topic on which node `nodeId` hears that the others dropped what its note named. */
+export const sessionChangeAcksTopic = (nodeId: string) => `sessions-ack:${nodeId}`;
+
 export interface SessionCacheLimits {
   /** Records kept at most. */
   readonly maxEntries: number;
@@ -35,20 +44,36 @@ interface Read {
   stale: boolean;
 }
 
-/** The note that says `ids` changed. */
-export function sessionChangesNote(ids: readonly string[]): string {
-  return JSON.stringify({ changed: ids });
+/** Who wrote a change note and its number there: the receivers answer it on the writer's acks topic. */
+export interface ChangeNoteSender {
+  readonly from: string;
+  readonly n: number;
 }
 
-/** The ids a change note names (valid ones only; at most `MAX_IDS_PER_NOTE`). */
-export function changedSessionsOf(note: string): string[] {
+/** The note that says `ids` changed (`sender`: answer it). */
+export function sessionChangesNote(ids: readonly string[], sender?: ChangeNoteSender): string {
+  return JSON.stringify(sender === undefined ? { changed: ids } : { changed: ids, ...sender });
+}
+
+/** What a change note says: the ids (valid ones only; at most `MAX_IDS_PER_NOTE`) and whom to answer. */
+export function sessionChangesOf(note: string): { ids: string[]; sender: ChangeNoteSender | undefined } {
   try {
-    const { changed } = JSON.parse(note) as { changed?: unknown };
-    if (!Array.isArray(changed)) return [];
-    return changed.slice(0, MAX_IDS_PER_NOTE).filter((id): id is string => isSessionId(id));
+    const { changed, from, n } = JSON.parse(note) as { changed?: unknown; from?: unknown; n?: unknown };
+    const ids = Array.isArray(changed)
+      ? changed.slice(0, MAX_IDS_PER_NOTE).filter((id): id is string => isSessionId(id))
+      : [];
+    const answered = typeof from === 'string' && from.length <= 200 && Number.isSafeInteger(n);
+    return { ids, sender: answered ? { from, n: n as number } : undefined };
   } catch {
-    return [];
+    return { ids: [], sender: undefined };
   }
+}
+
+/** A write's note waiting for the other nodes' answers. */
+interface AckWait {
+  heard: number;
+  wanted: number;
+  done: () => void;
 }
 
 /**
@@ -63,7 +88,7 @@ export function changedSessionsOf(note: string): string[] {
  */
 export class CachedSessionStore implements SessionStore {
   readonly #store: SessionStore;
-  readonly #coordination: Pick<Coordination, 'broadcast' | 'health' | 'onHealth'>;
+  readonly #coordination: Pick<Coordination, 'broadcast' | 'health' | 'onHealth' | 'nodeId'>;
   readonly #limits: SessionCacheLimits;
   readonly #now: () => number;
   readonly #entries = new Map<string, Entry>();
@@ -73,13 +98,16 @@ export class CachedSessionStore implements SessionStore {
   #generation = 0;
   #unsubscribe: WakeUnsubscribe | undefined;
   readonly #off: (() => void)[] = [];
+  /** This node's change notes by number, until the other nodes answered them or the wait ended. */
+  readonly #acks = new Map<number, AckWait>();
+  #notes = 0;
   /** Reads answered from a copy, and reads that went to the store (for metrics and tests). */
   hits = 0;
   misses = 0;
 
   constructor(
     store: SessionStore,
-    coordination: Pick<Coordination, 'broadcast' | 'health' | 'onHealth'>,
+    coordination: Pick<Coordination, 'broadcast' | 'health' | 'onHealth' | 'nodeId'>,
     limits: SessionCacheLimits,
     now: () => number = Date.now,
   ) {
@@ -109,8 +137,17 @@ export class CachedSessionStore implements SessionStore {
       this.#coordination.onHealth(() => this.#dropAll()),
       broadcast.onReconnect(() => this.#dropAll()),
     );
+    const acks = await broadcast.subscribe(sessionChangeAcksTopic(this.#coordination.nodeId), (_seq, note) => {
+      const wait = note === undefined ? undefined : this.#acks.get(Number(note));
+      if (wait !== undefined && ++wait.heard >= wait.wanted) wait.done();
+    });
+    if (acks !== undefined) this.#off.push(acks);
     const unsubscribe = await broadcast.subscribe(SESSION_CHANGES_TOPIC, (_seq, note) => {
-      if (note !== undefined) for (const id of changedSessionsOf(note)) this.#drop(id);
+      if (note === undefined) return;
+      const { ids, sender } = sessionChangesOf(note);
+      for (const id of ids) this.#drop(id);
+      // Said once the copies are gone: the writer resolves its write only then (or after a wait).
+      if (sender !== undefined) void broadcast.notify(sessionChangeAcksTopic(sender.from), String(sender.n));
     });
     this.#unsubscribe = unsubscribe ?? (() => {});
     this.#dropAll();
@@ -120,6 +157,7 @@ export class CachedSessionStore implements SessionStore {
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     for (const off of this.#off.splice(0)) off();
+    for (const wait of this.#acks.values()) wait.done();
     this.#dropAll();
   }
 
@@ -181,10 +219,33 @@ export class CachedSessionStore implements SessionStore {
     return this.#store.counts();
   }
 
-  /** `id` was written here: this node's copy goes, and the other nodes are told before the write resolves. */
+  /**
+   * `id` was written here: this node's copy goes, and the write resolves once every other node that
+   * heard the note said its copy went (a request a client sends after it saw the write answered
+   * finds no copy on any node), or after `SESSION_CHANGE_ACK_MS`.
+   */
   async #changed(id: string): Promise<void> {
     this.#drop(id);
-    await this.#coordination.broadcast.notify(SESSION_CHANGES_TOPIC, sessionChangesNote([id]));
+    const n = ++this.#notes;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const answered = new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#acks.delete(n);
+        resolve();
+      };
+      this.#acks.set(n, { heard: 0, wanted: Number.POSITIVE_INFINITY, done });
+      timer = setTimeout(done, SESSION_CHANGE_ACK_MS);
+      timer.unref?.();
+    });
+    const note = sessionChangesNote([id], { from: this.#coordination.nodeId, n });
+    const reached = await this.#coordination.broadcast.notify(SESSION_CHANGES_TOPIC, note);
+    const wait = this.#acks.get(n);
+    if (wait !== undefined) {
+      wait.wanted = reached;
+      if (wait.heard >= reached) wait.done();
+    }
+    await answered;
   }
 
   /** Whether copies may be served now: the change notes are heard. */
