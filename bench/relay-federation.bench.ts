@@ -16,6 +16,7 @@ import { freePort } from '../test-support/services/index.js';
 import { cpuInSignsFigure, ed25519SignRate, signRateFigures } from './ed25519-rate.js';
 import { type Benchmark, type BenchReport, type Figure, median, percentile } from './lib.js';
 import { type BenchChild, startChild } from './servers/child.js';
+import { FEDERATION_LIMITS, FEDERATION_PEER_BUDGETS } from './servers/federation-budgets.js';
 import { closedLoop, type Fleet, PAIRS, paced, relayFleet, WINDOW } from './servers/routing-load.js';
 
 const ROUND_MS = 1500;
@@ -29,14 +30,7 @@ const bench: Benchmark = {
   name: 'relay-federation',
   async run(): Promise<BenchReport> {
     const dir = mkdtempSync(join(tmpdir(), 'wmp-bench-relay-federation-'));
-    // Client and peer budgets raised far out of the way; the limiters still run on every request.
-    const limits = JSON.stringify({ requestsPerSecond: 1_000_000, requestBurst: 1_000_000 });
-    const peerBudgets = {
-      peerRequestsPerSecond: 1_000_000,
-      peerRequestBurst: 1_000_000,
-      peerBytesPerSecond: 1 << 30,
-      peerBytesBurst: 1 << 30,
-    };
+    const [limits, peerBudgets] = [FEDERATION_LIMITS, FEDERATION_PEER_BUDGETS];
     const children: BenchChild[] = [];
     const fleets: Fleet[] = [];
     try {

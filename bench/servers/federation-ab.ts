@@ -11,6 +11,7 @@ import { freePort } from '../../test-support/services/index.js';
 import { ed25519SignRate } from '../ed25519-rate.js';
 import { median } from '../lib.js';
 import { type BenchChild, startChild } from './child.js';
+import { FEDERATION_LIMITS as LIMITS, FEDERATION_PEER_BUDGETS as PEER_BUDGETS } from './federation-budgets.js';
 import { closedLoop, type Fleet, relayFleet } from './routing-load.js';
 
 const ROUND_MS = 1500;
@@ -25,15 +26,6 @@ interface Arm {
   readonly cpu: [number, number];
   messages: number;
 }
-
-/** Client and peer budgets far out of the way (the limiters still run), as relay-federation sets them. */
-const LIMITS = JSON.stringify({ requestsPerSecond: 1_000_000, requestBurst: 1_000_000 });
-const PEER_BUDGETS = {
-  peerRequestsPerSecond: 1_000_000,
-  peerRequestBurst: 1_000_000,
-  peerBytesPerSecond: 1 << 30,
-  peerBytesBurst: 1 << 30,
-};
 
 async function startPair(dir: string, i: number, root: string | undefined): Promise<[BenchChild, BenchChild]> {
   const [p1, p2] = [await freePort(), await freePort()];
