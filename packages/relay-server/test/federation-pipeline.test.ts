@@ -10,6 +10,35 @@ import { waitFor } from './fixtures/relay-clients.js';
 const bed = federationTestbed();
 
 /**
+ * Two federated relays, each the other's home for its user (relay 2 takes Alice's mail from relay 1),
+ * relay 2 on memory stores that `wrap` gets first; `timings` go to both links.
+ */
+function twoRelays(
+  users: { alice: { did: string }; bob: { did: string } },
+  wrap: (stores: MemoryRelayStores) => void,
+  timings: Record<string, number> = {},
+) {
+  const roomy = { maxQueued: 1000, maxQueuedPerSender: 1000 };
+  return bed.setup(2, (i, urls) => ({
+    limits: roomy,
+    ...(i === 1
+      ? {
+          store: (limits) => {
+            const stores = new MemoryRelayStores(limits);
+            wrap(stores);
+            return stores;
+          },
+        }
+      : {}),
+    federation: {
+      peers: [urls[1 - i]!],
+      routes: [{ pattern: i === 0 ? users.bob.did : users.alice.did, url: urls[1 - i]! }],
+      timings: { reconnectInitialMs: 50, reconnectMaxMs: 500, ...timings },
+    },
+  }));
+}
+
+/**
  * Relay 2's queue holds every append until `release` of them wait at once (a peer slow to
  * commit), then lets all through; it records the most that waited together.
  */
@@ -39,26 +68,14 @@ describe('federation: the outbox in pages that follow each other', () => {
     timeout: 60_000,
   }, async () => {
     const [alice, bob] = [generateKeypair(), generateKeypair()];
-    const roomy = { maxQueued: 1000, maxQueuedPerSender: 1000 };
     let seen: ReturnType<typeof slowToCommit> | undefined;
-    const [u1] = await bed.setup(2, (i, urls) => ({
-      limits: roomy,
-      ...(i === 1
-        ? {
-            store: (limits) => {
-              const stores = new MemoryRelayStores(limits);
-              seen = slowToCommit(stores, 150);
-              return stores;
-            },
-          }
-        : {}),
-      federation: {
-        peers: [urls[1 - i]!],
-        // Each relay is the other's home for its user (relay 2 takes Alice's mail from relay 1).
-        routes: [{ pattern: i === 0 ? bob.did : alice.did, url: urls[1 - i]! }],
-        timings: { reconnectInitialMs: 50, reconnectMaxMs: 500, maxInFlightPerPeer: 200 },
+    const [u1] = await twoRelays(
+      { alice, bob },
+      (stores) => {
+        seen = slowToCommit(stores, 150);
       },
-    }));
+      { maxInFlightPerPeer: 200 },
+    );
     const a = await bed.open(u1!, { keypair: alice });
     // 300 messages for Bob, offline at relay 2: queued there once relay 2 commits them.
     for (let n = 0; n < 300; n++) await a.session.send([bob.did], { n });
@@ -95,25 +112,10 @@ describe('federation: a page of forwards in batches, answered after the peer com
     timeout: 60_000,
   }, async () => {
     const [alice, bob] = [generateKeypair(), generateKeypair()];
-    const roomy = { maxQueued: 1000, maxQueuedPerSender: 1000 };
     let held: ReturnType<typeof heldCommits> | undefined;
-    const [u1, u2] = await bed.setup(2, (i, urls) => ({
-      limits: roomy,
-      ...(i === 1
-        ? {
-            store: (limits) => {
-              const stores = new MemoryRelayStores(limits);
-              held = heldCommits(stores);
-              return stores;
-            },
-          }
-        : {}),
-      federation: {
-        peers: [urls[1 - i]!],
-        routes: [{ pattern: i === 0 ? bob.did : alice.did, url: urls[1 - i]! }],
-        timings: { reconnectInitialMs: 50, reconnectMaxMs: 500 },
-      },
-    }));
+    const [u1, u2] = await twoRelays({ alice, bob }, (stores) => {
+      held = heldCommits(stores);
+    });
     const a = await bed.open(u1!, { keypair: alice });
     const outbox = `relay:${u2}`;
     const sent = await Promise.all(

@@ -11,6 +11,7 @@ import {
   type AttachWebSocketServerOptions,
   attachWebSocketServer,
   WebSocketClientTransport,
+  type WebSocketConstructorLike,
   type WebSocketServerTransport,
   WebSocketTransportError,
   WsCloseCode,
@@ -85,16 +86,21 @@ function rawClient(url: string, options: ConstructorParameters<typeof WebSocket>
   });
 }
 
+/** A client transport connected to the harness, and the server transport it was accepted as, both started and recorded. */
+async function connected(h: Harness, WebSocketClass: WebSocketConstructorLike = WebSocket) {
+  const client = new WebSocketClientTransport({ url: h.url, WebSocket: WebSocketClass });
+  const clientSeen = record(client);
+  const accepted = h.next();
+  await client.start();
+  const server = await accepted;
+  const serverSeen = record(server);
+  await server.start();
+  return { client, clientSeen, server, serverSeen };
+}
+
 describe('WebSocket binding over a real server', () => {
   it('exchanges frames both ways and echoes the wmp.v1 subprotocol', async () => {
-    const h = await harness();
-    const client = new WebSocketClientTransport({ url: h.url, WebSocket });
-    const clientSeen = record(client);
-    const accepted = h.next();
-    await client.start();
-    const server = await accepted;
-    const serverSeen = record(server);
-    await server.start();
+    const { client, clientSeen, server, serverSeen } = await connected(await harness());
     expect(client.protocol).toBe('wmp.v1');
     expect(server.protocol).toBe('wmp.v1');
 
@@ -125,12 +131,7 @@ describe('WebSocket binding over a real server', () => {
         sockets.push(this);
       }
     }
-    const client = new WebSocketClientTransport({ url: h.url, WebSocket: Recorded });
-    const accepted = h.next();
-    await client.start();
-    const server = await accepted;
-    const serverSeen = record(server);
-    await server.start();
+    const { client, serverSeen } = await connected(h, Recorded);
     // The TCP socket's writes (`_write` for one chunk, `_writev` for several corked together).
     const raw = (sockets[0] as unknown as { _socket: Record<'_write' | '_writev', (...a: unknown[]) => unknown> })
       ._socket;
@@ -157,14 +158,7 @@ describe('WebSocket binding over a real server', () => {
   });
 
   it('sends a message that is already JSON text as it is, and refuses it once closed like send', async () => {
-    const h = await harness();
-    const client = new WebSocketClientTransport({ url: h.url, WebSocket });
-    const clientSeen = record(client);
-    const accepted = h.next();
-    await client.start();
-    const server = await accepted;
-    record(server);
-    await server.start();
+    const { client, clientSeen, server } = await connected(await harness());
     // Byte for byte, whatever JSON.stringify would have written (key order, spacing).
     const text = '{"jsonrpc":"2.0","method":"wmp.note","params":{"b":1,"a":"é"}}';
     await server.sendText(text);
