@@ -1,8 +1,8 @@
 // The package READMEs' examples as a user of the npm packages runs them: every package packed as
 // it would be published (its JavaScript built from the sources; declarations left out, which
 // running an example does not need), installed from the tarballs into a project outside the
-// workspace together with what the READMEs' `npm install` lines name (and tsx), offline from the
-// pnpm store; each example copied there beside what its README says to put beside it.
+// workspace together with what the READMEs' `npm install` lines name (and tsx), at the lockfile's
+// versions from the pnpm store; each example copied there beside what its README says to put beside it.
 //   node scripts/packed-examples.mjs DIR     prepares DIR/project; prints the examples as JSON
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -75,6 +75,18 @@ function pinned(name) {
   throw new Error(`packed-examples: no version of ${name} in the workspace`);
 }
 
+// The versions the workspace's lockfile resolved, for every package it holds at one version only.
+// Pinning them keeps the packed project on what the workspace tests (and in the pnpm store): left
+// to resolve ranges, pnpm may pick a release the store lacks (CI met string_decoder 1.4.0).
+function lockedVersions() {
+  const lock = readFileSync(join(ROOT, 'pnpm-lock.yaml'), 'utf8').split(/^---$/m).at(-1);
+  const section = lock.slice(lock.indexOf('\npackages:\n'), lock.indexOf('\nsnapshots:\n'));
+  const versions = new Map();
+  for (const [, name, version] of section.matchAll(/^ {2}'?((?:@[^@/\s]+\/)?[^@\s']+)@([^'(:\s]+)'?:$/gm))
+    versions.set(name, (versions.get(name) ?? new Set()).add(version));
+  return [...versions].filter(([, set]) => set.size === 1).map(([name, set]) => [name, [...set][0]]);
+}
+
 /** Builds, packs and installs; returns the project directory and the examples copied into it. */
 export function prepare(work) {
   const ws = join(work, 'ws');
@@ -127,12 +139,15 @@ export function prepare(work) {
     join(project, 'package.json'),
     `${JSON.stringify({ name: 'readme-examples', private: true, type: 'module', dependencies }, null, 2)}\n`,
   );
-  // pnpm's settings: every @wmp/* (and their @wmp/* dependencies) from the tarballs; the native addon built.
+  // pnpm's settings: every @wmp/* (and their @wmp/* dependencies) from the tarballs, everything
+  // else at the workspace's locked version where it has one; the native addon built.
+  const locked = lockedVersions().filter(([name]) => !(name in tarballOf));
   writeFileSync(
     join(project, 'pnpm-workspace.yaml'),
     [
       'overrides:',
       ...Object.entries(tarballOf).map(([name, spec]) => `  "${name}": "${spec}"`),
+      ...locked.map(([name, version]) => `  "${name}": "${version}"`),
       'allowBuilds:',
       '  better-sqlite3: true',
       '  esbuild: true',
@@ -143,7 +158,8 @@ export function prepare(work) {
       '',
     ].join('\n'),
   );
-  pnpm(['install', '--offline', '--reporter=silent'], project);
+  // From the store; the registry only for what it lacks (a package the lockfile holds twice).
+  pnpm(['install', '--prefer-offline', '--reporter=silent'], project);
   const examples = [];
   for (const { dir } of packages()) {
     const from = join(ROOT, 'packages', dir, 'examples');
