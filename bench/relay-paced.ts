@@ -2,9 +2,10 @@
 // relay-server.ts) under relay-routing's load, first in a closed loop (its capacity, CPU and
 // transactions per message), then paced at each rate named ("half": half the closed-loop rate, as
 // relay-routing's p99 target), printing per phase the relay's CPU per message, transactions per
-// message and operations per transaction (its group commit), its event loop's delay (p99, max)
-// and the latency send -> receive (p50, p90, p99). Not a benchmark of its own (no target, no
-// report file): a tool to read the p99 target's misses, see bench/results/issue28-single-relay.md.
+// message and operations per transaction (its group commit), its event loop's delay (p99, max),
+// its GC pauses (minor and major, the longest) and the latency send -> receive (p50, p90, p99).
+// Not a benchmark of its own (no target, no report file): a tool to read the p99 target's
+// misses, see bench/results/issue28-single-relay.md.
 //
 //   tsx --conditions=@wmp/source bench/relay-paced.ts [--rates half,1000,...] [TREE]
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -34,7 +35,10 @@ async function phase(child: BenchChild, run: () => Promise<number[] | number>): 
   const latency = samples
     ? `; latency p50 ${percentile(samples, 50).toFixed(2)}, p90 ${percentile(samples, 90).toFixed(2)}, p99 ${percentile(samples, 99).toFixed(2)} ms`
     : '';
-  return `${perMessage(before, after)}; loop delay p99 ${loop.p99Ms!.toFixed(1)}, max ${loop.maxMs!.toFixed(1)} ms${latency}`;
+  const gc =
+    `GC ${loop.gcMinor} minor (${loop.gcMinorMs!.toFixed(0)} ms), ${loop.gcMajor} major (${loop.gcMajorMs!.toFixed(0)} ms), ` +
+    `longest ${loop.gcMaxMs!.toFixed(1)} ms`;
+  return `${perMessage(before, after)}; loop delay p99 ${loop.p99Ms!.toFixed(1)}, max ${loop.maxMs!.toFixed(1)} ms; ${gc}${latency}`;
 }
 
 async function main(): Promise<void> {

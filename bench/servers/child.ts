@@ -1,9 +1,27 @@
 // Starts a bench server (a script in bench/servers/) in its own Node process with --expose-gc and
 // an IPC channel: the load generator never shares the server's event loop. The child prints its
 // port on stdout and exits when its stdin closes. BENCH_RELAY_FLAGS adds Node flags to the relay
-// child only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
+// child only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it. A relay child runs with
+// the Node flags the relay is deployed with (its start script's, `deployedRelayFlags`).
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * The Node flags of `apps/relay`'s start script in the checkout `root` (the Dockerfile and the
+ * systemd unit set the same, apps/relay/test/deploy-files.test.ts): a bench measures the relay as
+ * it is deployed, and an A/B of two checkouts each with its own flags (docs/decisions, 0732).
+ */
+export function deployedRelayFlags(root: string = REPO): string[] {
+  const manifest = JSON.parse(readFileSync(join(root, 'apps/relay/package.json'), 'utf8')) as {
+    scripts?: { start?: string };
+  };
+  const words = (manifest.scripts?.start ?? '').split(/\s+/);
+  return words[0] === 'node' ? words.slice(1).filter((w) => w.startsWith('--')) : [];
+}
 
 export interface BenchChild {
   /** The first line the child printed, as a number (servers print their port). */
@@ -28,7 +46,7 @@ export async function startChild(
 ): Promise<BenchChild> {
   const extra =
     script === 'relay-server.ts' || script === 'cluster-node.ts'
-      ? (process.env.BENCH_RELAY_FLAGS ?? '').split(/\s+/).filter(Boolean)
+      ? [...deployedRelayFlags(options.root), ...(process.env.BENCH_RELAY_FLAGS ?? '').split(/\s+/).filter(Boolean)]
       : [];
   const node = [
     process.execPath,
@@ -43,7 +61,7 @@ export async function startChild(
   const [command, ...argv] =
     options.files === undefined ? node : ['/bin/sh', '-c', `ulimit -n ${options.files} && exec "$@"`, 'sh', ...node];
   const child = spawn(command!, argv, {
-    cwd: options.root ?? fileURLToPath(new URL('../../', import.meta.url)),
+    cwd: options.root ?? REPO,
     stdio: ['pipe', 'pipe', 'inherit', 'ipc'],
     ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
   });

@@ -2,11 +2,11 @@
 // deployment): `createRelay` on the SQLite store (`sqlite <file>`: WAL, fsync after COMMIT, group
 // commit, as the relay configures it) or the memory store (`memory`). Prints the port, answers
 // the parent over IPC (`memory`: GC, then memoryUsage; `stats`: counters and process CPU; `loop`: event-loop
-// delay since the last `loop`) and serves until stdin
+// delay and GC pauses since the last `loop`) and serves until stdin
 // closes; then it closes the relay (queued writes commit) and exits.
 // The parent passes the limits as JSON in argv[4] (and other settings in argv[5]) and starts it
 // with --expose-gc.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import {
   createRelay,
   MemoryRelayStores,
@@ -39,6 +39,23 @@ type Ask = { readonly id: number; readonly type: 'memory' | 'stats' | 'loop' };
 const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 loopDelay.enable();
 
+/** GC pauses since the last `loop` ask, minor (scavenges) and major (mark-compact) apart. */
+const pauses = { minor: 0, minorMs: 0, major: 0, majorMs: 0, maxMs: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+    const major = kind === constants.NODE_PERFORMANCE_GC_MAJOR || kind === constants.NODE_PERFORMANCE_GC_INCREMENTAL;
+    if (major) {
+      pauses.major++;
+      pauses.majorMs += entry.duration;
+    } else {
+      pauses.minor++;
+      pauses.minorMs += entry.duration;
+    }
+    pauses.maxMs = Math.max(pauses.maxMs, entry.duration);
+  }
+}).observe({ entryTypes: ['gc'] });
+
 function collect(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('start the relay child with --expose-gc');
@@ -54,8 +71,17 @@ const answers: Record<Ask['type'], () => Record<string, number>> = {
     return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, buffers: m.arrayBuffers };
   },
   loop: () => {
-    const answer = { p99Ms: loopDelay.percentile(99) / 1e6, maxMs: loopDelay.max / 1e6 };
+    const answer = {
+      p99Ms: loopDelay.percentile(99) / 1e6,
+      maxMs: loopDelay.max / 1e6,
+      gcMinor: pauses.minor,
+      gcMinorMs: pauses.minorMs,
+      gcMajor: pauses.major,
+      gcMajorMs: pauses.majorMs,
+      gcMaxMs: pauses.maxMs,
+    };
     loopDelay.reset();
+    Object.assign(pauses, { minor: 0, minorMs: 0, major: 0, majorMs: 0, maxMs: 0 });
     return answer;
   },
   stats: () => ({

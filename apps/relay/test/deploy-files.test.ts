@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { deployedRelayFlags } from '../../../bench/servers/child.js';
 import { relayServerCertificate } from '../../../packages/relay-server/test/fixtures/tls-clients.js';
 import { makePki } from '../../../packages/session/test/pki.js';
 import { type AppConfig, type ParseResult, parseConfig, parseConfigFile } from '../src/config.js';
@@ -174,6 +175,41 @@ describe('the systemd unit (apps/relay/deploy/wmp-relay.service)', () => {
     expect(value('KillSignal')).toBe('SIGTERM');
     expect(Number(value('TimeoutStopSec'))).toBeGreaterThan(8);
     expect(value('RestartPreventExitStatus')).toBe('2');
+  });
+});
+
+describe("the relay's Node flags (decision 0732)", () => {
+  const startFlags = () => {
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'apps/relay/package.json'), 'utf8')) as {
+      scripts: { start: string };
+    };
+    const [node, ...words] = pkg.scripts.start.split(' ');
+    expect(node).toBe('node');
+    return words.filter((w) => w.startsWith('--'));
+  };
+
+  it('are the same in the start script, ./dev start, the Dockerfile, the systemd unit and the benches', () => {
+    const flags = startFlags();
+    expect(flags.length).toBeGreaterThan(0);
+    const dockerfile = readFileSync(join(REPO_ROOT, 'apps/relay/Dockerfile'), 'utf8');
+    const runtime = dockerfile.slice(dockerfile.indexOf('AS runtime'));
+    expect(/^ {4}NODE_OPTIONS=(\S+)/m.exec(runtime)?.[1]).toBe(flags.join(' '));
+    const unit = readFileSync(deploy('wmp-relay.service'), 'utf8');
+    expect(/^Environment=NODE_OPTIONS=(.*)$/m.exec(unit)?.[1]).toBe(flags.join(' '));
+    // The unit's environment file comes after it, so an operator's NODE_OPTIONS there wins.
+    expect(unit.indexOf('Environment=NODE_OPTIONS')).toBeLessThan(unit.indexOf('EnvironmentFile='));
+    const dev = readFileSync(join(REPO_ROOT, 'dev'), 'utf8');
+    expect(dev).toContain(`exec node ${flags.join(' ')} apps/relay/bin/wmp-relay.js`);
+    expect(deployedRelayFlags()).toEqual(flags);
+  });
+
+  it('are flags this Node takes', async () => {
+    const code = await new Promise<number>((resolve) =>
+      execFile(process.execPath, [...startFlags(), '-e', '0'], (error) =>
+        resolve(error ? ((error as { code?: number }).code ?? 1) : 0),
+      ),
+    );
+    expect(code).toBe(0);
   });
 });
 
