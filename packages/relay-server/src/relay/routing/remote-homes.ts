@@ -10,7 +10,7 @@ export interface OutboxEntry {
   readonly evidence: boolean;
   readonly expiresAt: number;
   /** A session routed through the peer and us that the message belongs to: the peer gets it naming that session. */
-  readonly session?: string;
+  readonly session?: string | undefined;
 }
 
 /**

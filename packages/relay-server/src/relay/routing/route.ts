@@ -6,6 +6,7 @@ import { RelayQueueFullError } from '../../storage/errors.js';
 import type { Presence } from '../presence/presence.js';
 import type { RelayLimits } from '../support/limits.js';
 import type { Logger } from '../support/logger.js';
+import { copyMembers } from '../support/members.js';
 import type { RelayMetrics } from '../support/metrics.js';
 import type { OpsLog } from '../support/ops-events.js';
 import type { RefusalLog } from '../support/refusals.js';
@@ -136,17 +137,16 @@ export class Router {
     underEvidence = false,
   ): Promise<RoutedMessage> {
     const s = this.#deps;
-    const { wmp = {}, ...content } = params as { wmp?: Record<string, unknown> };
-    const { session_id: _ignored, relay_chain: claimed, ...meta } = wmp;
-    if (claimed !== undefined) s.refusals.note('client_relay_chain');
-    const routedWmp: Record<string, unknown> = {
-      ...meta,
-      ...extra,
-      sender,
-      message_id: messageId,
-      ...(group ? { session_id: group } : {}),
-    };
-    const message: JsonRpcNotification = { jsonrpc: '2.0', method, params: { ...content, wmp: routedWmp } };
+    const wmp = (params.wmp ?? {}) as Record<string, unknown>;
+    if (wmp.relay_chain !== undefined) s.refusals.note('client_relay_chain');
+    // Member by member rather than by spreads (decision 0733): the same members in the same order.
+    const routedWmp = copyMembers(copyMembers<Record<string, unknown>>({}, wmp, NOT_ROUTED_WMP), extra);
+    routedWmp.sender = sender;
+    routedWmp.message_id = messageId;
+    if (group) routedWmp.session_id = group;
+    const content = copyMembers<Record<string, unknown>>({}, params, WMP);
+    content.wmp = routedWmp;
+    const message: JsonRpcNotification = { jsonrpc: '2.0', method, params: content };
     // The message is ours (built just above): the signed chain goes in place, without a copy.
     routedWmp.relay_chain = await relayChainWith(message, underEvidence ? registeredHop(s.hop()) : s.hop());
     return message as RoutedMessage;
@@ -205,7 +205,7 @@ export class Router {
           notify: input.notify,
           evidence,
           expiresAt,
-          ...(routed ? { session: group } : {}),
+          session: routed ? group : undefined,
         };
         const body = bodies.get(message)!;
         // With the UTF-8 length counted above: else the queue walks the whole text again.
@@ -214,7 +214,15 @@ export class Router {
             ? s.remote
                 .append(peer, recipient, message, entry)
                 .then((appended) => ({ appended, key: outboxKey(peer), offer: undefined }))
-            : handOver(s.handover, recipient, message, { ...entry, body: body.text, bytes: body.bytes });
+            : handOver(s.handover, recipient, message, {
+                id: entry.id,
+                sender,
+                notify: entry.notify,
+                evidence,
+                expiresAt,
+                body: body.text,
+                bytes: body.bytes,
+              });
         return handed.then(
           ({ appended, offer, key }): Outcome => ({ recipient, appended, message, offer, key }),
           (e: unknown): Outcome => {
@@ -329,6 +337,9 @@ export class Router {
 }
 
 const NO_OFFERS: Promise<boolean>[] = [];
+/** What a client's `wmp` may not set on a routed message: the relay writes them (or drops them). */
+const NOT_ROUTED_WMP: ReadonlySet<string> = new Set(['session_id', 'relay_chain']);
+const WMP: ReadonlySet<string> = new Set(['wmp']);
 
 /** What a routed request's result says happened (decision 0361). */
 export type RoutedStatus = 'accepted' | 'queued';

@@ -12,9 +12,9 @@ export interface QueueRecord {
   readonly notify: boolean;
   readonly evidence: boolean;
   /** The part of a partitioned queue it belongs to (`appendToPart`), else undefined. */
-  readonly part?: string;
+  readonly part?: string | undefined;
   /** When it falls due (`AppendOptions.dueAt`), else undefined. */
-  readonly dueAt?: number;
+  readonly dueAt?: number | undefined;
 }
 
 export function queueRecord(message: QueueMessageInput, options: AppendOptions): QueueRecord {
@@ -28,6 +28,24 @@ export function queueRecord(message: QueueMessageInput, options: AppendOptions):
   if (!Number.isSafeInteger(bytes) || bytes < 0) throw new StoreInputError('bytes must be a non-negative integer');
   const dueAt = options.dueAt;
   if (dueAt !== undefined && !Number.isSafeInteger(dueAt)) throw new StoreInputError('dueAt must be an integer (ms)');
+  return recordOf(id, sender, body, expiresAt, bytes, message, undefined, dueAt);
+}
+
+/**
+ * Every record in one shape, written member by member: on Node 20 each member added after a
+ * spread (`{ ...record, part }`) costs ~0.5 µs and gives the object a map of its own (decision
+ * 0733).
+ */
+function recordOf(
+  id: string,
+  sender: string,
+  body: string,
+  expiresAt: number,
+  bytes: number,
+  message: QueueMessageInput,
+  part: string | undefined,
+  dueAt: number | undefined,
+): QueueRecord {
   return {
     id,
     sender,
@@ -36,7 +54,8 @@ export function queueRecord(message: QueueMessageInput, options: AppendOptions):
     bytes,
     notify: message.notify === true,
     evidence: message.evidence === true,
-    ...(dueAt === undefined ? {} : { dueAt }),
+    part,
+    dueAt,
   };
 }
 
@@ -47,5 +66,6 @@ export function partRecord(
 ): QueueRecord {
   const part = options?.part;
   if (typeof part !== 'string' || part.length === 0) throw new StoreInputError('part must be a non-empty string');
-  return { ...queueRecord(message, options), part };
+  const record = queueRecord(message, options);
+  return recordOf(record.id, record.sender, record.body, record.expiresAt, record.bytes, message, part, record.dueAt);
 }

@@ -138,8 +138,16 @@ export class MemoryQueueStore implements QueueStore {
       counter.count++;
       counter.bytes += record.bytes;
     }
+    // Member by member, not `{ ...record, ... }` (decision 0733).
     const row: Row = {
-      ...record,
+      id: record.id,
+      sender: record.sender,
+      body: record.body,
+      expiresAt: record.expiresAt,
+      bytes: record.bytes,
+      notify: record.notify,
+      evidence: record.evidence,
+      part: record.part,
       recipient,
       seq: queue.nextSeq++,
       order: this.#order++,
