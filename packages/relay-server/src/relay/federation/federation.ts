@@ -12,6 +12,7 @@ import type { OutboxEntry, RemoteHomes } from '../routing/remote-homes.js';
 import type { RoutedMessage } from '../routing/routed-message.js';
 import type { StatusNotifier } from '../statuses/statuses.js';
 import type { Logger } from '../support/logger.js';
+import { copyMembers } from '../support/members.js';
 import type { OpsLog } from '../support/ops-events.js';
 import type { RelayEvents } from '../support/relay-events.js';
 import { type StatusParams, statusDetailOf } from '../support/status-params.js';
@@ -70,6 +71,8 @@ export interface FederationDeps {
 
 /** Most peer relays a relay keeps a link and an outbox pump for (docs/federation-profile.md, "Peer sessions"). */
 const MAX_PEERS = 1024;
+/** The message's own session, which the peer does not get (it has its own, or the routed one). */
+const SESSION_ID: ReadonlySet<string> = new Set(['session_id']);
 
 interface PeerState {
   readonly link: PeerLink;
@@ -248,18 +251,17 @@ export class Federation implements RemoteHomes {
    * entry: core §5.7 gives a hop's signature its value here).
    */
   async append(origin: string, recipient: string, message: RoutedMessage, entry: OutboxEntry): Promise<AppendResult> {
-    const { session_id: _own, ...wmp } = message.params.wmp;
-    const session = entry.session === undefined ? {} : { session_id: entry.session };
     const identity = this.#deps.identity;
     const chain = await signOwnEntry(message, { relayId: identity.did, signer: identity });
-    const forwarded = {
-      jsonrpc: '2.0',
-      method: message.method,
-      params: {
-        ...message.params,
-        wmp: { ...wmp, ...session, relay_chain: chain, forward_to: [recipient], expires_at: rfc3339(entry.expiresAt) },
-      },
-    };
+    // What `{ ...params, wmp: { ...wmp, ... } }` writes, member by member (decision 0733).
+    const wmp = copyMembers<Record<string, unknown>>({}, message.params.wmp, SESSION_ID);
+    if (entry.session !== undefined) wmp.session_id = entry.session;
+    wmp.relay_chain = chain;
+    wmp.forward_to = [recipient];
+    wmp.expires_at = rfc3339(entry.expiresAt);
+    const params = copyMembers<Record<string, unknown>>({}, message.params);
+    params.wmp = wmp;
+    const forwarded = { jsonrpc: '2.0', method: message.method, params };
     const pump = this.#peer(origin).pump;
     // The outbox is partitioned by remote recipient (docs/federation-profile.md): each recipient
     // within the limits it would have here, the outbox within its own caps.

@@ -26,6 +26,7 @@ import { type Router, registeredHop, routedResult } from '../routing/route.js';
 import type { RoutedMessage } from '../routing/routed-message.js';
 import { lifetimeOf, scheduledAt } from '../support/lifetime.js';
 import type { RelayTimings } from '../support/limits.js';
+import { copyMembers } from '../support/members.js';
 import type { RefusalLog } from '../support/refusals.js';
 import type { ResolvedRegistered } from '../support/registered.js';
 import type { Federation } from './federation.js';
@@ -54,6 +55,8 @@ export interface InboundDeps {
 export const MAX_FEDERATION_HOPS = 8;
 
 type Wmp = Record<string, unknown>;
+/** A forwarded message's session and routing hint: the peer's, not ours. */
+const PEER_ONLY_WMP: ReadonlySet<string> = new Set(['session_id', 'forward_to']);
 
 /** Who forwarded a message, on what, and the routed session it names here, if any. */
 export interface ForwardedOn {
@@ -99,7 +102,9 @@ export async function acceptForwardedCreate(
     const origin = await peerOrigin(s.federation, peerId);
     await bindPeerSender(s, message, peerId, origin);
     const wmp: Wmp = { ...(params.wmp as Wmp) };
-    const offered: JsonRpcNotification = { jsonrpc: '2.0', method: message.method, params: { ...params, wmp } };
+    const offeredParams = copyMembers<Record<string, unknown>>({}, params);
+    offeredParams.wmp = wmp;
+    const offered: JsonRpcNotification = { jsonrpc: '2.0', method: message.method, params: offeredParams };
     wmp.relay_chain = await relayChainWith(offered, s.hop());
     return { origin, offered: offered.params as Record<string, unknown> };
   });
@@ -177,13 +182,12 @@ async function accept(s: InboundDeps, params: Record<string, unknown>, on: Forwa
 
   // Ours appended to the chain as it came; the peer's session and its routing hint are its own,
   // but a routed session both relays know keeps its id.
-  const { session_id: _peerSession, forward_to: _hint, ...kept } = wmp;
-  const routedWmp: Wmp = { ...kept, ...(route === undefined ? {} : { session_id: route.id }) };
-  const routed: JsonRpcNotification = {
-    jsonrpc: '2.0',
-    method: 'wmp.message.deliver',
-    params: { ...params, wmp: routedWmp },
-  };
+  // Member by member, what spreads would write (decision 0733).
+  const routedWmp = copyMembers<Wmp>({}, wmp, PEER_ONLY_WMP);
+  if (route !== undefined) routedWmp.session_id = route.id;
+  const routedParams = copyMembers<Record<string, unknown>>({}, params);
+  routedParams.wmp = routedWmp;
+  const routed: JsonRpcNotification = { jsonrpc: '2.0', method: 'wmp.message.deliver', params: routedParams };
   routedWmp.relay_chain = await relayChainWith(routed, underEvidence ? registeredHop(s.hop()) : s.hop());
   federation.learnReturnRoute(submitter, peerId);
   federation.metrics.accepted++;

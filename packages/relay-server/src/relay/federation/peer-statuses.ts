@@ -2,6 +2,7 @@ import { b64urlEncode, sha256, utf8 } from '@wmp/jcs-signing';
 import { BoundedMap } from '@wmp/jsonrpc-envelope';
 import type { StatusNotifier } from '../statuses/statuses.js';
 import type { Logger } from '../support/logger.js';
+import { copyMembers } from '../support/members.js';
 import { type MessageStatus, STATUSES, type StatusParams, statusDetailOf } from '../support/status-params.js';
 import type { FederationMetrics } from './federation-metrics.js';
 
@@ -57,7 +58,7 @@ export class PeerStatuses {
     if (params.sender !== undefined) return false; // already on its way back
     const relayId = this.#returnRoutes.get(sender);
     if (relayId === undefined) return false;
-    this.#deps.statuses.send(relayId, { ...params, sender }, true);
+    this.#deps.statuses.send(relayId, withSender(params, sender), true);
     return true;
   }
 
@@ -72,7 +73,7 @@ export class PeerStatuses {
     const relayId = await this.#deps.homePeerOf(sender).catch(() => undefined);
     if (relayId === undefined) return false;
     this.learnReturnRoute(sender, relayId);
-    this.#deps.statuses.send(relayId, { ...params, sender }, true);
+    this.#deps.statuses.send(relayId, withSender(params, sender), true);
     return true;
   }
 
@@ -121,4 +122,11 @@ export class PeerStatuses {
       return true;
     }
   }
+}
+
+/** The status naming its sender (`{ ...params, sender }`, member by member: decision 0733). */
+function withSender(params: StatusParams, sender: string): StatusParams {
+  const named = copyMembers<Record<string, unknown>>({}, params);
+  named.sender = sender;
+  return named as unknown as StatusParams;
 }

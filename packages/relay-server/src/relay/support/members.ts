@@ -7,14 +7,15 @@
  */
 export function copyMembers<T extends Record<string, unknown>>(
   target: T,
-  source: Readonly<Record<string, unknown>>,
+  source: object,
   except?: ReadonlySet<string>,
 ): T {
-  for (const key of Object.keys(source)) {
+  const from = source as Readonly<Record<string, unknown>>;
+  for (const key of Object.keys(from)) {
     if (except?.has(key)) continue;
     if (key === '__proto__')
-      Object.defineProperty(target, key, { value: source[key], enumerable: true, writable: true, configurable: true });
-    else (target as Record<string, unknown>)[key] = source[key];
+      Object.defineProperty(target, key, { value: from[key], enumerable: true, writable: true, configurable: true });
+    else (target as Record<string, unknown>)[key] = from[key];
   }
   return target;
 }
