@@ -94,10 +94,20 @@ describe('a relay restarted mid-session (same SQLite file, same port)', () => {
     expect(states.alice!.find((s) => s.attempt !== undefined)).toMatchObject({ state: 'reconnecting', attempt: 1 });
     expect([alice.client.sessionId, bob.client.sessionId]).toEqual(sessions);
     // Everything was acknowledged: the restarted relay holds nothing.
-    await waitFor(
-      async () => (await relay.relay.stores.queue.totals()).count === 0,
-      AFTER_RESTART_MS,
-      'an empty queue',
+    const stores = relay.relay.stores;
+    await waitFor(async () => (await stores.queue.totals()).count === 0, AFTER_RESTART_MS, 'an empty queue').catch(
+      async (e: unknown) => {
+        // Says what was never acknowledged (each message's method, status and delivered mark).
+        const left: string[] = [];
+        for (const q of (await stores.inventory!.queues(undefined, 10)).items)
+          for (const m of (await stores.queue.after(q.recipient, 0, 10)).messages) {
+            const body = JSON.parse(m.body) as { method?: string; params?: { status?: string } };
+            left.push(
+              `${q.recipient === alice.identity.did ? 'alice' : q.recipient === bob.identity.did ? 'bob' : q.recipient} #${m.seq} ${body.method} ${body.params?.status ?? ''} delivered=${m.delivered}`,
+            );
+          }
+        throw new Error(`${(e as Error).message}; left: ${left.join(', ')}`);
+      },
     );
   }, 90_000);
 
