@@ -18,6 +18,25 @@ export interface QueueRecord {
 }
 
 export function queueRecord(message: QueueMessageInput, options: AppendOptions): QueueRecord {
+  return checkedRecord(message, options, undefined);
+}
+
+/** A message for a part of a partitioned queue (`appendToPart`), after the same checks. */
+export function partRecord(
+  message: QueueMessageInput,
+  options: AppendOptions & { readonly part: string },
+): QueueRecord {
+  const part = options?.part;
+  if (typeof part !== 'string' || part.length === 0) throw new StoreInputError('part must be a non-empty string');
+  return checkedRecord(message, options, part);
+}
+
+/**
+ * Every record in one shape (`part` and `dueAt` always members), written member by member: on
+ * Node 20 a member written after a spread (`{ ...record, part }`) costs ~0.5 µs and gives the
+ * object a map of its own (decision 0733).
+ */
+function checkedRecord(message: QueueMessageInput, options: AppendOptions, part: string | undefined): QueueRecord {
   const { id, sender, body } = message ?? {};
   if (typeof id !== 'string' || id.length === 0) throw new StoreInputError('message id must be a non-empty string');
   if (typeof sender !== 'string' || typeof body !== 'string')
@@ -28,24 +47,6 @@ export function queueRecord(message: QueueMessageInput, options: AppendOptions):
   if (!Number.isSafeInteger(bytes) || bytes < 0) throw new StoreInputError('bytes must be a non-negative integer');
   const dueAt = options.dueAt;
   if (dueAt !== undefined && !Number.isSafeInteger(dueAt)) throw new StoreInputError('dueAt must be an integer (ms)');
-  return recordOf(id, sender, body, expiresAt, bytes, message, undefined, dueAt);
-}
-
-/**
- * Every record in one shape, written member by member: on Node 20 each member added after a
- * spread (`{ ...record, part }`) costs ~0.5 µs and gives the object a map of its own (decision
- * 0733).
- */
-function recordOf(
-  id: string,
-  sender: string,
-  body: string,
-  expiresAt: number,
-  bytes: number,
-  message: QueueMessageInput,
-  part: string | undefined,
-  dueAt: number | undefined,
-): QueueRecord {
   return {
     id,
     sender,
@@ -57,15 +58,4 @@ function recordOf(
     part,
     dueAt,
   };
-}
-
-/** A message for a part of a partitioned queue (`appendToPart`), after the same checks. */
-export function partRecord(
-  message: QueueMessageInput,
-  options: AppendOptions & { readonly part: string },
-): QueueRecord {
-  const part = options?.part;
-  if (typeof part !== 'string' || part.length === 0) throw new StoreInputError('part must be a non-empty string');
-  const record = queueRecord(message, options);
-  return recordOf(record.id, record.sender, record.body, record.expiresAt, record.bytes, message, part, record.dueAt);
 }
