@@ -48,6 +48,47 @@ describe('offline recipients (at least once, docs/wmp-profile.md)', () => {
     expect(bob.inbox.map((m) => m.body.n)).toEqual([1, 2, 3, 4, 5]);
   });
 
+  it('sends nothing on a resumed connection before the resume is answered, not even a message routed meanwhile', async () => {
+    // Before its answer the client still sends on the connection it left: an acknowledgement of
+    // a message that came first would be lost, and the relay would not send it again (decision 0734).
+    const url = await setup();
+    const alice = await open(url);
+    const bob = await open(url);
+    await disconnect(bob);
+    await alice.session.send([bob.keypair.did], { n: 1 });
+    // The resume is held inside its hook (counting what bob missed) while alice sends him another.
+    const queue = testbed.relay!.stores.queue;
+    const counting = queue.undelivered.bind(queue);
+    let entered!: () => void;
+    const inHook = new Promise<void>((r) => {
+      entered = r;
+    });
+    let proceed!: () => void;
+    const gate = new Promise<void>((r) => {
+      proceed = r;
+    });
+    queue.undelivered = async (...args) => {
+      entered();
+      await gate;
+      return counting(...args);
+    };
+    let answered = false;
+    const arrivals: boolean[] = [];
+    bob.session.on('message', () => arrivals.push(answered));
+    const resumed = bob.session.resume(await connectPeer(url)).then((missed) => {
+      answered = true;
+      return missed;
+    });
+    await inHook;
+    await alice.session.send([bob.keypair.did], { n: 2 });
+    await waitFor(async () => (await counting(bob.keypair.did, Date.now(), undefined)) === 2);
+    proceed();
+    expect(await resumed).toBe(2);
+    await waitFor(() => bob.inbox.length === 2);
+    expect(bob.inbox.map((m) => m.body.n)).toEqual([1, 2]);
+    expect(arrivals).toEqual([true, true]);
+  });
+
   it('counts a queued message at the UTF-8 bytes of the text it stores, multi-byte content too', async () => {
     const url = await setup();
     const alice = await open(url);

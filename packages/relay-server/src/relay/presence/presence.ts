@@ -129,6 +129,7 @@ export class Presence {
       delegate: undefined,
       evidence: false,
       cursor,
+      held: false,
       running: false,
       again: false,
       replay: undefined,

@@ -111,7 +111,7 @@ export class Forwarder {
       if (!reachable(endpoint)) continue;
       const target = this.#target(endpoint, message, undefined, body);
       if (target !== undefined) live++;
-      if (endpoint.running || endpoint.cursor !== seq - 1) {
+      if (endpoint.held || endpoint.running || endpoint.cursor !== seq - 1) {
         void this.pump(endpoint);
         continue;
       }
@@ -132,7 +132,7 @@ export class Forwarder {
     let message: RoutedMessage | undefined;
     for (const endpoint of this.#presence.endpoints(identity)) {
       if (!endpoint.running && endpoint.cursor >= seq) continue;
-      if (endpoint.running || endpoint.cursor !== seq - 1 || !reachable(endpoint)) {
+      if (endpoint.held || endpoint.running || endpoint.cursor !== seq - 1 || !reachable(endpoint)) {
         void this.pump(endpoint);
         continue;
       }
@@ -164,8 +164,24 @@ export class Forwarder {
     else endpoint.cursor = 0;
   }
 
+  /**
+   * A resume is being answered on this endpoint's connection: nothing goes out on it until
+   * `release` (decision 0734). Before its answer the client still sends on the connection it
+   * left, so an acknowledgement of what came here first would be lost, and the cursor has passed it.
+   */
+  hold(endpoint: Endpoint): void {
+    endpoint.held = true;
+  }
+
+  /** The resume was answered: what waits goes out, in order. */
+  release(endpoint: Endpoint): void {
+    endpoint.held = false;
+    void this.pump(endpoint);
+  }
+
   /** Reads the endpoint's queue after its cursor and forwards what is for it; one pump at a time. */
   async pump(endpoint: Endpoint): Promise<void> {
+    if (endpoint.held) return; // `release` pumps
     if (endpoint.running) {
       endpoint.again = true;
       return;
@@ -179,7 +195,7 @@ export class Forwarder {
       do {
         endpoint.again = false;
         let more = true;
-        while (more && !endpoint.connection.peer.closed && reachable(endpoint)) {
+        while (more && !endpoint.held && !endpoint.connection.peer.closed && reachable(endpoint)) {
           if (endpoint.replay?.restart) {
             endpoint.replay.restart = false;
             endpoint.cursor = 0;
@@ -191,7 +207,7 @@ export class Forwarder {
               more = true;
               break;
             }
-            if (!reachable(endpoint)) {
+            if (endpoint.held || !reachable(endpoint)) {
               more = false;
               break;
             }

@@ -24,7 +24,7 @@ import { registrationsOf, routeEndpoint } from './registration.js';
 export interface HookDeps {
   readonly queue: Pick<QueueStore, 'ack' | 'ackThrough' | 'after' | 'undelivered'>;
   readonly presence: Pick<Presence, 'ensure' | 'setHop' | 'connectionClosed' | 'dropSession'>;
-  readonly forwarder: Pick<Forwarder, 'pump' | 'rewind' | 'flushMarks' | 'acknowledged'>;
+  readonly forwarder: Pick<Forwarder, 'pump' | 'rewind' | 'flushMarks' | 'acknowledged' | 'hold' | 'release'>;
   readonly statuses: Pick<StatusNotifier, 'terminal'>;
   /** Acknowledged messages under evidence: their retrieval is recorded. */
   readonly evidence: Pick<EvidenceWitness, 'queueEvent'>;
@@ -151,13 +151,17 @@ export function relayHooks(s: HookDeps): Omit<ServerHooks, 'deliver'> {
         acknowledged(s, await s.queue.ackThrough(identity, lastReceivedId));
       }
       const endpoints = restoreRoutes(s, session, identity, connection, 'relay.resume_unrouted');
-      // What it missed: messages never written to any of its connections (the rest it had; they
-      // are sent again, as unacknowledged, and deduplicated by id). Written ones are marked first.
-      await s.forwarder.flushMarks();
-      const count = await s.queue.undelivered(identity, s.now(), s.relayId);
-      // After the resume answer, so the client knows its session before the replay arrives.
-      for (const endpoint of endpoints) setTimeout(() => void s.forwarder.pump(endpoint), 0);
-      return count;
+      // Nothing goes out on them before the answer, not even a message routed meanwhile (decision 0734).
+      for (const endpoint of endpoints) s.forwarder.hold(endpoint);
+      try {
+        // What it missed: messages never written to any of its connections (the rest it had; they
+        // are sent again, as unacknowledged, and deduplicated by id). Written ones are marked first.
+        await s.forwarder.flushMarks();
+        return await s.queue.undelivered(identity, s.now(), s.relayId);
+      } finally {
+        // After the resume answer, so the client knows its session before the replay arrives.
+        for (const endpoint of endpoints) setTimeout(() => s.forwarder.release(endpoint), 0);
+      }
     },
 
     // An HTTP session another node began (a cluster without sticky sessions): it routes here now,

@@ -26,6 +26,11 @@ export interface Endpoint {
   evidence: boolean;
   /** The last queue seq handed to this connection (or skipped as not for it). */
   cursor: number;
+  /**
+   * A resume on this connection is not answered yet: nothing goes out until it is (decision
+   * 0734), since its client would acknowledge on the connection it left.
+   */
+  held: boolean;
   /** A pump is reading the queue for this endpoint; `again` asks it for one more pass. */
   running: boolean;
   again: boolean;
