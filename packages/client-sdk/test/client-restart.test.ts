@@ -1,5 +1,6 @@
 import { randomBytes } from '@wmp/jcs-signing';
 import { describe, expect, it } from 'vitest';
+import { gate } from '../../../test-support/gate.js';
 import type { StateChange } from '../src/node.js';
 import { FileStore } from '../src/node.js';
 import { clientTestbed, FAST_RECONNECT, waitFor } from './client-testbed.js';
@@ -47,10 +48,7 @@ describe('a relay restarted mid-session (same SQLite file, same port)', () => {
     const count = 30;
     const a = { sent: 0 };
     const b = { sent: 0 };
-    let release!: () => void;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
+    const { opened: held, open: release } = gate();
     // Two numbered streams, one each way, kept running while the relay goes down and comes back.
     const streams = Promise.all([
       stream((n) => alice.client.send(bob.identity.did, { n }), count, a, held),

@@ -1,6 +1,7 @@
 import { resumeWith, type SessionRecord, tokenHash } from '@wmp/session';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { gate } from '../../../test-support/gate.js';
 import { StoreSchemaError, StoreUnavailableError } from '../src/index.js';
 import { PostgresStore, type PostgresStoreOptions, SCHEMA_VERSION } from '../src/postgres.js';
 import { freshSchemaUrl } from './support/postgres-schemas.js';
@@ -294,14 +295,8 @@ describe('PostgreSQL stores on several nodes', () => {
   it('lets one node at a time run under a sweep lock', async () => {
     const { nodes } = await cluster(2);
     const [a, b] = nodes as [PostgresStore, PostgresStore];
-    let release!: () => void;
-    const holding = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let entered!: () => void;
-    const inside = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
+    const { opened: holding, open: release } = gate();
+    const { opened: inside, open: entered } = gate();
     const first = a.withSweepLock('relay', async () => {
       entered();
       await holding;

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { gate } from '../../../test-support/gate.js';
 import { RelayQueueFullError, StoreWriteError } from '../src/index.js';
 import { PostgresStore, type PostgresStoreOptions, type WriteOp } from '../src/postgres.js';
 import { freshSchemaUrl } from './support/postgres-schemas.js';
@@ -196,14 +197,8 @@ describe('PostgresWriter', () => {
     const db = await sql(url);
     await db.query("INSERT INTO wmp_totals (name) VALUES ('t_cap')");
     let runs = 0;
-    let bCommitted!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      bCommitted = resolve;
-    });
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => {
-      started = resolve;
-    });
+    const { opened: bHasCommitted, open: bCommitted } = gate();
+    const { opened: running, open: started } = gate();
     // On node a: 60 of 100 fit when it reads the total (0); it waits until node b has committed 60.
     const take60: WriteOp<boolean> = {
       run: async (tx) => {
@@ -213,7 +208,7 @@ describe('PostgresWriter', () => {
         if (fits) totals.add('t_cap', 0, 60);
         if (runs === 1) {
           started();
-          await gate;
+          await bHasCommitted;
         }
         return fits;
       },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { gate } from '../../../test-support/gate.js';
 import { codeOf, connectPeer, relayTestbed, waitFor } from './fixtures/relay-clients.js';
 
 const testbed = relayTestbed();
@@ -59,17 +60,11 @@ describe('offline recipients (at least once, docs/wmp-profile.md)', () => {
     // The resume is held inside its hook (counting what bob missed) while alice sends him another.
     const queue = testbed.relay!.stores.queue;
     const counting = queue.undelivered.bind(queue);
-    let entered!: () => void;
-    const inHook = new Promise<void>((r) => {
-      entered = r;
-    });
-    let proceed!: () => void;
-    const gate = new Promise<void>((r) => {
-      proceed = r;
-    });
+    const { opened: inHook, open: entered } = gate();
+    const { opened: proceeding, open: proceed } = gate();
     queue.undelivered = async (...args) => {
       entered();
-      await gate;
+      await proceeding;
       return counting(...args);
     };
     let answered = false;

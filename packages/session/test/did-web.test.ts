@@ -1,5 +1,6 @@
 import { b64urlEncode, generateKeypair, signChallenge, signMessage, verifyMessage } from '@wmp/jcs-signing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gate } from '../../../test-support/gate.js';
 import { challengePayload } from '../src/auth/challenge.js';
 import { freshnessSeconds } from '../src/auth/did-web.js';
 import { signJws } from '../src/auth/jws.js';
@@ -177,14 +178,11 @@ describe('DidWebResolver', () => {
   });
 
   it('shares one fetch between concurrent resolutions and bounds fetches in flight', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
+    const { opened: released, open: release } = gate();
     let calls = 0;
     const fetcher: DidDocumentFetcher = async (url) => {
       calls++;
-      await gate;
+      await released;
       return {
         status: 200,
         cacheControl: null,
