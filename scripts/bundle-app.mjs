@@ -33,6 +33,17 @@ export const APPS = {
   },
 };
 
+/**
+ * What the bundle inlines: every import but `external` and its subpaths. tsup asks `noExternal`
+ * first, so a match-all pattern there would inline the externals too (better-sqlite3's `bindings`
+ * then fails at start on `__filename`, which an ES module has not).
+ */
+export function inlinedExcept(external) {
+  if (external.length === 0) return /.*/;
+  const names = external.map((name) => name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+  return new RegExp(`^(?!(?:${names.join('|')})(?:/|$))`);
+}
+
 /** Writes `app`'s bundle to `file` (default its `out`); resolves the file. */
 export async function bundleApp(app, file = join(ROOT, APPS[app].out)) {
   const out = resolve(file);
@@ -44,7 +55,7 @@ export async function bundleApp(app, file = join(ROOT, APPS[app].out)) {
     format: ['esm'],
     platform: 'node',
     target: 'node20',
-    noExternal: [/.*/],
+    noExternal: [inlinedExcept(APPS[app].external)],
     external: APPS[app].external,
     esbuildOptions(options) {
       options.conditions = ['@wmp/source', 'node', 'import', 'default'];
@@ -107,7 +118,13 @@ export function bundleIsStale(app, file = join(ROOT, APPS[app].out)) {
     return true;
   }
   const appDir = join(ROOT, dirname(dirname(APPS[app].entry)));
-  const sources = [join(appDir, 'src'), join(appDir, 'package.json'), join(ROOT, dirname(APPS[app].entry))];
+  // This file too: a bundle made by an older bundler (one that inlined the externals) is stale.
+  const sources = [
+    fileURLToPath(import.meta.url),
+    join(appDir, 'src'),
+    join(appDir, 'package.json'),
+    join(ROOT, dirname(APPS[app].entry)),
+  ];
   for (const pkg of readdirSync(join(ROOT, 'packages'))) {
     sources.push(join(ROOT, 'packages', pkg, 'src'), join(ROOT, 'packages', pkg, 'package.json'));
   }

@@ -33,10 +33,11 @@ describe('npm start', () => {
     expect(bundleIsStale('relay', join(dir, 'none.js'))).toBe(true);
   });
 
-  it('starts the relay (no rebuild when nothing changed) and stops cleanly on Ctrl-C', async () => {
+  it('starts the relay on its SQLite data directory (no rebuild when nothing changed) and stops cleanly on Ctrl-C', async () => {
     // Whatever the checkout held, the bundle is fresh after one start.
     await promisify(execFile)('node', ['apps/relay/bin/wmp-relay.js', '--version'], { cwd: REPO_ROOT });
-    const child = spawn('npm', ['start', '--', '--ephemeral', '--port', '0'], {
+    // The README's `npm start` keeps its data in SQLite: the bundle must load the native driver.
+    const child = spawn('npm', ['start', '--', '--data-dir', join(dir, 'data'), '--port', '0'], {
       cwd: REPO_ROOT,
       env: env(),
       detached: true, // its own process group, as a terminal's job
@@ -60,11 +61,14 @@ describe('npm start', () => {
     const { code, signal } = await exited;
     // npm ends as its child's Ctrl-C ends a job (killed by SIGINT, or 0); the relay stopped itself.
     expect(code === 0 || signal === 'SIGINT').toBe(true);
-    const events = err
+    const lines = err
       .split('\n')
       .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l).event as string);
-    expect(events).toEqual(expect.arrayContaining(['relay.started', 'relay.stopping', 'relay.stopped']));
+      .map((l) => JSON.parse(l) as { event: string; store?: string });
+    expect(lines.map((l) => l.event)).toEqual(
+      expect.arrayContaining(['relay.started', 'relay.stopping', 'relay.stopped']),
+    );
+    expect(lines.find((l) => l.event === 'relay.started')?.store).toMatch(/^sqlite:/);
     expect(`${out}${err}`).not.toMatch(/ELIFECYCLE|Command failed|npm error|npm ERR/);
     // Nothing after the relay's last line.
     expect(err.trimEnd().split('\n').at(-1)).toContain('"event":"relay.stopped"');
