@@ -217,9 +217,42 @@ export function parseCommandLine(argv: readonly string[], table: CommandTable): 
   return { kind: 'run', spec, args, options, globals };
 }
 
+/**
+ * An option's value that starts with a dash (a base64url hash does, one time in 64) joined to its
+ * option (`--content-hash -x...` as `--content-hash=-x...`): parseArgs refuses it as ambiguous.
+ * A next word that is an option of the command stays an option (the value is missing then).
+ */
+function valuesJoined(argv: readonly string[], specs: Readonly<Record<string, OptionSpec>>): string[] {
+  const known = (word: string) => {
+    const name = word.replace(/^--?/, '').split('=')[0]!;
+    return word.startsWith('--') ? name in specs : Object.values(specs).some((o) => o.short === name);
+  };
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    const next = argv[i + 1];
+    out.push(word);
+    if (word === '--') {
+      out.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!word.startsWith('--') || word.includes('=') || next === undefined || next === '--') continue;
+    const spec = specs[word.slice(2)];
+    if (spec === undefined || spec.kind === 'flag' || !isOption(next) || known(next)) continue;
+    out[out.length - 1] = `${word}=${next}`;
+    i++;
+  }
+  return out;
+}
+
 function parseWith(argv: readonly string[], specs: Readonly<Record<string, OptionSpec>>, command: string | undefined) {
   try {
-    return parseArgs({ args: [...argv], options: parseArgsOptions(specs), strict: true, allowPositionals: true });
+    return parseArgs({
+      args: valuesJoined(argv, specs),
+      options: parseArgsOptions(specs),
+      strict: true,
+      allowPositionals: true,
+    });
   } catch (error) {
     return parseArgsError(error, command);
   }

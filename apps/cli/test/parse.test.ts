@@ -91,6 +91,10 @@ describe('parseCommandLine', () => {
     expect(usage(['--home', '', 'keys', 'show']).message).toMatch(/--home: is empty/);
   });
 
+  it('takes a word that starts with a dash as the value of an option before it (a base64url hash may)', () => {
+    expect(usage(['send', DID, 'hi', '--count', '-3']).message).toBe('--count: "-3" is not a whole number from 1 to 5');
+  });
+
   it('wantsJson sees --json before --', () => {
     expect(wantsJson(['keys', '--json'])).toBe(true);
     expect(wantsJson(['send', DID, '--', '--json'])).toBe(false);
