@@ -67,13 +67,18 @@ describe('offline recipients (at least once, docs/wmp-profile.md)', () => {
       await proceeding;
       return counting(...args);
     };
-    let answered = false;
-    const arrivals: boolean[] = [];
-    bob.session.on('message', () => arrivals.push(answered));
-    const resumed = bob.session.resume(await connectPeer(url)).then((missed) => {
-      answered = true;
-      return missed;
-    });
+    // What reaches bob's new connection, in wire order: the resume's answer must come first.
+    // (Read off the frames, not off when `resume()` settles: one TCP read may carry the answer
+    // and the messages after it, and ws hands them over in one turn, before any continuation.)
+    const next = await connectPeer(url);
+    const wire: string[] = [];
+    const receive = next.transport.onmessage!;
+    next.transport.onmessage = (frame, extra) => {
+      const message = JSON.parse(String(frame));
+      wire.push(message.method ?? (message.result?.resumption_token ? 'resume answer' : 'answer'));
+      receive(frame, extra);
+    };
+    const resumed = bob.session.resume(next);
     await inHook;
     await alice.session.send([bob.keypair.did], { n: 2 });
     await waitFor(async () => (await counting(bob.keypair.did, Date.now(), undefined)) === 2);
@@ -81,7 +86,11 @@ describe('offline recipients (at least once, docs/wmp-profile.md)', () => {
     expect(await resumed).toBe(2);
     await waitFor(() => bob.inbox.length === 2);
     expect(bob.inbox.map((m) => m.body.n)).toEqual([1, 2]);
-    expect(arrivals).toEqual([true, true]);
+    expect(wire.filter((kind) => kind !== 'wmp.message.status')).toEqual([
+      'resume answer',
+      'wmp.message.deliver',
+      'wmp.message.deliver',
+    ]);
   });
 
   it('counts a queued message at the UTF-8 bytes of the text it stores, multi-byte content too', async () => {

@@ -38,6 +38,14 @@ import { routeSession, routeUnrouted, unrouteSession } from './session-routing.j
  * The initiator's side of a WMP session (core §4): create, authenticate with a signed challenge,
  * call methods with the right `wmp` metadata, follow flows, resume on a new connection, close.
  */
+/** What a `wmp.session.resume` answers (core §4.5). */
+interface ResumeResult {
+  resumption_token?: string;
+  missed_messages?: number;
+  capabilities?: Capabilities;
+  security?: Security;
+}
+
 export class WmpSession {
   #peer: Peer<BaseContext>;
   readonly id: string;
@@ -67,6 +75,8 @@ export class WmpSession {
   #takesUnrouted = false;
   /** The challenge of the create result: the nonce of identity assertions on this session (core §5.6). */
   #challenge: string | undefined;
+  /** The connection a resume in progress moves the session to (see `#register`). */
+  #resumingOn: Peer<BaseContext> | undefined;
 
   private constructor(
     peer: Peer<BaseContext>,
@@ -334,16 +344,22 @@ export class WmpSession {
   async resume(peer: Peer<BaseContext>, options?: RequestOptions): Promise<number> {
     if (!this.#resumptionToken) throw new NotAuthorizedError({ reason: 'no resumption token' });
     this.#register(peer);
-    const result = (await peer.request(
-      'wmp.session.resume',
-      {
-        wmp: { version: this.version, ...(this.sender ? { sender: this.sender } : {}) },
-        session_id: this.id,
-        resumption_token: this.#resumptionToken,
-        ...(this.lastReceivedId ? { last_received_id: this.lastReceivedId } : {}),
-      },
-      options,
-    )) as { resumption_token?: string; missed_messages?: number; capabilities?: Capabilities; security?: Security };
+    this.#resumingOn = peer;
+    let result: ResumeResult;
+    try {
+      result = (await peer.request(
+        'wmp.session.resume',
+        {
+          wmp: { version: this.version, ...(this.sender ? { sender: this.sender } : {}) },
+          session_id: this.id,
+          resumption_token: this.#resumptionToken,
+          ...(this.lastReceivedId ? { last_received_id: this.lastReceivedId } : {}),
+        },
+        options,
+      )) as ResumeResult;
+    } finally {
+      if (this.#resumingOn === peer) this.#resumingOn = undefined;
+    }
     this.#peer = peer;
     this.#resumptionToken = result.resumption_token;
     if (result.capabilities) this.capabilities = result.capabilities;
@@ -383,7 +399,13 @@ export class WmpSession {
   }
 
   #register(peer: Peer<BaseContext>): void {
-    routeSession(peer, this.id, (method, params, requestId) => this.#incoming(method, params, requestId));
+    routeSession(peer, this.id, (method, params, requestId) => {
+      // The responder sends a resumed session's messages only on the connection it moved it to
+      // (after its answer, docs/decisions/0734): one read may carry both, handed over in one turn,
+      // before `resume` continues. What a listener sends at once (an ack) must go there too.
+      if (peer === this.#resumingOn) this.#peer = peer;
+      return this.#incoming(method, params, requestId);
+    });
     if (this.#takesUnrouted) this.takeUnrouted();
   }
 

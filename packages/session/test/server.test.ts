@@ -2,7 +2,7 @@ import { generateKeypair, signChallenge, signMessage } from '@wmp/jcs-signing';
 import { ErrorCode } from '@wmp/jsonrpc-envelope';
 import { generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { bearerAuthenticator, WmpSession } from '../src/index.js';
+import { bearerAuthenticator, InMemoryTransport, Peer, WmpSession } from '../src/index.js';
 import { codeOf, harness, tick } from './helpers.js';
 
 const v = (extra: Record<string, unknown> = {}) => ({ version: '0.1', ...extra });
@@ -302,6 +302,41 @@ describe('resume and close', () => {
         again.request('wmp.session.resume', { wmp: v(), session_id: 'ses-none', resumption_token: firstToken }),
       ),
     ).toBe(-31000);
+  });
+
+  it('sends on the resumed connection what a listener sends at once, when the answer and a message come in one read', async () => {
+    const h = harness();
+    const { session, peer } = await h.open();
+    await peer.close();
+    // A responder of our own on the new connection: it answers the resume and delivers a message
+    // in the same turn, as ws hands over the frames of one TCP read.
+    const [clientSide, responderSide] = InMemoryTransport.createLinkedPair();
+    const heard: Record<string, any>[] = [];
+    responderSide.onmessage = (frame) => {
+      const message = JSON.parse(String(frame));
+      heard.push(message);
+      if (message.method !== 'wmp.session.resume') return;
+      clientSide.receiveRaw(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { missed_messages: 1 } }));
+      clientSide.receiveRaw(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'wmp.message.deliver',
+          params: { wmp: v({ session_id: session.id, message_id: 'msg-1' }), body: 'x' },
+        }),
+      );
+    };
+    await responderSide.start();
+    const next = new Peer(clientSide);
+    await next.start();
+    const acks: Promise<void>[] = [];
+    session.on('message', (m) =>
+      acks.push(session.notify('wmp.message.ack', { message_ids: [(m.wmp as { message_id: string }).message_id] })),
+    );
+    expect(await session.resume(next)).toBe(1);
+    await Promise.all(acks);
+    await tick();
+    expect(heard.map((m) => m.method)).toEqual(['wmp.session.resume', 'wmp.message.ack']);
+    expect(heard[1]!.params.message_ids).toEqual(['msg-1']);
   });
 
   it('refuses to resume an expired session with -31001', async () => {
