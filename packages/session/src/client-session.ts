@@ -34,10 +34,6 @@ import { WMP_VERSION } from './negotiate.js';
 import type { BaseContext, Peer, RequestOptions } from './peer.js';
 import { routeSession, routeUnrouted, unrouteSession } from './session-routing.js';
 
-/**
- * The initiator's side of a WMP session (core §4): create, authenticate with a signed challenge,
- * call methods with the right `wmp` metadata, follow flows, resume on a new connection, close.
- */
 /** What a `wmp.session.resume` answers (core §4.5). */
 interface ResumeResult {
   resumption_token?: string;
@@ -46,6 +42,10 @@ interface ResumeResult {
   security?: Security;
 }
 
+/**
+ * The initiator's side of a WMP session (core §4): create, authenticate with a signed challenge,
+ * call methods with the right `wmp` metadata, follow flows, resume on a new connection, close.
+ */
 export class WmpSession {
   #peer: Peer<BaseContext>;
   readonly id: string;
